@@ -1,0 +1,30 @@
+# mcpdb_library(NAME SOURCES ... DEPS ...): one static library per subsystem.
+function(mcpdb_library name)
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${A_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${A_DEPS} PRIVATE mcpdb_warnings)
+endfunction()
+
+# mcpdb_test(NAME SOURCES ... DEPS ... [LABELS ...]): a GoogleTest binary registered with ctest.
+function(mcpdb_test name)
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE ${A_DEPS} GTest::gtest GTest::gtest_main GTest::gmock mcpdb_warnings)
+  target_compile_definitions(${name} PRIVATE MCPDB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  include(GoogleTest)
+  gtest_discover_tests(${name} PROPERTIES LABELS "${A_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# mcpdb_fuzzer(NAME SOURCES ... DEPS ...): a libFuzzer target (only with MCPDB_FUZZ).
+function(mcpdb_fuzzer name)
+  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  if(NOT MCPDB_FUZZ)
+    return()
+  endif()
+  add_executable(${name} ${A_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PRIVATE ${A_DEPS} mcpdb_warnings)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+endfunction()
