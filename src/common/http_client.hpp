@@ -33,23 +33,23 @@ std::optional<std::string> findHeader(const HttpHeaders& headers, std::string_vi
 
 struct HttpRequest {
   std::string method = "GET";
-  std::string url;  // http:// or https:// only
-  HttpHeaders headers;
-  std::string body;
+  std::string url{};  // http:// or https:// only
+  HttpHeaders headers{};
+  std::string body{};
   // Zero means "use the client's default".
   std::chrono::milliseconds connectTimeout{0};
   std::chrono::milliseconds totalTimeout{0};
   // Cancellation: the transfer is aborted (Code::Cancelled) once the token is stopped or the
   // callback returns true. Checked from libcurl's progress callback, i.e. many times a second
   // while data flows and about once a second when the peer is silent.
-  std::stop_token stop;
-  std::function<bool()> cancelled;
+  std::stop_token stop{};
+  std::function<bool()> cancelled{};
 };
 
 struct HttpResponse {
   long status = 0;
-  HttpHeaders headers;  // names lower-cased, values trimmed, in arrival order
-  std::string body;
+  HttpHeaders headers{};  // names lower-cased, values trimmed, in arrival order
+  std::string body{};
 
   std::optional<std::string> header(std::string_view name) const { return findHeader(headers, name); }
 };
@@ -59,7 +59,7 @@ struct HttpClientOptions {
   std::chrono::milliseconds totalTimeout{15000};
   std::size_t maxResponseBytes = 16 * 1024 * 1024;  // larger bodies fail with ResourceExhausted
   bool verifyTls = true;
-  std::string caFile;  // optional CA bundle; empty = system default
+  std::string caFile{};  // optional CA bundle; empty = system default
   std::string userAgent = "mcp-dbserver";
 };
 
