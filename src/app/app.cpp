@@ -1,0 +1,272 @@
+#include "app/app.hpp"
+
+#include <openssl/rand.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "common/signals.hpp"
+#include "protocol/session.hpp"
+#include "transport/stdio/stdio_transport.hpp"
+
+namespace mcpdb::app {
+namespace {
+
+const std::vector<std::string>& otherSections() {
+  static const std::vector<std::string> kSections = {"embedding", "http"};
+  return kSections;
+}
+
+std::string randomKey() {
+  unsigned char buf[32];
+  if (RAND_bytes(buf, sizeof buf) != 1) return {};
+  return std::string(reinterpret_cast<const char*>(buf), sizeof buf);
+}
+
+std::string instructionsFor(const Assembly& a) {
+  std::string engines;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (a.enabled[i]) engines += (engines.empty() ? "" : ", ") + std::string(a.modules[i]->name());
+  }
+  if (engines.empty()) engines = "none";
+  return "Read-only access to operator-approved database operations (engines: " + engines +
+         "). Every tool is a fixed, named operation with typed arguments; there is no way to run "
+         "arbitrary queries or change data. Results are capped in rows and bytes; when a result says "
+         "truncated, narrow the request or use the returned cursor.";
+}
+
+// Forwards server log lines to the stdio client once it asked for them (logging/setLevel).
+class ClientLogSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  void attach(std::weak_ptr<protocol::Session> session) {
+    std::lock_guard<std::mutex> lock(attach_mu_);
+    session_ = std::move(session);
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    std::shared_ptr<protocol::Session> s;
+    {
+      std::lock_guard<std::mutex> lock(attach_mu_);
+      s = session_.lock();
+    }
+    if (!s) return;
+    std::string_view level = "info";
+    switch (msg.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug: level = "debug"; break;
+      case spdlog::level::warn: level = "warning"; break;
+      case spdlog::level::err: level = "error"; break;
+      case spdlog::level::critical: level = "critical"; break;
+      default: break;
+    }
+    s->log(level, "mcp-dbserver", std::string(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+
+ private:
+  std::mutex attach_mu_;
+  std::weak_ptr<protocol::Session> session_;
+};
+
+void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_sink) {
+  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never);
+  std::vector<spdlog::sink_ptr> sinks{stderr_sink};
+  if (client_sink) sinks.push_back(client_sink);
+  auto logger = std::make_shared<spdlog::logger>("mcp-dbserver", sinks.begin(), sinks.end());
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  const std::string level = env.get("MCPDB_LOG_LEVEL").value_or("info");
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+std::string builtInConfitTextHeader() {
+  return "# mcp-dbserver built-in allowlist for the demo data set\nversion: 1\n";
+}
+
+std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules) {
+  std::string text = builtInConfitTextHeader();
+  for (const auto& m : modules) {
+    text += std::string(m->defaultSection());
+    if (!text.empty() && text.back() != '\n') text += '\n';
+  }
+  return text;
+}
+
+std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines, std::ostream& err) {
+  Assembly a;
+  a.modules = engines::allEngineModules();
+  std::vector<std::string> sections = otherSections();
+  for (const auto& m : a.modules) sections.emplace_back(m->name());
+
+  const std::optional<std::string> path = options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
+  config::Diagnostics diag(path.value_or("<built-in default>"));
+  a.config = path ? config::loadConfigFile(*path, sections, diag)
+                  : config::parseConfig(builtInConfigText(a.modules), "<built-in default>", sections, diag);
+  if (diag.ok()) {
+    config::Node root(a.config.root, "", diag);
+    for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
+  }
+  if (!diag.ok()) {
+    err << "configuration is invalid (" << diag.errors().size() << " problem"
+        << (diag.errors().size() == 1 ? "" : "s") << "):\n";
+    for (const auto& e : diag.errors()) err << "  " << e << "\n";
+    return std::nullopt;
+  }
+  a.warnings = diag.warnings();
+
+  a.services.env = &env;
+  a.services.defaults = a.config.limits;
+  a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
+  a.services.embedder = []() -> Result<std::shared_ptr<embed::Embedder>> {
+    return makeError(Code::FailedPrecondition, "no embedding provider is configured in this build");
+  };
+
+  a.registry = std::make_shared<protocol::ToolRegistry>();
+  for (auto& m : a.modules) {
+    const bool on = m->enabled(env);
+    a.enabled.push_back(on);
+    if (!on && !all_engines) continue;
+    if (auto st = m->registerTools(*a.registry, a.services); !st) {
+      err << "configuration is invalid: " << st.error().message << "\n";
+      return std::nullopt;
+    }
+  }
+  for (const auto& [set, tools] : a.config.toolsets) {
+    for (const auto& t : tools) {
+      if (a.registry->find(t) == nullptr && all_engines) {
+        err << "configuration is invalid: toolset '" << set << "' names unknown tool '" << t << "'\n";
+        return std::nullopt;
+      }
+    }
+  }
+  return a;
+}
+
+int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err) {
+  auto a = assemble(options, env, /*all_engines=*/true, err);
+  if (!a) return kExitConfig;
+  if (json) {
+    Json tools = Json::array();
+    for (const auto& t : a->registry->tools()) {
+      Json d = protocol::ToolRegistry::describe(*t);
+      d["engine"] = t->engine;
+      tools.push_back(std::move(d));
+    }
+    Json engines = Json::array();
+    for (std::size_t i = 0; i < a->modules.size(); ++i) {
+      engines.push_back({{"name", a->modules[i]->name()}, {"enabled", static_cast<bool>(a->enabled[i])},
+                         {"enable_hint", a->modules[i]->enableHint()}});
+    }
+    out << Json{{"config", a->config.source}, {"valid", true}, {"engines", engines}, {"tools", tools}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << "config: " << a->config.source << " (valid)\n";
+  out << "limits: max_rows=" << a->config.limits.max_rows << " max_bytes=" << a->config.limits.max_bytes
+      << " timeout_ms=" << a->config.limits.timeout.count() << "\n";
+  for (const auto& w : a->warnings) out << "warning: " << w << "\n";
+  for (std::size_t i = 0; i < a->modules.size(); ++i) {
+    const auto& m = a->modules[i];
+    std::size_t count = 0;
+    for (const auto& t : a->registry->tools()) count += t->engine == m->name() ? 1 : 0;
+    out << "\nengine " << m->name() << ": " << count << " tool" << (count == 1 ? "" : "s") << ", "
+        << (a->enabled[i] ? "enabled by the environment" : "disabled (" + std::string(m->enableHint()) + ")")
+        << "\n";
+    out << "  read-only: " << m->securityPosture() << "\n";
+    for (const auto& t : a->registry->tools()) {
+      if (t->engine != m->name()) continue;
+      out << "  - " << t->name << ": " << t->title << "\n";
+      const Json& props = t->input_schema.value("properties", Json::object());
+      for (const auto& [pname, p] : props.items()) {
+        out << "      " << pname << " (" << p.value("type", Json("any")).dump() << ")";
+        if (p.contains("minimum") || p.contains("maximum")) {
+          out << " " << p.value("minimum", Json("")).dump() << ".." << p.value("maximum", Json("")).dump();
+        }
+        out << "\n";
+      }
+      out << "      limits: max_rows=" << t->limits.max_rows << " max_bytes=" << t->limits.max_bytes
+          << " timeout_ms=" << t->limits.timeout.count() << "\n";
+    }
+  }
+  if (a->modules.empty()) out << "\n(no engines in this build)\n";
+  out << "\n" << a->registry->size() << " tool" << (a->registry->size() == 1 ? "" : "s") << " in total\n";
+  return kExitOk;
+}
+
+int runServeStdio(const AppOptions& options, const Env& env) {
+  auto client_sink = std::make_shared<ClientLogSink>();
+  setupLogging(env, client_sink);
+  std::ostringstream err;
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) {
+    std::cerr << err.str();
+    return kExitConfig;
+  }
+  for (const auto& w : a->warnings) spdlog::warn("config: {}", w);
+  for (std::size_t i = 0; i < a->modules.size(); ++i) {
+    if (a->enabled[i]) {
+      spdlog::info("engine {} enabled", a->modules[i]->name());
+    } else {
+      spdlog::info("engine {} disabled: {}", a->modules[i]->name(), a->modules[i]->enableHint());
+    }
+  }
+  if (a->registry->size() == 0) {
+    spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
+  }
+  // Startup self-check of the credentials, by config: warn (default), refuse, or off.
+  if (a->config.server.self_check != config::SelfCheckMode::Off) {
+    bool violation = false;
+    for (std::size_t i = 0; i < a->modules.size(); ++i) {
+      if (!a->enabled[i]) continue;
+      for (const auto& f : a->modules[i]->selfCheck(a->services)) {
+        if (f.severity == engines::Finding::Severity::Violation) {
+          violation = true;
+          spdlog::warn("self-check {}: {}", f.check, f.message);
+        } else if (f.severity == engines::Finding::Severity::Warning) {
+          spdlog::warn("self-check {}: {}", f.check, f.message);
+        } else {
+          spdlog::debug("self-check {}: {}", f.check, f.message);
+        }
+      }
+    }
+    if (violation && a->config.server.self_check == config::SelfCheckMode::Refuse) {
+      spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
+      return kExitSelfCheck;
+    }
+  }
+
+  protocol::ServerOptions so;
+  so.version = options.version;
+  so.instructions = instructionsFor(*a);
+  so.page_size = a->config.server.page_size;
+  so.workers = a->config.server.workers;
+  so.max_queue = a->config.server.max_queue;
+  so.parse.max_bytes = a->config.server.max_message_bytes;
+  protocol::ServerCore core(so, a->registry);
+  auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
+  auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
+  session->setLogOutbox(out);
+  client_sink->attach(session);
+
+  transport::StdioOptions io;
+  io.signal_fd = installSignalPipe();
+  io.max_line_bytes = a->config.server.max_message_bytes;
+  spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
+  const auto reason = transport::runStdio(*session, out, io);
+  spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
+               reason == transport::StopReason::Signal ? "signal" : "end of input", session->inFlight());
+  session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
+  client_sink->attach({});
+  core.pool().shutdown();
+  return kExitOk;
+}
+
+}  // namespace mcpdb::app

@@ -1,0 +1,49 @@
+#pragma once
+// Assembles the server from the config and the engine modules; used by main.cpp and tests.
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/env.hpp"
+#include "config/config.hpp"
+#include "engines/engine.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::app {
+
+// Documented exit codes (README "Exit codes").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitConfig = 3;
+inline constexpr int kExitSelfCheck = 4;
+
+struct AppOptions {
+  std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
+  std::string version = "0.0.0";
+};
+
+// A validated configuration with its engines configured and tools registered.
+struct Assembly {
+  config::Config config;
+  std::vector<engines::EngineModulePtr> modules;
+  std::vector<bool> enabled;  // parallel to modules
+  std::shared_ptr<protocol::ToolRegistry> registry;
+  engines::EngineServices services;
+  std::vector<std::string> warnings;
+};
+
+// The built-in allowlist (every engine's demo section).
+std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules);
+
+// Loads and validates everything. `all_engines` registers tools of disabled engines too (for
+// check-config). Errors are written to `err`; returns nullopt on any error.
+std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines, std::ostream& err);
+
+int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
+int runServeStdio(const AppOptions& options, const Env& env);
+
+}  // namespace mcpdb::app

@@ -1,0 +1,60 @@
+#pragma once
+// The operator's allowlist file: generic sections (server, limits, toolsets) are parsed here;
+// engine and embedding sections are handed to their own parsers by the application.
+// The file holds no secrets: anything that looks like one is refused.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/limits.hpp"
+#include "common/result.hpp"
+#include "config/node.hpp"
+
+namespace mcpdb::config {
+
+enum class SelfCheckMode { Off, Warn, Refuse };
+
+struct ServerSettings {
+  SelfCheckMode self_check = SelfCheckMode::Warn;
+  std::size_t workers = 8;
+  std::size_t max_queue = 64;
+  std::size_t max_message_bytes = 4 * 1024 * 1024;
+  std::size_t page_size = 50;
+  std::uint32_t drain_ms = 10000;
+};
+
+struct Config {
+  std::string source;  // the file path, or "<built-in default>"
+  YAML::Node root;     // the whole document (a map), for section parsers
+  ServerSettings server;
+  Limits limits;
+  std::map<std::string, std::vector<std::string>> toolsets;
+};
+
+// Top-level keys besides the engine/embedding/http sections.
+inline const std::vector<std::string>& genericSections() {
+  static const std::vector<std::string> kKeys = {"version", "server", "limits", "toolsets"};
+  return kKeys;
+}
+
+// Parses YAML text; `extra_sections` are the other top-level keys allowed (engine names,
+// "embedding", "http"). Problems go to `diag`; the result is usable only when diag.ok().
+Config parseConfig(const std::string& text, const std::string& source, const std::vector<std::string>& extra_sections,
+                   Diagnostics& diag);
+
+// Reads a file (a clear error when unreadable) then parseConfig.
+Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections, Diagnostics& diag);
+
+// Parses a `limits:` mapping, each value bounded, on top of `base` (tools may only lower limits
+// below the server-wide ones; `ceiling` enforces that).
+Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling);
+
+// Walks the whole document and reports every key or value that looks like a secret.
+void scanForSecrets(const Node& root);
+
+}  // namespace mcpdb::config

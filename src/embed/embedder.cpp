@@ -1,0 +1,54 @@
+#include "embed/embedder.hpp"
+
+#include <filesystem>
+
+#include "embed/use_lite_embedder.hpp"
+
+namespace mcpdb::embed {
+
+Result<Vector> Embedder::embedOne(std::string_view text) const {
+  const std::string owned(text);
+  auto r = embed(std::span<const std::string>(&owned, 1));
+  if (!r.ok()) return r.error();
+  return std::move(r.value().front());
+}
+
+namespace {
+
+Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const Env& env) {
+  std::string dir = config.model_dir;
+  if (dir.empty()) dir = env.get("MCPDB_EMBED_MODEL_DIR").value_or("");
+  if (dir.empty()) {
+    return makeError(Code::FailedPrecondition,
+                     "no embedding model directory: set embedding.model_dir in the config or the "
+                     "MCPDB_EMBED_MODEL_DIR environment variable to the folder holding model.json and "
+                     "vocab.json (scripts/install.sh puts it in tools/node_modules/@energetic-ai/"
+                     "model-embeddings-en/dist)");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(std::filesystem::path(dir) / "model.json", ec) ||
+      !std::filesystem::is_regular_file(std::filesystem::path(dir) / "vocab.json", ec)) {
+    return makeError(Code::FailedPrecondition,
+                     "embedding model directory " + dir +
+                         " has no readable model.json and vocab.json: check embedding.model_dir in the "
+                         "config or the MCPDB_EMBED_MODEL_DIR environment variable (run scripts/install.sh "
+                         "to fetch the model)");
+  }
+  auto e = UseLiteEmbedder::load(dir, UseLiteOptions{config.verify_model, config.max_input_bytes});
+  if (!e.ok()) {
+    return makeError(e.error().code, e.error().message +
+                                         " (embedding.model_dir / MCPDB_EMBED_MODEL_DIR; run scripts/install.sh "
+                                         "to restore the model)");
+  }
+  return std::unique_ptr<Embedder>(std::move(e.value()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Embedder>> makeEmbedder(const EmbedConfig& config, const Env& env) {
+  if (config.provider == "use-lite" || config.provider.empty()) return makeUseLite(config, env);
+  return makeError(Code::FailedPrecondition,
+                   "embedding.provider must be \"use-lite\" or \"openai\", not \"" + config.provider + "\"");
+}
+
+}  // namespace mcpdb::embed

@@ -1,0 +1,73 @@
+#pragma once
+// What an engine is: a config section validated once at startup, then an adapter whose tool
+// handlers serve calls and never throw. Engines do not include each other; shared pieces live in
+// src/common, src/aws, src/embed.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/env.hpp"
+#include "common/json.hpp"
+#include "common/limits.hpp"
+#include "common/result.hpp"
+#include "config/node.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::embed {
+class Embedder;
+}
+
+namespace mcpdb::engines {
+
+// One finding of a read-only self-check (startup check and `doctor`).
+struct Finding {
+  enum class Severity { Ok, Info, Warning, Violation };
+  Severity severity = Severity::Info;
+  std::string check;    // short id, e.g. "pg.superuser"
+  std::string message;  // what was found, safe to print
+};
+
+// Services the application hands to every engine.
+struct EngineServices {
+  const Env* env = nullptr;
+  Limits defaults;
+  // The shared embedder (same model for every engine), created on first use; may fail.
+  std::function<Result<std::shared_ptr<embed::Embedder>>()> embedder;
+  // Signs/verifies opaque cursors handed to agents (HMAC; see common/cursor.hpp when present).
+  std::string cursor_key;
+};
+
+class EngineModule {
+ public:
+  virtual ~EngineModule() = default;
+
+  // The engine name; also its config section key ("postgres", "dynamodb", "mongodb").
+  virtual std::string_view name() const = 0;
+  // The environment variables that enable this engine, for messages.
+  virtual std::string_view enableHint() const = 0;
+  virtual bool enabled(const Env& env) const = 0;
+  // How this engine enforces read-only, in one paragraph (printed by check-config / doctor).
+  virtual std::string_view securityPosture() const = 0;
+  // The built-in allowlist section for the demo data set (YAML text), used when no config file
+  // is given.
+  virtual std::string_view defaultSection() const = 0;
+
+  // Parses and validates the section completely; problems go to `section.diag()`.
+  // `section` may be absent (no tools for this engine).
+  virtual void configure(const config::Node& section, const Limits& defaults) = 0;
+  // Adds this engine's tools. Must not connect: connections are opened lazily (check-config
+  // registers every engine to print the surface).
+  virtual Status registerTools(protocol::ToolRegistry& registry, EngineServices& services) = 0;
+  // Proves (as far as the engine can) that the configured principal cannot write.
+  virtual std::vector<Finding> selfCheck(EngineServices& services) = 0;
+};
+
+using EngineModulePtr = std::unique_ptr<EngineModule>;
+
+// Every engine this build knows, one registration line each (src/engines/all_engines.cpp).
+std::vector<EngineModulePtr> allEngineModules();
+
+}  // namespace mcpdb::engines

@@ -1,0 +1,48 @@
+// The command line: the only code no test links. Everything else lives in libraries.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "app/app.hpp"
+
+#ifndef MCPDB_VERSION
+#define MCPDB_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace mcpdb;
+  CLI::App cli{"mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL, DynamoDB and MongoDB"};
+  cli.set_version_flag("--version", std::string("mcp-dbserver ") + MCPDB_VERSION);
+  cli.footer(
+      "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check refused start.\n"
+      "Credentials come only from the environment; see .env.example.");
+  app::AppOptions options;
+  options.version = MCPDB_VERSION;
+  std::string config_path;
+  cli.add_option("-c,--config", config_path, "Allowlist config file (default: $MCPDB_CONFIG, else built-in)");
+
+  auto* serve = cli.add_subcommand("serve", "Serve MCP (default: stdio)");
+  auto* check = cli.add_subcommand("check-config", "Validate the config and print the resulting tool surface");
+  bool json = false;
+  check->add_flag("--json", json, "Print the tool surface as JSON");
+  for (auto* sub : {serve, check}) {
+    sub->add_option("-c,--config", config_path, "Allowlist config file");
+  }
+  cli.require_subcommand(0, 1);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = cli.exit(e);
+    return rc == 0 ? app::kExitOk : app::kExitUsage;
+  }
+  if (!config_path.empty()) options.config_path = config_path;
+  const Env env = Env::process();
+  try {
+    if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
+    return app::runServeStdio(options, env);
+  } catch (const std::exception& e) {
+    std::cerr << "mcp-dbserver: fatal: " << e.what() << "\n";
+    return app::kExitRuntime;
+  }
+}

@@ -1,0 +1,468 @@
+#include "protocol/session.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "common/result.hpp"
+#include "protocol/schema.hpp"
+
+namespace mcpdb::protocol {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Agent-supplied strings echoed in errors are bounded so they cannot flood a log or a reply.
+std::string bounded(const std::string& s, std::size_t max = 64) {
+  return s.size() > max ? s.substr(0, max) + "..." : s;
+}
+
+bool validId(const Json& id) { return id.is_string() || id.is_number_integer(); }
+
+// One place maps a failure Code to what the agent reads. All codes become a tool result with
+// isError (the model can read and act on it); Cancelled produces no response at all (MCP
+// cancellation rules), which runCall handles before getting here.
+std::string errorText(const Error& e) {
+  std::string hint;
+  switch (e.code) {
+    case Code::TimedOut: hint = " The call ran out of time; narrow the request or try again later."; break;
+    case Code::Unavailable: hint = " The database is unreachable right now; retrying later may help."; break;
+    case Code::ResourceExhausted: hint = " A limit was reached; wait and retry, or narrow the request."; break;
+    default: break;
+  }
+  return "Error (" + std::string(codeName(e.code)) + "): " + e.message + hint;
+}
+
+Json toolErrorResult(const std::string& text) {
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})}, {"isError", true}};
+}
+
+// Collects the responses to a JSON-RPC batch and sends them as one array; notifications
+// (progress, logs) pass straight through.
+class BatchOutbox : public Outbox {
+ public:
+  BatchOutbox(std::shared_ptr<Outbox> parent, std::size_t expected)
+      : parent_(std::move(parent)), expected_(expected) {}
+  void send(const Json& message) override {
+    if (!message.contains("id")) {
+      parent_->send(message);
+      return;
+    }
+    Json done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      responses_.push_back(message);
+      if (responses_.size() < expected_) return;
+      done = std::move(responses_);
+    }
+    parent_->send(done);
+  }
+  // A cancelled request sends nothing; stop waiting for it.
+  void forget() {
+    Json done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (expected_ == 0) return;
+      --expected_;
+      if (responses_.empty() || responses_.size() < expected_) return;
+      done = std::move(responses_);
+    }
+    parent_->send(done);
+  }
+
+ private:
+  std::shared_ptr<Outbox> parent_;
+  std::mutex mu_;
+  std::size_t expected_;
+  Json responses_ = Json::array();
+};
+
+}  // namespace
+
+int logLevelRank(std::string_view level) {
+  static constexpr std::array<std::string_view, 8> kLevels = {"debug",    "info",  "notice", "warning",
+                                                              "error",    "critical", "alert", "emergency"};
+  for (std::size_t i = 0; i < kLevels.size(); ++i) {
+    if (kLevels[i] == level) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+ServerCore::ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry)
+    : options_(std::move(options)),
+      registry_(std::move(registry)),
+      pool_(options_.workers, options_.max_queue) {}
+
+ServerCore::~ServerCore() { pool_.shutdown(); }
+
+void ServerCore::notify(const CallRecord& record) const {
+  for (const auto& o : observers_) o->onCall(record);
+}
+
+Session::Session(ServerCore& core, Principal principal, ScopeFn scope)
+    : core_(core), principal_(std::move(principal)), scope_(std::move(scope)) {}
+
+Session::~Session() = default;
+
+std::string Session::protocolVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return protocol_version_;
+}
+
+std::size_t Session::inFlight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_.size();
+}
+
+void Session::setLogOutbox(std::shared_ptr<Outbox> out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_out_ = std::move(out);
+}
+
+void Session::log(std::string_view level, std::string_view logger, const Json& data) {
+  const int rank = logLevelRank(level);
+  const int wanted = log_rank_.load();
+  if (wanted < 0 || rank < wanted || !initialized()) return;
+  std::shared_ptr<Outbox> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out = log_out_;
+  }
+  if (out) {
+    out->send(makeNotification("notifications/message",
+                               Json{{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", data}}));
+  }
+}
+
+void Session::handleText(std::string_view text, const std::shared_ptr<Outbox>& out) {
+  Parsed parsed = parseMessage(text, core_.options().parse);
+  if (parsed.error_response) {
+    out->send(*parsed.error_response);
+    return;
+  }
+  handle(*parsed.message, out);
+}
+
+void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
+  if (!message.is_array()) {
+    handleOne(message, out);
+    return;
+  }
+  // JSON-RPC batches exist only in protocol version 2025-03-26; later versions removed them.
+  if (protocolVersion() != "2025-03-26") {
+    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest,
+                                "JSON-RPC batches are not supported by the negotiated protocol version"));
+    return;
+  }
+  if (message.empty()) {
+    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "empty batch"));
+    return;
+  }
+  std::size_t expected = 0;
+  for (const auto& m : message) {
+    // Everything but a well-formed notification or a client response gets exactly one answer.
+    const bool is_notification = m.is_object() && m.contains("method") && !m.contains("id");
+    const bool is_response = m.is_object() && !m.contains("method") && (m.contains("result") || m.contains("error"));
+    if (!is_notification && !is_response) ++expected;
+  }
+  if (expected == 0) {
+    for (const auto& m : message) handleOne(m, out);
+    return;
+  }
+  auto batch = std::make_shared<BatchOutbox>(out, expected);
+  for (const auto& m : message) handleOne(m, batch);
+}
+
+void Session::handleOne(const Json& message, const std::shared_ptr<Outbox>& out) {
+  if (!message.is_object()) {
+    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "a JSON-RPC message must be an object"));
+    return;
+  }
+  const bool has_id = message.contains("id");
+  const Json id = has_id && validId(message["id"]) ? message["id"] : Json(nullptr);
+  if (message.value("jsonrpc", Json()) != "2.0") {
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\""));
+    return;
+  }
+  if (!message.contains("method")) {
+    // A response to a request of ours: this server sends none, so there is nothing to match.
+    if (message.contains("result") || message.contains("error")) return;
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "missing method"));
+    return;
+  }
+  if (!message["method"].is_string()) {
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "method must be a string"));
+    return;
+  }
+  if (has_id && !validId(message["id"])) {
+    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "id must be a string or an integer"));
+    return;
+  }
+  const auto& method = message["method"].get_ref<const std::string&>();
+  Json params = message.contains("params") ? message["params"] : Json::object();
+  if (!params.is_object()) {
+    if (has_id) out->send(makeErrorResponse(id, rpc::kInvalidParams, "params must be an object"));
+    return;
+  }
+  if (!has_id) {
+    handleNotification(method, params);
+    return;
+  }
+  handleRequest(id, method, params, out);
+}
+
+void Session::handleNotification(const std::string& method, const Json& params) {
+  if (method == "notifications/cancelled") {
+    if (!params.contains("requestId")) return;
+    const std::string key = params["requestId"].dump();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = in_flight_.find(key); it != in_flight_.end()) it->second.request_stop();
+  }
+  // notifications/initialized and any other notification need no action and get no answer.
+}
+
+void Session::handleRequest(const Json& id, const std::string& method, const Json& params,
+                            const std::shared_ptr<Outbox>& out) {
+  if (method == "ping") {
+    out->send(makeResultResponse(id, Json::object()));
+    return;
+  }
+  if (method == "initialize") {
+    if (initialized()) {
+      out->send(makeErrorResponse(id, rpc::kInvalidRequest, "the session is already initialized"));
+      return;
+    }
+    if (!params.contains("protocolVersion") || !params["protocolVersion"].is_string()) {
+      out->send(makeErrorResponse(id, rpc::kInvalidParams, "initialize needs params.protocolVersion (a string)"));
+      return;
+    }
+    out->send(makeResultResponse(id, initializeResult(params)));
+    return;
+  }
+  if (!initialized()) {
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "the session is not initialized: send initialize first"));
+    return;
+  }
+  if (method == "tools/list") {
+    bool bad_cursor = false;
+    Json result = listTools(params, bad_cursor);
+    if (bad_cursor) {
+      out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
+    } else {
+      out->send(makeResultResponse(id, std::move(result)));
+    }
+    return;
+  }
+  if (method == "tools/call") {
+    callTool(id, params, out);
+    return;
+  }
+  if (method == "logging/setLevel") {
+    const int rank = params.contains("level") && params["level"].is_string()
+                         ? logLevelRank(params["level"].get<std::string>())
+                         : -1;
+    if (rank < 0) {
+      out->send(makeErrorResponse(id, rpc::kInvalidParams,
+                                  "level must be one of debug, info, notice, warning, error, critical, alert, emergency"));
+      return;
+    }
+    log_rank_.store(rank);
+    out->send(makeResultResponse(id, Json::object()));
+    return;
+  }
+  out->send(makeErrorResponse(id, rpc::kMethodNotFound, "method not found: " + bounded(method)));
+}
+
+Json Session::initializeResult(const Json& params) {
+  const std::string requested = params["protocolVersion"].get<std::string>();
+  const auto& versions = supportedProtocolVersions();
+  const std::string version =
+      std::find(versions.begin(), versions.end(), requested) != versions.end() ? requested
+                                                                               : std::string(kLatestProtocolVersion);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    protocol_version_ = version;
+  }
+  initialized_.store(true);
+  Json result = {
+      {"protocolVersion", version},
+      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
+      {"serverInfo", {{"name", core_.options().name}, {"title", "mcp-dbserver"}, {"version", core_.options().version}}},
+  };
+  if (!core_.options().instructions.empty()) result["instructions"] = core_.options().instructions;
+  return result;
+}
+
+Json Session::listTools(const Json& params, bool& bad_cursor) const {
+  // The cursor is the decimal index of the first tool of the page; opaque to clients.
+  std::size_t start = 0;
+  if (params.contains("cursor")) {
+    const Json& c = params["cursor"];
+    if (!c.is_string() || c.get_ref<const std::string&>().empty() || c.get_ref<const std::string&>().size() > 9 ||
+        c.get_ref<const std::string&>().find_first_not_of("0123456789") != std::string::npos) {
+      bad_cursor = true;
+      return {};
+    }
+    start = std::stoul(c.get<std::string>());
+  }
+  std::vector<const Tool*> visible_tools;
+  for (const auto& t : core_.registry().tools()) {
+    if (visible(*t)) visible_tools.push_back(t.get());
+  }
+  if (start > visible_tools.size()) {
+    bad_cursor = true;
+    return {};
+  }
+  const std::size_t page = std::max<std::size_t>(1, core_.options().page_size);
+  const std::size_t end = std::min(visible_tools.size(), start + page);
+  Json tools = Json::array();
+  for (std::size_t i = start; i < end; ++i) tools.push_back(ToolRegistry::describe(*visible_tools[i]));
+  Json result = {{"tools", std::move(tools)}};
+  if (end < visible_tools.size()) result["nextCursor"] = std::to_string(end);
+  return result;
+}
+
+void Session::callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out) {
+  if (!params.contains("name") || !params["name"].is_string()) {
+    out->send(makeErrorResponse(id, rpc::kInvalidParams, "tools/call needs params.name (a string)"));
+    return;
+  }
+  const auto& name = params["name"].get_ref<const std::string&>();
+  const Tool* found = core_.registry().find(name);
+  CallRecord record{principal_.client_id, bounded(name), found != nullptr ? found->engine : "", "", {}, 0, 0};
+  // A tool outside the caller's scope is indistinguishable from one that does not exist.
+  if (found == nullptr || !visible(*found)) {
+    record.outcome = found == nullptr ? "unknown_tool" : "out_of_scope";
+    core_.notify(record);
+    out->send(makeErrorResponse(id, rpc::kInvalidParams, "Unknown tool: " + bounded(name)));
+    return;
+  }
+  Json arguments = params.contains("arguments") ? params["arguments"] : Json::object();
+  if (arguments.is_null()) arguments = Json::object();
+  if (!arguments.is_object()) {
+    out->send(makeErrorResponse(id, rpc::kInvalidParams, "tools/call params.arguments must be an object"));
+    return;
+  }
+  if (auto st = validateJson(found->input_schema, arguments); !st) {
+    record.outcome = "invalid_arguments";
+    core_.notify(record);
+    out->send(makeResultResponse(id, toolErrorResult("Invalid arguments: " + st.error().message)));
+    return;
+  }
+  Json progress_token;
+  if (params.contains("_meta") && params["_meta"].is_object() && params["_meta"].contains("progressToken")) {
+    const Json& t = params["_meta"]["progressToken"];
+    if (t.is_string() || t.is_number_integer()) progress_token = t;
+  }
+  const std::string key = id.dump();
+  std::stop_token stop;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_flight_.count(key) != 0) {
+      out->send(makeErrorResponse(id, rpc::kInvalidRequest, "a request with this id is already in progress"));
+      return;
+    }
+    stop = in_flight_[key].get_token();
+  }
+  // Share ownership of the registered tool so it outlives this call even across a reload.
+  std::shared_ptr<const Tool> tool;
+  for (const auto& t : core_.registry().tools()) {
+    if (t.get() == found) tool = t;
+  }
+  auto self = shared_from_this();
+  const bool queued = core_.pool().trySubmit([self, id, tool, arguments = std::move(arguments),
+                                              progress_token = std::move(progress_token), stop, out]() mutable {
+    self->runCall(id, tool, std::move(arguments), std::move(progress_token), stop, out);
+  });
+  if (!queued) {
+    finishCall(key);
+    record.outcome = "busy";
+    core_.notify(record);
+    out->send(makeResultResponse(
+        id, toolErrorResult("Error (resource_exhausted): the server is busy with other calls. Retry in a moment.")));
+  }
+}
+
+void Session::runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments, Json progress_token,
+                      std::stop_token stop, const std::shared_ptr<Outbox>& out) {
+  const auto started = Clock::now();
+  const std::string key = id.dump();
+  CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0};
+  auto forgetIfBatch = [&out] {
+    if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
+  };
+  if (stop.stop_requested()) {
+    finishCall(key);
+    record.outcome = "cancelled";
+    core_.notify(record);
+    forgetIfBatch();
+    return;
+  }
+  CallContext ctx;
+  ctx.stop = stop;
+  ctx.deadline = started + tool->limits.timeout;
+  ctx.limits = tool->limits;
+  ctx.principal = principal_;
+  if (!progress_token.is_null()) {
+    ctx.progress = [out, progress_token, stop](double progress, std::optional<double> total, const std::string& msg) {
+      if (stop.stop_requested()) return;
+      Json p = {{"progressToken", progress_token}, {"progress", progress}};
+      if (total) p["total"] = *total;
+      if (!msg.empty()) p["message"] = msg;
+      out->send(makeNotification("notifications/progress", std::move(p)));
+    };
+  }
+  Result<ToolOutput> result = makeError(Code::Internal, "the tool did not run");
+  try {
+    result = tool->handler(arguments, ctx);
+  } catch (const std::exception&) {
+    // Handlers must not throw; if one does, the agent gets a safe message and nothing else.
+    result = makeError(Code::Internal, "internal error in tool '" + tool->name + "'");
+  }
+  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  if (stop.stop_requested()) {
+    // MCP: a cancelled request gets no response.
+    finishCall(key);
+    record.outcome = "cancelled";
+    core_.notify(record);
+    forgetIfBatch();
+    return;
+  }
+  Json response;
+  if (result.ok()) {
+    std::string text = serialize(result->structured);
+    record.rows = result->rows;
+    record.bytes = text.size();
+    record.outcome = "ok";
+    Json content = Json::array({Json{{"type", "text"}, {"text", std::move(text)}}});
+    response = makeResultResponse(id, Json{{"content", std::move(content)},
+                                           {"structuredContent", std::move(result->structured)},
+                                           {"isError", false}});
+  } else {
+    record.outcome = std::string(codeName(result.error().code));
+    response = makeResultResponse(id, toolErrorResult(errorText(result.error())));
+  }
+  finishCall(key);
+  core_.notify(record);
+  out->send(response);
+}
+
+void Session::finishCall(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.erase(key);
+  if (in_flight_.empty()) idle_cv_.notify_all();
+}
+
+void Session::cancelAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, source] : in_flight_) source.request_stop();
+}
+
+void Session::drain(std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (idle_cv_.wait_for(lock, grace, [this] { return in_flight_.empty(); })) return;
+  for (auto& [key, source] : in_flight_) source.request_stop();
+  // Handlers honour stop tokens; give them a moment to unwind before the process exits.
+  idle_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return in_flight_.empty(); });
+}
+
+}  // namespace mcpdb::protocol

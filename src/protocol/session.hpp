@@ -1,0 +1,146 @@
+#pragma once
+// The MCP server side of one connection: lifecycle, tools/list, tools/call, logging, cancellation.
+// Transports (stdio, HTTP) parse framing and hand messages to a Session; all replies go to an Outbox.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/tool.hpp"
+#include "protocol/tool_registry.hpp"
+#include "protocol/worker_pool.hpp"
+
+namespace mcpdb::protocol {
+
+inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
+// Newest first; initialize answers with the client's version when it is listed here.
+inline const std::vector<std::string>& supportedProtocolVersions() {
+  static const std::vector<std::string> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
+  return kVersions;
+}
+
+// Where a session's responses and notifications go. Implementations must be thread-safe.
+class Outbox {
+ public:
+  virtual ~Outbox() = default;
+  virtual void send(const Json& message) = 0;
+};
+
+// One finished (or refused) tool call, for the audit log and metrics. Never holds argument values
+// or result rows.
+struct CallRecord {
+  std::string client_id;
+  std::string tool;
+  std::string engine;
+  std::string outcome;  // "ok", a Code name, "cancelled", "unknown_tool", "invalid_arguments", "busy"
+  std::chrono::microseconds duration{0};
+  std::uint64_t rows = 0;
+  std::uint64_t bytes = 0;
+};
+
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  virtual void onCall(const CallRecord& record) = 0;
+};
+
+struct ServerOptions {
+  std::string name = "mcp-dbserver";
+  std::string version = "0.0.0";
+  std::string instructions;
+  std::size_t page_size = 50;       // tools per tools/list page
+  std::size_t workers = 8;          // concurrent tool calls
+  std::size_t max_queue = 64;       // queued calls beyond the workers before "busy"
+  ParseLimits parse;
+};
+
+// State shared by all sessions of one server process.
+class ServerCore {
+ public:
+  ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry);
+  ~ServerCore();
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+
+  const ServerOptions& options() const { return options_; }
+  const ToolRegistry& registry() const { return *registry_; }
+  WorkerPool& pool() { return pool_; }
+  void addObserver(std::shared_ptr<CallObserver> observer) { observers_.push_back(std::move(observer)); }
+  void notify(const CallRecord& record) const;
+
+ private:
+  ServerOptions options_;
+  std::shared_ptr<const ToolRegistry> registry_;
+  std::vector<std::shared_ptr<CallObserver>> observers_;
+  WorkerPool pool_;
+};
+
+// MCP logging levels, in order (RFC 5424 names as MCP uses them).
+int logLevelRank(std::string_view level);  // -1 when unknown
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  using ScopeFn = std::function<bool(const Tool&)>;
+
+  Session(ServerCore& core, Principal principal, ScopeFn scope = nullptr);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Parses one framed message and handles it.
+  void handleText(std::string_view text, const std::shared_ptr<Outbox>& out);
+  // Handles one message (or a batch, where the negotiated version allows it).
+  void handle(const Json& message, const std::shared_ptr<Outbox>& out);
+
+  // Sends a notifications/message to the client when it asked for this level (logging/setLevel).
+  void log(std::string_view level, std::string_view logger, const Json& data);
+  void setLogOutbox(std::shared_ptr<Outbox> out);
+
+  // Waits up to `grace` for in-flight calls, then cancels the rest and waits for them to end.
+  void drain(std::chrono::milliseconds grace);
+  // Cancels every in-flight call now.
+  void cancelAll();
+
+  bool initialized() const { return initialized_.load(); }
+  std::string protocolVersion() const;
+  std::size_t inFlight() const;
+  const Principal& principal() const { return principal_; }
+
+ private:
+  void handleOne(const Json& message, const std::shared_ptr<Outbox>& out);
+  void handleRequest(const Json& id, const std::string& method, const Json& params,
+                     const std::shared_ptr<Outbox>& out);
+  void handleNotification(const std::string& method, const Json& params);
+  Json initializeResult(const Json& params);
+  Json listTools(const Json& params, bool& bad_cursor) const;
+  void callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out);
+  void runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments, Json progress_token,
+               std::stop_token stop, const std::shared_ptr<Outbox>& out);
+  bool visible(const Tool& tool) const { return !scope_ || scope_(tool); }
+  void finishCall(const std::string& key);
+
+  ServerCore& core_;
+  Principal principal_;
+  ScopeFn scope_;
+  std::atomic<bool> initialized_{false};
+  std::atomic<int> log_rank_{-1};  // -1: the client has not asked for log messages
+
+  mutable std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::string protocol_version_;
+  std::map<std::string, std::stop_source> in_flight_;  // key: the request id, serialised
+  std::shared_ptr<Outbox> log_out_;
+};
+
+}  // namespace mcpdb::protocol

@@ -1,0 +1,53 @@
+#pragma once
+// What an engine hands the tool registry: a named, typed, read-only operation.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "common/json.hpp"
+#include "common/limits.hpp"
+#include "common/result.hpp"
+
+namespace mcpdb::protocol {
+
+// Who is calling: "stdio" for the local process, an API key's name over HTTP.
+struct Principal {
+  std::string client_id = "stdio";
+};
+
+// Per-call context handed to a tool handler. Handlers must honour `stop` (cancellation or
+// shutdown) and `deadline`, and must never throw.
+struct CallContext {
+  std::stop_token stop;
+  std::chrono::steady_clock::time_point deadline;
+  Limits limits;
+  Principal principal;
+  // Reports progress when the client sent a progress token; a no-op otherwise.
+  std::function<void(double progress, std::optional<double> total, const std::string& message)> progress =
+      [](double, std::optional<double>, const std::string&) {};
+};
+
+// A successful tool result: `structured` becomes structuredContent (and the text content).
+struct ToolOutput {
+  Json structured;
+  std::uint64_t rows = 0;  // rows/items/documents returned, for the audit log and metrics
+};
+
+using ToolHandler = std::function<Result<ToolOutput>(const Json& arguments, CallContext& ctx)>;
+
+struct Tool {
+  std::string name;         // unique; MCP tool-name rules (1-128 of [A-Za-z0-9_.-])
+  std::string title;        // short human title
+  std::string description;  // written for an LLM: what it returns, when to use it, its bounds
+  std::string engine;       // "postgres", "dynamodb", "mongodb", ...
+  Json input_schema;        // JSON Schema (object); arguments are validated against it first
+  Json output_schema;       // JSON Schema of structuredContent
+  Limits limits;            // effective limits for this tool
+  ToolHandler handler;
+};
+
+}  // namespace mcpdb::protocol

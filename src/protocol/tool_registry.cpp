@@ -1,0 +1,57 @@
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::protocol {
+
+bool isValidToolName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status ToolRegistry::add(Tool tool) {
+  if (!isValidToolName(tool.name)) {
+    return makeError(Code::InvalidArgument,
+                     "invalid tool name '" + tool.name + "': use 1-128 characters of A-Z a-z 0-9 _ - .");
+  }
+  if (by_name_.count(tool.name) != 0) {
+    return makeError(Code::InvalidArgument, "duplicate tool name '" + tool.name + "'");
+  }
+  if (!tool.input_schema.is_object() || tool.input_schema.value("type", "") != "object") {
+    return makeError(Code::InvalidArgument, "tool '" + tool.name + "': input schema must be an object schema");
+  }
+  if (!tool.handler) {
+    return makeError(Code::Internal, "tool '" + tool.name + "' has no handler");
+  }
+  auto shared = std::make_shared<const Tool>(std::move(tool));
+  by_name_.emplace(shared->name, shared);
+  tools_.push_back(std::move(shared));
+  return {};
+}
+
+const Tool* ToolRegistry::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+Json ToolRegistry::describe(const Tool& tool) {
+  Json t = {
+      {"name", tool.name},
+      {"description", tool.description},
+      {"inputSchema", tool.input_schema},
+      // Every tool of this server only reads, repeats safely and touches only its own databases.
+      {"annotations",
+       {{"readOnlyHint", true}, {"destructiveHint", false}, {"idempotentHint", true}, {"openWorldHint", false}}},
+  };
+  if (!tool.title.empty()) {
+    t["title"] = tool.title;
+    t["annotations"]["title"] = tool.title;
+  }
+  if (tool.output_schema.is_object()) t["outputSchema"] = tool.output_schema;
+  return t;
+}
+
+}  // namespace mcpdb::protocol

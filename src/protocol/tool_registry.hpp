@@ -1,0 +1,38 @@
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json.hpp"
+#include "common/result.hpp"
+#include "protocol/tool.hpp"
+
+namespace mcpdb::protocol {
+
+// True when `name` follows the MCP tool-name rules: 1-128 characters of A-Z a-z 0-9 _ - .
+bool isValidToolName(std::string_view name);
+
+// The fixed tool surface. Filled once at startup (one registration call per engine), then read
+// concurrently without locks.
+class ToolRegistry {
+ public:
+  // Adds a tool; refuses an invalid or duplicate name and a schema that is not an object schema.
+  Status add(Tool tool);
+
+  const Tool* find(std::string_view name) const;
+  const std::vector<std::shared_ptr<const Tool>>& tools() const { return tools_; }
+  std::size_t size() const { return tools_.size(); }
+
+  // The MCP `Tool` object for tools/list.
+  static Json describe(const Tool& tool);
+
+ private:
+  std::vector<std::shared_ptr<const Tool>> tools_;
+  std::map<std::string, std::shared_ptr<const Tool>, std::less<>> by_name_;
+};
+
+}  // namespace mcpdb::protocol

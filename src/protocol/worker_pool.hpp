@@ -1,0 +1,38 @@
+#pragma once
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace mcpdb::protocol {
+
+// A fixed pool of threads with a bounded queue, so slow tool calls never block the reader
+// (ping, cancellation) and a flood of calls is refused instead of queued without bound.
+class WorkerPool {
+ public:
+  WorkerPool(std::size_t threads, std::size_t max_queue);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // False when the queue is full or the pool is shutting down.
+  bool trySubmit(std::function<void()> job);
+  // Stops accepting work, runs what is queued, joins the threads.
+  void shutdown();
+  std::size_t threads() const { return threads_.size(); }
+
+ private:
+  void run();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::size_t max_queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace mcpdb::protocol

@@ -1,0 +1,39 @@
+#pragma once
+// MCP's stdio transport: newline-delimited JSON-RPC on the given fds (stdin/stdout); logs never
+// go to stdout. Each message is written whole under a lock, so nothing is ever half-written.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "protocol/session.hpp"
+
+namespace mcpdb::transport {
+
+class FdOutbox : public protocol::Outbox {
+ public:
+  explicit FdOutbox(int fd) : fd_(fd) {}
+  void send(const Json& message) override;
+  bool broken() const;
+
+ private:
+  int fd_;
+  mutable std::mutex mu_;
+  bool broken_ = false;
+};
+
+enum class StopReason { EndOfInput, Signal, OutputClosed, ReadError };
+
+struct StdioOptions {
+  int in_fd = 0;
+  int out_fd = 1;
+  int signal_fd = -1;  // from installSignalPipe(); -1 for none
+  std::size_t max_line_bytes = 4 * 1024 * 1024;
+};
+
+// Reads messages until EOF or a terminate signal, dispatching each line to `session`.
+// On return the caller drains the session. SIGHUP bytes are passed to `on_reload` if set.
+StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out, const StdioOptions& options,
+                    const std::function<void()>& on_reload = nullptr);
+
+}  // namespace mcpdb::transport
