@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Local throwaway servers for mcp-dbserver's integration tests, benchmarks and demo:
+#   PostgreSQL 15 + pgvector, dynalite (DynamoDB API), CongoServer (MongoDB wire protocol).
+# Everything listens on 127.0.0.1 only; all state lives in <repo>/.run/.
+#
+#   scripts/servers.sh start [SERVER...]    start (or verify) servers; default: all
+#   scripts/servers.sh stop [SERVER...]     stop servers; default: all
+#   scripts/servers.sh restart [SERVER...]
+#   scripts/servers.sh status               exit 0 only when every server answers
+#   scripts/servers.sh env                  print `export` lines: eval "$(scripts/servers.sh env)"
+#   SERVER: postgres | dynalite | congo
+#
+# Ports (override before the first start): MCPDB_PG_PORT=55432, MCPDB_DYNALITE_PORT=58000,
+# MCPDB_CONGO_PORT=57017. MCPDB_READY_TIMEOUT (seconds, default 30). Progress goes to stderr.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib/common.sh
+source "$ROOT/scripts/lib/common.sh"
+# shellcheck source=scripts/lib/postgres.sh
+source "$ROOT/scripts/lib/postgres.sh"
+# shellcheck source=scripts/lib/node_servers.sh
+source "$ROOT/scripts/lib/node_servers.sh"
+
+ALL_SERVERS=(postgres dynalite congo)
+
+usage() {
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+# servers_from_args ARGS...: the selected server names (all when none given).
+SELECTED=()
+select_servers() {
+  SELECTED=()
+  (($#)) || set -- "${ALL_SERVERS[@]}"
+  local s
+  for s in "$@"; do
+    case $s in
+      postgres | pg | postgresql) SELECTED+=(postgres) ;;
+      dynalite | dynamodb | dynamo) SELECTED+=(dynalite) ;;
+      congo | mongo | mongodb) SELECTED+=(congo) ;;
+      *) die "unknown server '$s' (expected: ${ALL_SERVERS[*]})" ;;
+    esac
+  done
+}
+
+# One start/stop at a time per .run directory (parallel CI jobs, several engineers).
+take_lock() {
+  ensure_run_dir
+  exec 9>"$RUN_DIR/.servers.lock"
+  flock -w 120 9 || die "another scripts/servers.sh is still running (lock $RUN_DIR/.servers.lock)"
+}
+
+# env_lines: the connection variables for tests, the server and the demo loaders.
+env_lines() {
+  local pg dyn congo
+  pg=$(pg_port)
+  dyn=$(dynalite_port)
+  congo=$(congo_port)
+  load_secrets
+  local -a vars=(
+    "POSTGRES_DSN=postgresql://mcp_reader:$PG_READER_PASSWORD@$BIND_HOST:$pg/$PG_DB"
+    "MCPDB_PG_ADMIN_DSN=postgresql://mcp_admin:$PG_ADMIN_PASSWORD@$BIND_HOST:$pg/$PG_DB"
+    "MCPDB_PG_OVERPRIV_DSN=postgresql://mcp_overpriv:$PG_OVERPRIV_PASSWORD@$BIND_HOST:$pg/$PG_DB"
+    "AWS_REGION=$LOCAL_AWS_REGION"
+    "AWS_ENDPOINT_URL_DYNAMODB=http://$BIND_HOST:$dyn"
+    "AWS_ACCESS_KEY_ID=$LOCAL_AWS_ACCESS_KEY_ID"
+    "AWS_SECRET_ACCESS_KEY=$LOCAL_AWS_SECRET_ACCESS_KEY"
+    "MONGODB_URI=mongodb://$BIND_HOST:$congo"
+    "MONGODB_DATABASE=$PG_DB"
+  )
+  echo "# mcp-dbserver local test servers (scripts/servers.sh); throwaway credentials."
+  local v
+  for v in "${vars[@]}"; do
+    printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"
+  done
+}
+
+write_env_file() {
+  (
+    umask 077
+    env_lines >"$ENV_FILE.tmp"
+    mv "$ENV_FILE.tmp" "$ENV_FILE"
+  )
+  chmod 0600 "$ENV_FILE"
+}
+
+cmd_start() {
+  select_servers "$@"
+  take_lock
+  local t0 s
+  t0=$(now_ms)
+  load_secrets
+  for s in "${SELECTED[@]}"; do "${s/postgres/pg}_start"; done
+  write_env_file
+  log "all requested servers ready after $(elapsed "$t0"); connection variables: eval \"\$(scripts/servers.sh env)\" (also in ${ENV_FILE#"$ROOT"/})"
+}
+
+cmd_stop() {
+  select_servers "$@"
+  take_lock
+  local s
+  for s in "${SELECTED[@]}"; do "${s/postgres/pg}_stop"; done
+}
+
+cmd_status() {
+  local s rc=0
+  for s in "${ALL_SERVERS[@]}"; do "${s/postgres/pg}_status" || rc=1; done
+  return "$rc"
+}
+
+cmd_env() {
+  [[ -s $SECRETS_FILE ]] || die "no .run/secrets.env yet: run scripts/servers.sh start first"
+  env_lines
+}
+
+case ${1:-} in
+  start) shift && cmd_start "$@" ;;
+  stop) shift && cmd_stop "$@" ;;
+  restart) shift && cmd_stop "$@" && cmd_start "$@" ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  -h | --help | help | "") usage ;;
+  *)
+    log "unknown command '$1'"
+    usage
+    ;;
+esac
