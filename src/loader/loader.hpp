@@ -1,8 +1,8 @@
-#include <functional>
 #pragma once
 // The demo-data loader: a separate executable (mcp-dbserver-load) with admin credentials. It is
 // the only code in this project that writes to a database; the serving binary links none of it.
 
+#include <functional>
 #include <string>
 #include <vector>
 
