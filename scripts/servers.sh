@@ -10,7 +10,7 @@
 #   scripts/servers.sh env                  print `export` lines: eval "$(scripts/servers.sh env)"
 #   SERVER: postgres | dynalite | congo
 #
-# Ports (override before the first start): MCPDB_PG_PORT=55432, MCPDB_DYNALITE_PORT=58000,
+# Ports (override, then restart): MCPDB_PG_PORT=55432, MCPDB_DYNALITE_PORT=58000,
 # MCPDB_CONGO_PORT=57017. MCPDB_READY_TIMEOUT (seconds, default 30). Progress goes to stderr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -11,10 +11,6 @@ ENV_FILE="$RUN_DIR/env.sh"
 TOOLS_DIR="$ROOT/tools"
 BIND_HOST=127.0.0.1
 
-# Fixed defaults, away from the engines' usual ports so a developer's own servers do not collide.
-PG_PORT="${MCPDB_PG_PORT:-55432}"
-DYNALITE_PORT="${MCPDB_DYNALITE_PORT:-58000}"
-CONGO_PORT="${MCPDB_CONGO_PORT:-57017}"
 # Seconds to wait for each server to answer before giving up.
 READY_TIMEOUT="${MCPDB_READY_TIMEOUT:-30}"
 
@@ -69,12 +65,21 @@ listener_pid() {
   listeners "$1" | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2
 }
 
+# proc_live PID: the process exists and is not a zombie. A container's PID 1 may never reap
+# orphans, and kill -0 succeeds on a zombie.
+proc_live() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != [ZX] ]]
+}
+
 # pid_alive PID [MARKER]: PID exists and, if MARKER is given, its command line contains it
 # (guards against a recycled pid after a reboot or a crash).
 pid_alive() {
   local pid=$1 marker=${2:-}
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || [[ -d /proc/$pid ]] || return 1
+  proc_live "$pid" || return 1
   [[ -z $marker ]] && return 0
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$marker"
 }
@@ -177,4 +182,17 @@ recorded_port() {
   local file="$RUN_DIR/state/$1.port" port=""
   [[ -r $file ]] && port=$(<"$file")
   if [[ $port =~ ^[0-9]+$ ]]; then printf '%s' "$port"; else printf '%s' "$2"; fi
+}
+
+# Ports: the override variable when set, else the port of the previous start, else a fixed default
+# away from the engines' usual ports so that a developer's own servers do not collide.
+PG_PORT="${MCPDB_PG_PORT:-$(recorded_port pg 55432)}"
+DYNALITE_PORT="${MCPDB_DYNALITE_PORT:-$(recorded_port dynalite 58000)}"
+CONGO_PORT="${MCPDB_CONGO_PORT:-$(recorded_port congo 57017)}"
+
+# note_port_override NAME RUNNING_PORT WANTED_PORT VAR: say when an override cannot apply yet.
+note_port_override() {
+  if [[ $2 != "$3" ]]; then
+    log "$1: already running on port $2; $4=$3 takes effect after: scripts/servers.sh restart $1"
+  fi
 }

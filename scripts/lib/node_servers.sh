@@ -52,7 +52,9 @@ node_server_start() {
   mkdir -p "$dir"
   pid=$(node_server_pid "$name" "$marker")
   if [[ -n $pid ]]; then
+    local wanted=$port
     port=$(recorded_port "$name" "$port")
+    note_port_override "$name" "$port" "$wanted" "$portvar"
     wait_until "$READY_TIMEOUT" "$name" "$logfile" "$pid" "$marker" "$readyfn" "$port" ||
       die "$name (pid $pid) is running but not answering on $BIND_HOST:$port"
     log "$name: already running (pid $pid) on $BIND_HOST:$port"

@@ -41,9 +41,28 @@ pg_socket_dir() {
   printf '%s' "$dir"
 }
 
+# pg_running: the postmaster recorded in postmaster.pid is alive (zombies count as dead).
 pg_running() {
+  local pid
   [[ -f $PG_DATA/PG_VERSION ]] || return 1
-  as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1
+  pid=$(head -n1 "$PG_DATA/postmaster.pid" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && proc_live "$pid"
+}
+
+# pg_clear_stale: after a crash, postmaster.pid and the socket lock may name a dead (or zombie)
+# postmaster; PostgreSQL's own check uses kill(pid, 0), which a zombie passes, so remove them.
+pg_clear_stale() {
+  local pidfile="$PG_DATA/postmaster.pid" pid port sockdir
+  [[ -f $pidfile ]] || return 0
+  pid=$(sed -n 1p "$pidfile")
+  port=$(sed -n 4p "$pidfile")
+  sockdir=$(sed -n 5p "$pidfile")
+  if [[ $pid =~ ^[0-9]+$ ]] && proc_live "$pid"; then return 0; fi
+  log "postgres: removing the stale postmaster.pid of dead process $pid"
+  as_pg rm -f "$pidfile"
+  if [[ $port =~ ^[0-9]+$ && -n $sockdir && -f $sockdir/.s.PGSQL.$port.lock ]]; then
+    as_pg rm -f "$sockdir/.s.PGSQL.$port.lock" "$sockdir/.s.PGSQL.$port"
+  fi
 }
 
 pg_port() { recorded_port pg "$PG_PORT"; }
@@ -118,6 +137,7 @@ pg_start() {
   pg_prepare_dirs
   if pg_running; then
     port=$(pg_port)
+    note_port_override postgres "$port" "$PG_PORT" MCPDB_PG_PORT
     wait_until "$READY_TIMEOUT" "postgres" "$PG_LOG" "" "" pg_ready "$port" || die "postgres is running but not answering on $BIND_HOST:$port"
     log "postgres: already running on $BIND_HOST:$port"
   else
@@ -125,6 +145,7 @@ pg_start() {
     check_port_number MCPDB_PG_PORT "$port"
     ensure_port_free postgres "$port" MCPDB_PG_PORT
     [[ -f $PG_DATA/PG_VERSION ]] || pg_initdb
+    pg_clear_stale
     pg_write_config "$PG_DATA" "$port"
     record_port pg "$port"
     log "postgres: starting on $BIND_HOST:$port"
