@@ -156,6 +156,7 @@ load_secrets() {
       mv "$SECRETS_FILE.tmp" "$SECRETS_FILE"
     )
   fi
+  [[ -r $SECRETS_FILE ]] || die "cannot read $SECRETS_FILE (created by another OS user?)"
   chmod 0600 "$SECRETS_FILE"
   local line key value
   while IFS= read -r line; do

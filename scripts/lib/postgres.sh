@@ -168,8 +168,9 @@ pg_provision() {
   load_secrets
   # The SQL (with the passwords) goes through stdin, never the command line; errors are not
   # allowed to echo the statement into the server log.
-  if ! as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p "$port" -U postgres -d postgres \
-    >"$PG_DIR/provision.log" 2>&1 <<SQL; then
+  rm -f "$PG_DIR/provision.log"
+  if ! (umask 077 && as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -v VERBOSITY=terse -h "$sock" -p "$port" \
+    -U postgres -d postgres >"$PG_DIR/provision.log" 2>&1) <<SQL; then
 SET log_min_error_statement = panic;
 SET log_statement = 'none';
 SET client_min_messages = warning;
