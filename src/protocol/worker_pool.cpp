@@ -12,7 +12,8 @@ WorkerPool::~WorkerPool() { shutdown(); }
 bool WorkerPool::trySubmit(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || queue_.size() >= max_queue_) return false;
+    // At most `threads` running plus `max_queue` waiting.
+    if (stopping_ || queue_.size() + busy_ >= max_queue_ + threads_.size()) return false;
     queue_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -41,8 +42,11 @@ void WorkerPool::run() {
       if (queue_.empty()) return;  // stopping and drained
       job = std::move(queue_.front());
       queue_.pop_front();
+      ++busy_;
     }
     job();
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_;
   }
 }
 

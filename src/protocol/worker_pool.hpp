@@ -31,6 +31,7 @@ class WorkerPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   std::size_t max_queue_;
+  std::size_t busy_ = 0;  // workers running a job
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

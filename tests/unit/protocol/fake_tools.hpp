@@ -1,0 +1,63 @@
+#pragma once
+// Fake tools for protocol unit tests (no database): fast, failing, slow-until-cancelled.
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::protocol::testing {
+
+inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
+  auto reg = std::make_shared<ToolRegistry>();
+  Tool echo;
+  echo.name = "echo_length";
+  echo.title = "Echo length";
+  echo.description = "Returns the length of `text`.";
+  echo.engine = "fake";
+  echo.input_schema = {{"type", "object"},
+                       {"properties",
+                        {{"text", {{"type", "string"}, {"maxLength", 10}}},
+                         {"k", {{"type", "integer"}, {"minimum", 1}, {"maximum", 20}}}}},
+                       {"required", {"text"}},
+                       {"additionalProperties", false}};
+  echo.output_schema = {{"type", "object"}, {"properties", {{"length", {{"type", "integer"}}}}}};
+  echo.handler = [](const Json& args, CallContext&) -> Result<ToolOutput> {
+    return ToolOutput{Json{{"length", args["text"].get<std::string>().size()}}, 1};
+  };
+  (void)reg->add(echo);
+
+  Tool fail = echo;
+  fail.name = "always_fails";
+  fail.input_schema = {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+  fail.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
+    return makeError(Code::Unavailable, "database unreachable");
+  };
+  (void)reg->add(fail);
+
+  Tool slow = fail;
+  slow.name = "slow";
+  slow.handler = [](const Json&, CallContext& ctx) -> Result<ToolOutput> {
+    ctx.progress(1, 2, "halfway");
+    for (int i = 0; i < 500 && !ctx.stop.stop_requested(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (ctx.stop.stop_requested()) return makeError(Code::Cancelled, "cancelled");
+    return ToolOutput{Json{{"done", true}}, 0};
+  };
+  (void)reg->add(slow);
+
+  Tool throws = fail;
+  throws.name = "throws";
+  throws.handler = [](const Json&, CallContext&) -> Result<ToolOutput> { throw std::runtime_error("secret-detail"); };
+  (void)reg->add(throws);
+
+  for (int i = 0; i < extra_tools; ++i) {
+    Tool t = fail;
+    t.name = "extra_" + std::to_string(i);
+    (void)reg->add(t);
+  }
+  return reg;
+}
+
+}  // namespace mcpdb::protocol::testing

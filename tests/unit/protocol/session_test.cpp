@@ -1,0 +1,260 @@
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "fake_tools.hpp"
+#include "protocol/session.hpp"
+
+namespace mcpdb::protocol {
+namespace {
+
+class CollectingOutbox : public Outbox {
+ public:
+  void send(const Json& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    messages_.push_back(message);
+    cv_.notify_all();
+  }
+  // Waits until at least `n` messages arrived (or 5 s).
+  std::vector<Json> waitFor(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return messages_.size() >= n; });
+    return messages_;
+  }
+  std::vector<Json> snapshot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Json> messages_;
+};
+
+struct Fixture {
+  explicit Fixture(ServerOptions options = {}, int extra_tools = 0)
+      : core(std::move(options), testing::makeFakeRegistry(extra_tools)),
+        session(std::make_shared<Session>(core, Principal{})),
+        out(std::make_shared<CollectingOutbox>()) {}
+  void init(const std::string& version = "2025-11-25") {
+    session->handleText(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")" + version +
+                            R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+                        out);
+    session->handleText(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", out);
+  }
+  ServerCore core;
+  std::shared_ptr<Session> session;
+  std::shared_ptr<CollectingOutbox> out;
+};
+
+// Golden transcripts: `> ` lines are sent, `< ` lines are the expected replies in order, compared
+// as JSON. `<~ ` expects a reply whose fields include the given ones (a subset match).
+bool subsetMatch(const Json& expected, const Json& actual) {
+  if (expected.is_object()) {
+    if (!actual.is_object()) return false;
+    for (const auto& [k, v] : expected.items()) {
+      if (!actual.contains(k) || !subsetMatch(v, actual[k])) return false;
+    }
+    return true;
+  }
+  if (expected.is_array()) {
+    if (!actual.is_array() || actual.size() != expected.size()) return false;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (!subsetMatch(expected[i], actual[i])) return false;
+    }
+    return true;
+  }
+  return expected == actual;
+}
+
+TEST(SessionTranscripts, GoldenFiles) {
+  const std::filesystem::path dir = std::filesystem::path(MCPDB_SOURCE_DIR) / "tests/unit/protocol/transcripts";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt") continue;
+    ++files;
+    SCOPED_TRACE(entry.path().filename().string());
+    Fixture f;
+    std::ifstream in(entry.path());
+    std::string line;
+    std::size_t expected_count = 0;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      SCOPED_TRACE("line " + std::to_string(line_no));
+      if (line.rfind("> ", 0) == 0) {
+        f.session->handleText(line.substr(2), f.out);
+      } else if (line.rfind("< ", 0) == 0 || line.rfind("<~ ", 0) == 0) {
+        const bool subset = line[1] == '~';
+        const Json want = Json::parse(line.substr(subset ? 3 : 2));
+        auto got = f.out->waitFor(expected_count + 1);
+        ASSERT_GT(got.size(), expected_count) << "no reply; expected " << want.dump();
+        const Json& have = got[expected_count];
+        if (subset) {
+          EXPECT_TRUE(subsetMatch(want, have)) << "want ⊆ " << want.dump() << "\nhave   " << have.dump();
+        } else {
+          EXPECT_EQ(want, have) << "want " << want.dump() << "\nhave " << have.dump();
+        }
+        ++expected_count;
+      } else if (line == "<none") {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        EXPECT_EQ(f.out->snapshot().size(), expected_count) << "unexpected extra reply";
+      }
+    }
+    f.session->drain(std::chrono::milliseconds(2000));
+    EXPECT_EQ(f.out->snapshot().size(), expected_count) << "unexpected extra replies at end";
+  }
+  EXPECT_GE(files, 5) << "no transcript files found in " << dir;
+}
+
+TEST(Session, CancellationStopsTheCallAndSuppressesTheResponse) {
+  Fixture f;
+  f.init();
+  f.out->waitFor(1);
+  f.session->handleText(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1"}}})",
+                        f.out);
+  auto msgs = f.out->waitFor(2);  // the progress notification
+  ASSERT_EQ(msgs.size(), 2U);
+  EXPECT_EQ(msgs[1]["method"], "notifications/progress");
+  EXPECT_EQ(msgs[1]["params"]["progressToken"], "p1");
+  const auto started = std::chrono::steady_clock::now();
+  f.session->handleText(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})",
+                        f.out);
+  // ping still answers while the slow call runs (it is served on the reader, not the pool).
+  f.session->handleText(R"({"jsonrpc":"2.0","id":8,"method":"ping"})", f.out);
+  f.session->drain(std::chrono::milliseconds(3000));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  msgs = f.out->snapshot();
+  ASSERT_EQ(msgs.size(), 3U);
+  EXPECT_EQ(msgs[2]["id"], 8);
+  EXPECT_EQ(f.session->inFlight(), 0U);
+}
+
+TEST(Session, SlowCallDoesNotBlockPing) {
+  Fixture f;
+  f.init();
+  f.out->waitFor(1);
+  f.session->handleText(R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  f.session->handleText(R"({"jsonrpc":"2.0","id":"b","method":"ping"})", f.out);
+  auto msgs = f.out->waitFor(2);
+  ASSERT_GE(msgs.size(), 2U);
+  EXPECT_EQ(msgs[1]["id"], "b");
+  f.session->cancelAll();
+  f.session->drain(std::chrono::milliseconds(3000));
+}
+
+TEST(Session, BusyPoolIsAToolErrorNotAHang) {
+  ServerOptions o;
+  o.workers = 1;
+  o.max_queue = 0;
+  Fixture f(o);
+  f.init();
+  f.out->waitFor(1);
+  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  f.session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  auto msgs = f.out->waitFor(2);
+  ASSERT_GE(msgs.size(), 2U);
+  EXPECT_EQ(msgs[1]["id"], 2);
+  EXPECT_TRUE(msgs[1]["result"]["isError"].get<bool>());
+  EXPECT_NE(msgs[1]["result"]["content"][0]["text"].get<std::string>().find("busy"), std::string::npos);
+  f.session->cancelAll();
+  f.session->drain(std::chrono::milliseconds(3000));
+}
+
+TEST(Session, ToolsListPaginatesWithOpaqueCursor) {
+  ServerOptions o;
+  o.page_size = 3;
+  Fixture f(o, 5);  // 4 fake tools + 5 extra = 9
+  f.init();
+  std::set<std::string> names;
+  Json cursor;
+  int pages = 0;
+  std::size_t seen = 1;
+  do {
+    Json req = {{"jsonrpc", "2.0"}, {"id", 100 + pages}, {"method", "tools/list"}, {"params", Json::object()}};
+    if (!cursor.is_null()) req["params"]["cursor"] = cursor;
+    f.session->handle(req, f.out);
+    auto msgs = f.out->waitFor(++seen);
+    const Json& r = msgs.back()["result"];
+    for (const auto& t : r["tools"]) {
+      names.insert(t["name"].get<std::string>());
+      EXPECT_EQ(t["annotations"]["readOnlyHint"], true);
+      EXPECT_EQ(t["annotations"]["destructiveHint"], false);
+    }
+    cursor = r.contains("nextCursor") ? r["nextCursor"] : Json();
+    ++pages;
+  } while (!cursor.is_null() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names.size(), 9U);
+}
+
+TEST(Session, ScopeHidesAndRefusesTools) {
+  ServerCore core(ServerOptions{}, testing::makeFakeRegistry());
+  auto session = std::make_shared<Session>(core, Principal{"client-a"},
+                                           [](const Tool& t) { return t.name == "echo_length"; });
+  auto out = std::make_shared<CollectingOutbox>();
+  session->handleText(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})", out);
+  session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", out);
+  session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"always_fails"}})", out);
+  auto msgs = out->waitFor(3);
+  ASSERT_EQ(msgs.size(), 3U);
+  ASSERT_EQ(msgs[1]["result"]["tools"].size(), 1U);
+  EXPECT_EQ(msgs[1]["result"]["tools"][0]["name"], "echo_length");
+  EXPECT_EQ(msgs[2]["error"]["code"], -32602);
+}
+
+class RecordingObserver : public CallObserver {
+ public:
+  void onCall(const CallRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu);
+    records.push_back(r);
+  }
+  std::mutex mu;
+  std::vector<CallRecord> records;
+};
+
+TEST(Session, ObserverSeesOutcomesButNoValues) {
+  Fixture f;
+  auto obs = std::make_shared<RecordingObserver>();
+  f.core.addObserver(obs);
+  f.init();
+  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"hunter2"}}})", f.out);
+  f.session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"throws","arguments":{}}})", f.out);
+  f.out->waitFor(3);
+  f.session->drain(std::chrono::milliseconds(2000));
+  std::lock_guard<std::mutex> lock(obs->mu);
+  ASSERT_EQ(obs->records.size(), 2U);
+  std::sort(obs->records.begin(), obs->records.end(), [](auto& a, auto& b) { return a.tool < b.tool; });
+  EXPECT_EQ(obs->records[0].tool, "echo_length");
+  EXPECT_EQ(obs->records[0].outcome, "ok");
+  EXPECT_EQ(obs->records[0].rows, 1U);
+  EXPECT_EQ(obs->records[1].outcome, "internal");
+  // The exception text never reaches the client.
+  for (const auto& m : f.out->snapshot()) EXPECT_EQ(m.dump().find("secret-detail"), std::string::npos);
+}
+
+TEST(Session, LogNotificationsOnlyAfterSetLevel) {
+  Fixture f;
+  f.session->setLogOutbox(f.out);
+  f.init();
+  f.out->waitFor(1);
+  f.session->log("error", "test", "before");
+  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}})", f.out);
+  f.out->waitFor(2);
+  f.session->log("info", "test", "too low");
+  f.session->log("error", "test", "shown");
+  auto msgs = f.out->waitFor(3);
+  ASSERT_EQ(msgs.size(), 3U);
+  EXPECT_EQ(msgs[2]["method"], "notifications/message");
+  EXPECT_EQ(msgs[2]["params"]["data"], "shown");
+  EXPECT_EQ(msgs[2]["params"]["level"], "error");
+}
+
+}  // namespace
+}  // namespace mcpdb::protocol
