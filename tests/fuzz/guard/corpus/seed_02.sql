@@ -1,0 +1,1 @@
+SELECT data->>'name' AS name, data #> '{a,b}' AS ab FROM events WHERE data @> $1::jsonb AND data ? 'name'

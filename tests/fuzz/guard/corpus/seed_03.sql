@@ -1,0 +1,1 @@
+SELECT DISTINCT ON (customer_id) customer_id, array_agg(id) OVER () FROM orders WHERE id = ANY($1)

@@ -1,0 +1,1 @@
+SELECT json_build_object('id', id, 'tags', coalesce(tags, '{}')) FROM posts WHERE author = $1

@@ -1,0 +1,1 @@
+SELECT "PG_READ_FILE"('/etc/passwd')

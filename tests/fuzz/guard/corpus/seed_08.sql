@@ -1,0 +1,3 @@
+SELECT pg_read_file
+(
+'x')

@@ -1,0 +1,1 @@
+SELECT /* c */ id INTO UNLOGGED copy_t FROM t

@@ -1,0 +1,1 @@
+SELECT substring(name FROM 1 FOR 3) FROM t

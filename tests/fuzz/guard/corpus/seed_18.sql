@@ -1,0 +1,1 @@
+SELECT loread(lo_open(1, 262144), 100)

@@ -1,0 +1,1 @@
+SELECT pg_create_restore_point('x')

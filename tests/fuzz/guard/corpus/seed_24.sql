@@ -1,0 +1,1 @@
+SELECT pg_sleep FROM t

@@ -1,0 +1,1 @@
+SELECT /* DELETE FROM t; */ 1

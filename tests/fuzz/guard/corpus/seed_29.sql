@@ -1,0 +1,1 @@
+SELECT U&'d!0061ta' UESCAPE '!'

@@ -1,0 +1,2 @@
+SELECT 'abc'
+'def' AS s

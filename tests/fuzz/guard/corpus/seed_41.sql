@@ -1,0 +1,1 @@
+selectx 1

@@ -1,0 +1,1 @@
+SELECT U&"!0070g_read_file" UESCAPE '!' ('x')

@@ -1,0 +1,2 @@
+SELECT E'a'
+'\'' , pg_sleep(1) --'

@@ -1,0 +1,1 @@
+SELECT $t$x$$y$t$, $1::vector <=> $2

@@ -1,0 +1,2 @@
+SELECT 'a' -- c
+'b' /* x */ ; -- end
