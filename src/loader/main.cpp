@@ -1,0 +1,134 @@
+// mcp-dbserver-load: embeds data/demo_documents.jsonl with the same local model the server uses
+// and loads it into every engine whose admin environment is set, then verifies each load.
+// A separate executable on purpose: it is the only code that writes, and it uses admin
+// credentials the server never sees.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/json.hpp"
+#include "embed/embedder.hpp"
+#include "loader/loader.hpp"
+
+namespace {
+
+using mcpdb::Json;
+using mcpdb::loader::DemoDocument;
+
+std::vector<DemoDocument> readDocuments(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read " + path;
+    return {};
+  }
+  std::vector<DemoDocument> docs;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("id") || !j.contains("body")) {
+      error = path + ":" + std::to_string(n) + ": not a demo document (needs at least id and body)";
+      return {};
+    }
+    DemoDocument d;
+    d.id = j.value("id", "");
+    d.title = j.value("title", "");
+    d.body = j.value("body", "");
+    d.category = j.value("category", "");
+    d.published = j.value("published", "");
+    if (j.contains("tags") && j["tags"].is_array()) {
+      for (const auto& t : j["tags"]) d.tags.push_back(t.get<std::string>());
+    }
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"mcp-dbserver-load: load the demo data set (admin credentials; never used by the server)"};
+  std::string data = "data/demo_documents.jsonl";
+  std::string engines = "auto";
+  cli.add_option("--data", data, "JSON Lines file of demo documents");
+  cli.add_option("--engines", engines, "Comma-separated engines to load, or auto (every engine whose admin environment is set)");
+  CLI11_PARSE(cli, argc, argv);
+
+  const mcpdb::Env env = mcpdb::Env::process();
+  std::string error;
+  auto docs = readDocuments(data, error);
+  if (!error.empty()) {
+    std::cerr << "[load] " << error << "\n";
+    return 2;
+  }
+  std::cerr << "[load] " << docs.size() << " documents from " << data << "\n";
+
+  mcpdb::embed::EmbedConfig cfg;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto embedder = mcpdb::embed::makeEmbedder(cfg, env);
+  if (!embedder) {
+    std::cerr << "[load] embedding model: " << embedder.error().message << "\n";
+    return 3;
+  }
+  std::vector<std::string> texts;
+  texts.reserve(docs.size());
+  // The stored vector embeds title and body together; queries are embedded alone.
+  for (const auto& d : docs) texts.push_back(d.title.empty() ? d.body : d.title + ". " + d.body);
+  auto vectors = (*embedder)->embed(texts);
+  if (!vectors) {
+    std::cerr << "[load] embedding failed: " << vectors.error().message << "\n";
+    return 3;
+  }
+  for (std::size_t i = 0; i < docs.size(); ++i) docs[i].embedding = std::move((*vectors)[i]);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "[load] embedded with " << (*embedder)->modelId() << " (" << (*embedder)->dimension() << "-d) in " << ms
+            << " ms\n";
+
+  mcpdb::loader::LoadContext ctx;
+  ctx.env = &env;
+  ctx.model_id = (*embedder)->modelId();
+  ctx.dimension = (*embedder)->dimension();
+  const mcpdb::embed::Embedder* e = embedder->get();
+  ctx.embed = [e](const std::string& text) { return e->embedOne(text); };
+
+  struct Target {
+    const char* name;
+    bool configured;
+    std::function<mcpdb::Result<std::string>()> load;
+  };
+  std::vector<Target> targets;
+#ifdef MCPDB_LOADER_POSTGRES
+  targets.push_back({"postgres", env.has("MCPDB_PG_ADMIN_DSN"), [&] { return mcpdb::loader::loadPostgres(docs, ctx); }});
+#endif
+#ifdef MCPDB_LOADER_DYNAMODB
+  targets.push_back({"dynamodb", env.has("AWS_REGION"), [&] { return mcpdb::loader::loadDynamoDb(docs, ctx); }});
+#endif
+#ifdef MCPDB_LOADER_MONGODB
+  targets.push_back({"mongodb", env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"),
+                     [&] { return mcpdb::loader::loadMongoDb(docs, ctx); }});
+#endif
+  int failures = 0;
+  int loaded = 0;
+  for (auto& t : targets) {
+    const bool wanted = engines == "auto" ? t.configured : ("," + engines + ",").find(std::string(",") + t.name + ",") != std::string::npos;
+    if (!wanted) {
+      std::cerr << "[load] " << t.name << ": skipped (admin environment not set)\n";
+      continue;
+    }
+    auto r = t.load();
+    if (r) {
+      ++loaded;
+      std::cerr << "[load] " << t.name << ": " << *r << "\n";
+    } else {
+      ++failures;
+      std::cerr << "[load] " << t.name << ": FAILED: " << r.error().message << "\n";
+    }
+  }
+  if (loaded == 0 && failures == 0) std::cerr << "[load] nothing to load: no engine's admin environment is set\n";
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,73 @@
+// Shared helpers for end-to-end tests: the real binary driven by real MCP clients.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const bin = process.env.MCPDB_BIN;
+if (!bin) throw new Error('MCPDB_BIN is not set: run the e2e tests through ctest (scripts/test.sh)');
+
+const require = createRequire(path.join(repoRoot, 'tools', 'package.json'));
+export const sdkClient = require.resolve('@modelcontextprotocol/sdk/client/index.js');
+export const sdkStdio = require.resolve('@modelcontextprotocol/sdk/client/stdio.js');
+export const inspectorCli = path.join(repoRoot, 'tools/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+
+// Environment for the server: only what the test names, plus PATH (no engine by accident).
+export function serverEnv(extra = {}) {
+  return { PATH: process.env.PATH, MCPDB_LOG_LEVEL: 'info', ...extra };
+}
+
+// The engine variables exported by scripts/servers.sh, when present.
+export function engineEnv() {
+  const names = ['POSTGRES_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MCPDB_EMBED_MODEL_DIR'];
+  const env = {};
+  for (const n of names) if (process.env[n]) env[n] = process.env[n];
+  return env;
+}
+
+export async function connectSdk(env, args = []) {
+  const { Client } = await import(sdkClient);
+  const { StdioClientTransport } = await import(sdkStdio);
+  const transport = new StdioClientTransport({ command: bin, args, env, stderr: 'pipe' });
+  let stderr = '';
+  const client = new Client({ name: 'mcp-dbserver-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  transport.stderr?.on('data', (d) => { stderr += d.toString(); });
+  return { client, transport, stderr: () => stderr };
+}
+
+// A raw line-oriented session with the binary, for inputs the SDK would never send.
+export function rawServer(env, args = []) {
+  const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let buf = '';
+  let stderr = '';
+  const waiting = [];
+  const lines = [];
+  child.stdout.on('data', (d) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      lines.push(line);
+      const w = waiting.shift();
+      if (w) w();
+    }
+  });
+  child.stderr.on('data', (d) => { stderr += d.toString(); });
+  return {
+    child,
+    stderr: () => stderr,
+    send(text) { child.stdin.write(text + '\n'); },
+    async next(timeoutMs = 5000) {
+      if (lines.length) return JSON.parse(lines.shift());
+      await new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no reply within ' + timeoutMs + ' ms; stderr: ' + stderr)), timeoutMs);
+        waiting.push(() => { clearTimeout(t); resolve(); });
+      });
+      return JSON.parse(lines.shift());
+    },
+    exited() { return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))); },
+  };
+}
