@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "aws/credential_provider.hpp"
@@ -451,6 +452,26 @@ TEST(CachingProvider, LongTermCredentialsAreFetchedOnce) {
       Env::fromMap({{"AWS_ACCESS_KEY_ID", "AKIAONCEEXAMPLE001"}, {"AWS_SECRET_ACCESS_KEY", kSecret}}));
   CachingProvider cache(std::move(env));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.get().ok());
+}
+
+TEST(CachingProvider, ConcurrentCallersShareOneRefresh) {
+  FakeHttpServer agent([](const FakeRequest&) {
+    FakeResponse r{200, {}, credentialsJson()};
+    r.delay = std::chrono::milliseconds(50);
+    return r;
+  });
+  auto chain = makeDefaultCredentialChain(Env::fromMap(
+      {{"HOME", "/nonexistent"}, {"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url() + "/c"}}));
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      for (int j = 0; j < 20; ++j) ok += chain->get().ok() ? 1 : 0;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 160);
+  EXPECT_EQ(agent.requestCount(), 1u);
 }
 
 TEST(DefaultChain, EnvironmentBeatsSharedFiles) {
