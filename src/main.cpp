@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   CLI::App cli{"mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL, DynamoDB and MongoDB"};
   cli.set_version_flag("--version", std::string("mcp-dbserver ") + MCPDB_VERSION);
   cli.footer(
-      "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check refused start.\n"
+      "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check refused start,\n"
+      "5 doctor found write capability.\n"
       "Credentials come only from the environment; see .env.example.");
   app::AppOptions options;
   options.version = MCPDB_VERSION;
@@ -23,9 +24,12 @@ int main(int argc, char** argv) {
 
   auto* serve = cli.add_subcommand("serve", "Serve MCP (default: stdio)");
   auto* check = cli.add_subcommand("check-config", "Validate the config and print the resulting tool surface");
+  auto* doctor = cli.add_subcommand(
+      "doctor", "Check what the configured credentials can do (exit 5 if anything can write)");
   bool json = false;
   check->add_flag("--json", json, "Print the tool surface as JSON");
-  for (auto* sub : {serve, check}) {
+  doctor->add_flag("--json", json, "Print the findings as JSON");
+  for (auto* sub : {serve, check, doctor}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");
   }
   cli.require_subcommand(0, 1);
@@ -40,6 +44,7 @@ int main(int argc, char** argv) {
   const Env env = Env::process();
   try {
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
+    if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
     return app::runServeStdio(options, env);
   } catch (const std::exception& e) {
     std::cerr << "mcp-dbserver: fatal: " << e.what() << "\n";

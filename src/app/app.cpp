@@ -262,6 +262,81 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
   return kExitOk;
 }
 
+namespace {
+
+std::string_view severityName(engines::Finding::Severity s) {
+  switch (s) {
+    case engines::Finding::Severity::Ok: return "ok";
+    case engines::Finding::Severity::Info: return "info";
+    case engines::Finding::Severity::Warning: return "warning";
+    case engines::Finding::Severity::Violation: return "VIOLATION";
+  }
+  return "info";
+}
+
+}  // namespace
+
+int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err) {
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) return kExitConfig;
+  Json report = {{"config", a->config.source}, {"engines", Json::array()}};
+  bool violation = false;
+  std::size_t enabled = 0;
+  // Config-level checks (engine templates were already guard-checked while assembling).
+  Json config_findings = Json::array();
+  config_findings.push_back({{"severity", "ok"}, {"check", "config.valid"},
+                             {"message", "config is valid; every allowlisted statement passed the guardrail"}});
+  if (a->config.server.self_check == config::SelfCheckMode::Off) {
+    config_findings.push_back({{"severity", "warning"}, {"check", "config.self_check"},
+                               {"message", "server.self_check is off: the server will start even with write-capable credentials"}});
+  }
+  for (const auto& w : a->warnings) config_findings.push_back({{"severity", "warning"}, {"check", "config"}, {"message", w}});
+  report["config_findings"] = config_findings;
+  for (std::size_t i = 0; i < a->modules.size(); ++i) {
+    auto& m = a->modules[i];
+    Json e = {{"name", m->name()}, {"enabled", static_cast<bool>(a->enabled[i])}, {"findings", Json::array()}};
+    if (!a->enabled[i]) {
+      e["hint"] = m->enableHint();
+      report["engines"].push_back(e);
+      continue;
+    }
+    ++enabled;
+    for (const auto& f : m->selfCheck(a->services)) {
+      violation = violation || f.severity == engines::Finding::Severity::Violation;
+      e["findings"].push_back({{"severity", severityName(f.severity)}, {"check", f.check}, {"message", f.message}});
+    }
+    report["engines"].push_back(e);
+  }
+  report["verdict"] = violation ? "write-capable" : "read-only";
+  if (json) {
+    out << report.dump(2) << "\n";
+  } else {
+    out << "mcp-dbserver doctor — config: " << a->config.source << "\n";
+    for (const auto& f : report["config_findings"]) {
+      out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
+          << f["message"].get<std::string>() << "\n";
+    }
+    for (const auto& e : report["engines"]) {
+      out << "\n" << e["name"].get<std::string>() << ": ";
+      if (!e["enabled"].get<bool>()) {
+        out << "not enabled (" << e["hint"].get<std::string>() << ")\n";
+        continue;
+      }
+      out << "enabled\n";
+      for (const auto& f : e["findings"]) {
+        out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
+            << f["message"].get<std::string>() << "\n";
+      }
+    }
+    if (enabled == 0) out << "\nno engine is enabled by the environment: nothing to check (see .env.example)\n";
+    out << "\nverdict: "
+        << (violation ? "VIOLATION: the configured credentials can write; an agent with code execution could change data"
+                      : "no write capability found")
+        << "\n";
+  }
+  return violation ? kExitDoctorViolation : kExitOk;
+}
+
 int runServeStdio(const AppOptions& options, const Env& env) {
   auto client_sink = std::make_shared<ClientLogSink>();
   setupLogging(env, client_sink);

@@ -20,6 +20,7 @@ inline constexpr int kExitRuntime = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitConfig = 3;
 inline constexpr int kExitSelfCheck = 4;
+inline constexpr int kExitDoctorViolation = 5;
 
 struct AppOptions {
   std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
@@ -46,5 +47,9 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
 
 int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
 int runServeStdio(const AppOptions& options, const Env& env);
+
+// `doctor`: connects with the configured credentials of every enabled engine and reports what
+// each principal can do, plus config checks. Exit 0 when nothing lets an agent write, 5 otherwise.
+int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
 
 }  // namespace mcpdb::app
