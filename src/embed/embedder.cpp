@@ -2,6 +2,9 @@
 
 #include <filesystem>
 
+#include <charconv>
+
+#include "embed/openai_embedder.hpp"
 #include "embed/use_lite_embedder.hpp"
 
 namespace mcpdb::embed {
@@ -43,10 +46,46 @@ Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const E
   return std::unique_ptr<Embedder>(std::move(e.value()));
 }
 
+Result<std::unique_ptr<Embedder>> makeOpenAi(const EmbedConfig& config, const Env& env) {
+  OpenAiOptions o;
+  const std::string url = !config.url.empty() ? config.url : env.get("MCPDB_EMBED_URL").value_or("");
+  if (url.empty()) {
+    return makeError(Code::FailedPrecondition,
+                     "embedding provider openai needs an endpoint: set embedding.url in the config or the "
+                     "MCPDB_EMBED_URL environment variable");
+  }
+  o.url = resolveEmbeddingsUrl(url);
+  o.model = !config.model.empty() ? config.model : env.get("MCPDB_EMBED_MODEL").value_or("");
+  o.dimension = config.dimension;
+  if (o.dimension == 0) {
+    if (auto d = env.get("MCPDB_EMBED_DIMENSION")) {
+      std::size_t v = 0;
+      auto [p, ec] = std::from_chars(d->data(), d->data() + d->size(), v);
+      if (ec != std::errc() || p != d->data() + d->size()) {
+        return makeError(Code::FailedPrecondition, "MCPDB_EMBED_DIMENSION must be a positive integer");
+      }
+      o.dimension = v;
+    }
+  }
+  o.apiKey = env.get("MCPDB_EMBED_API_KEY").value_or("");
+  o.sendDimensions = config.send_dimensions;
+  o.timeout = config.timeout;
+  o.connectTimeout = config.connect_timeout;
+  o.maxRetries = config.max_retries;
+  o.initialBackoff = config.initial_backoff;
+  o.maxBackoff = config.max_backoff;
+  o.maxBatch = config.max_batch;
+  o.maxInputBytes = config.max_input_bytes;
+  auto e = OpenAiEmbedder::create(std::move(o));
+  if (!e.ok()) return e.error();
+  return std::unique_ptr<Embedder>(std::move(e.value()));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> makeEmbedder(const EmbedConfig& config, const Env& env) {
   if (config.provider == "use-lite" || config.provider.empty()) return makeUseLite(config, env);
+  if (config.provider == "openai") return makeOpenAi(config, env);
   return makeError(Code::FailedPrecondition,
                    "embedding.provider must be \"use-lite\" or \"openai\", not \"" + config.provider + "\"");
 }

@@ -34,7 +34,7 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::load(const std::filesy
   auto model = UseLiteModel::load(dir);
   if (!model.ok()) return model.error();
   auto tokenizer = Tokenizer::fromFile(dir / "vocab.json");
-  if (!tokenizer.ok()) return tokenizer.error();
+  if (!tokenizer.ok()) return makeError(Code::FailedPrecondition, tokenizer.error().message);
   if (tokenizer->vocabSize() > (*model)->vocabRows()) {
     return makeError(Code::FailedPrecondition, "model " + dir.string() + ": vocab.json has " +
                                                    std::to_string(tokenizer->vocabSize()) +
