@@ -1,4 +1,5 @@
 #include "engines/engine.hpp"
+#include "engines/mongodb/module.hpp"
 
 // Engine registration: one explicit line per engine, no static initialisers (static archives
 // drop them). Each engine exposes `makeModule()` from its own folder.
@@ -7,6 +8,7 @@ namespace mcpdb::engines {
 
 std::vector<EngineModulePtr> allEngineModules() {
   std::vector<EngineModulePtr> modules;
+  modules.push_back(mongodb::makeModule());
   return modules;
 }
 
