@@ -478,14 +478,12 @@ class Lexer {
   }
 
   void lexOperator() {
-    std::size_t end = pos_;
-    while (isOpChar(at(end))) ++end;
-    // A comment start inside a run of operator characters ends the operator there.
-    for (std::size_t k = pos_ + 1; k + 1 < end; ++k) {
-      if ((sql_[k] == '-' && sql_[k + 1] == '-') || (sql_[k] == '/' && sql_[k + 1] == '*')) {
-        end = k;
-        break;
-      }
+    // A comment start inside a run of operator characters ends the operator there. Stopping the
+    // scan at it (rather than scanning the whole run) keeps `+/**/+/**/...` linear.
+    std::size_t end = pos_ + 1;
+    for (; isOpChar(at(end)); ++end) {
+      const char next = at(end + 1);
+      if ((sql_[end] == '-' && next == '-') || (sql_[end] == '/' && next == '*')) break;
     }
     std::size_t len = end - pos_;
     // A multi-character operator cannot end in + or - unless it contains one of ~!@#%^&|`?
@@ -501,7 +499,13 @@ class Lexer {
     }
     std::string value(sql_.substr(pos_, len));
     if (value == "!=") value = "<>";
-    push(TokenKind::Operator, std::move(value), pos_, pos_ + len);
+    const std::size_t start = pos_;
+    push(TokenKind::Operator, std::move(value), start, start + len);
+    // The stripped signs would each lex again as a run of only + and -, which is stripped down to
+    // its first character: emit them one by one here instead of rescanning (quadratic on `++++...`).
+    for (std::size_t k = start + len; k < end; ++k) {
+      push(TokenKind::Operator, std::string(1, sql_[k]), k, k + 1);
+    }
   }
 
   // Resolves U&'...' / U&"..." escapes, consuming a following `UESCAPE '<char>'` clause.

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "guard/guard.hpp"
@@ -45,6 +46,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < verdict.placeholders.size(); ++i) {
       require(verdict.placeholders[i] == i + 1);
     }
+    // Every literal and comment is closed, so nothing appended on a new line can hide.
+    const std::string input(sql);
+    require(!mcpdb::guard::checkTemplate(input + "\n; DROP TABLE x").allowed);
+    require(!mcpdb::guard::checkTemplate(input + "\nFOR UPDATE").allowed);
+    require(!mcpdb::guard::checkTemplate(input + "\n, pg_sleep(1)").allowed);
   }
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "guard/guard.hpp"
+
 #include <string>
 #include <vector>
 
@@ -125,6 +127,9 @@ TEST(Lexer, OperatorsStopAtCommentsAndDropTrailingSigns) {
   EXPECT_EQ(kinds("1*/*c*/2"), (V{"number:1", "operator:*", "number:2"}));
   EXPECT_EQ(kinds("a=-1"), (V{"identifier:a", "operator:=", "operator:-", "number:1"}));
   EXPECT_EQ(kinds("a@-1"), (V{"identifier:a", "operator:@-", "number:1"}));
+  EXPECT_EQ(kinds("a<+-+b"), (V{"identifier:a", "operator:<", "operator:+", "operator:-",
+                                "operator:+", "identifier:b"}));
+  EXPECT_EQ(kinds("1+-+--c\n"), (V{"number:1", "operator:+", "operator:-", "operator:+"}));
   EXPECT_EQ(kinds("x::int := ; [ ]"),
             (V{"identifier:x", "punctuation:::", "identifier:int", "punctuation::=", "punctuation:;",
                "punctuation:[", "punctuation:]"}));
@@ -159,6 +164,34 @@ TEST(Lexer, OffsetsCoverTokens) {
 TEST(Lexer, ErrorsNameOnlyAnOffset) {
   const std::string msg = lexFailure("select 'secret value");
   EXPECT_EQ(msg, "unterminated quoted string at byte 7");
+}
+
+}  // namespace
+}  // namespace mcpdb::guard
+
+namespace mcpdb::guard {
+namespace {
+
+// Pathological shapes must stay linear: a quadratic lexer would make this test time out.
+TEST(Lexer, LargeInputsStayLinear) {
+  auto repeat = [](std::string_view unit, std::size_t times) {
+    std::string s;
+    s.reserve(unit.size() * times);
+    for (std::size_t i = 0; i < times; ++i) s += unit;
+    return s;
+  };
+  constexpr std::size_t kTimes = 50000;
+  EXPECT_TRUE(lex(repeat("'a'\n", kTimes)).ok());                     // one long continued string
+  EXPECT_TRUE(lex(repeat("'a' -- c\n", kTimes)).ok());
+  EXPECT_TRUE(lex(repeat("$a$x$a$ ", kTimes)).ok());
+  EXPECT_TRUE(lex(repeat("U&\"\\0061\" ", kTimes)).ok());
+  EXPECT_TRUE(lex(repeat("/*", kTimes) + repeat("*/", kTimes)).ok());  // deep nesting
+  EXPECT_FALSE(lex("$a$" + repeat("$b$ ", kTimes)).ok());
+  EXPECT_TRUE(lex(repeat("+/**/", kTimes)).ok());
+  EXPECT_TRUE(lex(repeat("+", kTimes) + "1").ok());
+  EXPECT_TRUE(lex(repeat("+", kTimes) + "--").ok());
+  EXPECT_TRUE(lex(repeat("\n", kTimes)).ok());
+  EXPECT_FALSE(checkTemplate(repeat("SELECT 1;", kTimes)).allowed);
 }
 
 }  // namespace
