@@ -2,7 +2,8 @@
 // The functions a query template may never call, kept as data in one place (denylist.cpp).
 // Matching is on the normalised name: unquoted names are case-folded by the lexer, quoted and
 // U&-escaped names are decoded, schema qualification is ignored, and the lookup folds ASCII case
-// again so that a quoted "PG_SLEEP" is refused too.
+// again so that a quoted "PG_SLEEP" is refused too. The server truncates names to 63 bytes; no
+// entry is that long, so a truncated name matches an entry exactly when the full name does.
 
 #include <span>
 #include <string_view>
