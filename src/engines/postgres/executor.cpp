@@ -1,0 +1,288 @@
+#include "engines/postgres/executor.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <cerrno>
+#include <mutex>
+
+#include "common/row_budget.hpp"
+#include "engines/postgres/sqlstate.hpp"
+
+namespace mcpdb::postgres {
+namespace {
+
+// How long a cancelled statement may take to stop before its connection is dropped instead.
+constexpr std::chrono::milliseconds kCancelGrace{2000};
+// How often the wait loop looks at the stop token and the deadline (the stop callback also
+// cancels at once; this covers a stop that lands between two statements).
+constexpr int kPollSliceMs = 50;
+
+enum class Why { None, Stop, Deadline, Cap };
+
+// Waits for the results of the command in flight, honouring stop and deadline by PQcancel.
+class Waiter {
+ public:
+  Waiter(PGconn* conn, PGcancel* cancel, const std::stop_token& stop, Clock::time_point deadline,
+         ExecOutcome& outcome)
+      : conn_(conn), cancel_(cancel), stop_(stop), deadline_(deadline), outcome_(outcome) {}
+
+  // The next result, or null when the command is complete (or the connection is lost / stuck:
+  // then failed() is true).
+  PgResultPtr next() {
+    while (PQisBusy(conn_) != 0) {
+      if (cleanup_) {
+        // COMMIT/ROLLBACK are not cancelled; they get a short grace, then the connection is dropped.
+        if (Clock::now() >= deadline_) {
+          failed_ = true;
+          outcome_.broken = true;
+          return nullptr;
+        }
+      } else if (why_ == Why::None) {
+        if (stop_.stop_requested()) {
+          cancel(Why::Stop);
+        } else if (Clock::now() >= deadline_) {
+          cancel(Why::Deadline);
+        }
+      }
+      int timeout = kPollSliceMs;
+      if (cleanup_) {
+        timeout = millisUntil(deadline_);
+      } else if (why_ != Why::None) {
+        if (Clock::now() >= cancel_deadline_) {
+          // The server did not react to the cancel in time: give the connection up.
+          failed_ = true;
+          outcome_.broken = true;
+          return nullptr;
+        }
+        timeout = millisUntil(cancel_deadline_);
+      } else {
+        timeout = std::min(timeout, millisUntil(deadline_));
+      }
+      pollfd pfd{PQsocket(conn_), POLLIN, 0};
+      if (pfd.fd < 0) {
+        lost();
+        return nullptr;
+      }
+      const int n = ::poll(&pfd, 1, timeout);
+      if (n < 0 && errno != EINTR) {
+        lost();
+        return nullptr;
+      }
+      if (n > 0 && PQconsumeInput(conn_) == 0) {
+        lost();
+        // libpq has an error result ready for a lost connection; hand it over if it does.
+        if (PQisBusy(conn_) == 0) return PgResultPtr(PQgetResult(conn_));
+        return nullptr;
+      }
+    }
+    return PgResultPtr(PQgetResult(conn_));
+  }
+
+  // Sends a cancel request for the statement in flight (once).
+  void cancel(Why why) {
+    if (why_ != Why::None) return;
+    why_ = why;
+    outcome_.cancel_sent = true;
+    cancel_deadline_ = Clock::now() + kCancelGrace;
+    char err[256];
+    (void)PQcancel(cancel_, err, sizeof err);  // err may name the host: not used
+  }
+
+  Why why() const { return why_; }
+  bool failed() const { return failed_; }
+  bool connectionLost() const { return lost_; }
+  // From now on only COMMIT/ROLLBACK run: no cancelling, a short grace of their own.
+  void startCleanup() {
+    cleanup_ = true;
+    deadline_ = Clock::now() + kCancelGrace;
+  }
+
+ private:
+  static int millisUntil(Clock::time_point t) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
+    return ms <= 0 ? 0 : ms > kPollSliceMs ? kPollSliceMs : static_cast<int>(ms);
+  }
+  void lost() {
+    failed_ = true;
+    lost_ = true;
+    outcome_.broken = true;
+  }
+
+  PGconn* conn_;
+  PGcancel* cancel_;
+  const std::stop_token& stop_;
+  Clock::time_point deadline_;
+  Clock::time_point cancel_deadline_{};
+  ExecOutcome& outcome_;
+  Why why_ = Why::None;
+  bool cleanup_ = false;
+  bool failed_ = false;
+  bool lost_ = false;
+};
+
+std::string sqlstateOf(const PGresult* r) {
+  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  return s != nullptr ? s : "";
+}
+
+Error lostConnection() {
+  return makeError(Code::Unavailable, "lost the connection to PostgreSQL (the server may have restarted); retry");
+}
+
+// Runs a fixed transaction-control command ("BEGIN READ ONLY", "COMMIT", "ROLLBACK") through the
+// extended protocol and waits for it.
+Status control(PGconn* conn, const char* sql, Waiter& w) {
+  if (PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 0) return lostConnection();
+  Status st;
+  while (auto r = w.next()) {
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && st.ok()) {
+      st = PQstatus(conn) == CONNECTION_BAD ? lostConnection() : errorFromSqlstate(sqlstateOf(r.get()));
+    }
+  }
+  if (w.failed() && st.ok()) st = w.connectionLost() ? lostConnection() : makeError(Code::TimedOut, "the database did not answer in time");
+  return st;
+}
+
+Error stopError(Why why, const Limits& limits) {
+  if (why == Why::Stop) return makeError(Code::Cancelled, "the call was cancelled; the statement was stopped on the server");
+  return makeError(Code::TimedOut, "the statement exceeded the tool's timeout of " + std::to_string(limits.timeout.count()) +
+                                       " ms and was cancelled on the server");
+}
+
+}  // namespace
+
+Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql, const BoundParams& params,
+                                   const Limits& limits, const std::stop_token& stop, Clock::time_point deadline,
+                                   const TypeInfo& types, ExecOutcome& outcome) {
+  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+  if (Clock::now() >= deadline) return makeError(Code::TimedOut, "the call's deadline passed before the query started");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
+  }
+  Waiter w(conn, cancel, stop, deadline, outcome);
+  // Cancel at once when the client cancels (the wait loop would also notice within a slice).
+  std::stop_callback on_stop(stop, [cancel] {
+    char err[256];
+    (void)PQcancel(cancel, err, sizeof err);
+  });
+
+  if (auto st = control(conn, "BEGIN READ ONLY", w); !st) {
+    outcome.broken = outcome.broken || PQstatus(conn) == CONNECTION_BAD;
+    // Nothing ran yet: when the connection was dead, the caller may retry on a new one.
+    outcome.stale = PQstatus(conn) == CONNECTION_BAD || w.connectionLost();
+    if (w.why() == Why::Stop || w.why() == Why::Deadline) return stopError(w.why(), limits);
+    return st.error();
+  }
+  if (w.why() != Why::None) {
+    // Stopped (or out of time) while BEGIN ran: end the transaction, run nothing.
+    w.startCleanup();
+    (void)control(conn, "ROLLBACK", w);
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
+    return stopError(w.why(), limits);
+  }
+
+  const std::string text(sql);
+  const std::vector<const char*> values = params.pointers();
+  if (PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()), params.types.data(),
+                        values.data(), nullptr, nullptr, 0) == 0) {
+    outcome.broken = true;
+    return lostConnection();
+  }
+  // Row-at-a-time fetching: the cap is enforced while rows arrive, not after.
+  (void)PQsetSingleRowMode(conn);
+
+  RowBudget budget(limits);
+  ExecResult out;
+  std::vector<std::string> keys;
+  std::vector<Oid> col_types;
+  std::optional<Error> error;
+  auto describe = [&](const PGresult* r) {
+    if (!keys.empty() || PQnfields(r) == 0) return;
+    for (int c = 0; c < PQnfields(r); ++c) {
+      std::string name = PQfname(r, c);
+      // Duplicate column names would overwrite each other in a JSON object: suffix them.
+      std::string key = name;
+      for (int n = 2; std::find(keys.begin(), keys.end(), key) != keys.end(); ++n) key = name + "_" + std::to_string(n);
+      keys.push_back(key);
+      col_types.push_back(PQftype(r, c));
+      out.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), types)}});
+    }
+  };
+  bool capped = false;
+  while (auto r = w.next()) {
+    switch (PQresultStatus(r.get())) {
+      case PGRES_SINGLE_TUPLE: {
+        describe(r.get());
+        if (capped) break;
+        Json row = Json::object();
+        for (int c = 0; c < static_cast<int>(keys.size()); ++c) {
+          if (PQgetisnull(r.get(), 0, c) != 0) {
+            row[keys[c]] = nullptr;
+          } else {
+            row[keys[c]] = valueToJson(col_types[c], std::string_view(PQgetvalue(r.get(), 0, c),
+                                                                      static_cast<std::size_t>(PQgetlength(r.get(), 0, c))),
+                                       types);
+          }
+        }
+        if (!budget.add(std::move(row))) {
+          // A cap is reached: stop the server producing the rest.
+          capped = true;
+          w.cancel(Why::Cap);
+        }
+        break;
+      }
+      case PGRES_TUPLES_OK:
+        describe(r.get());
+        break;
+      case PGRES_COMMAND_OK:
+        break;
+      case PGRES_FATAL_ERROR: {
+        const std::string state = sqlstateOf(r.get());
+        if (capped && state == "57014") break;  // our own cap-cancel
+        if (!error) {
+          if (PQstatus(conn) == CONNECTION_BAD) {
+            error = lostConnection();
+          } else if (state == "57014" && (w.why() == Why::Stop || w.why() == Why::Deadline)) {
+            error = stopError(w.why(), limits);
+          } else {
+            error = errorFromSqlstate(state);
+          }
+        }
+        break;
+      }
+      default:
+        if (!error) error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
+        break;
+    }
+  }
+  if (w.failed() && !error) {
+    error = w.connectionLost() ? lostConnection()
+                               : (w.why() == Why::Stop || w.why() == Why::Deadline ? stopError(w.why(), limits)
+                                                                                   : makeError(Code::TimedOut, "the database did not stop the statement in time"));
+  }
+  if (!error && (w.why() == Why::Stop)) error = stopError(Why::Stop, limits);
+
+  // End the transaction; a connection that cannot be brought back to idle is dropped.
+  if (!outcome.broken && PQstatus(conn) == CONNECTION_OK) {
+    w.startCleanup();
+    const bool clean = !error && !capped;
+    Status st = control(conn, clean ? "COMMIT" : "ROLLBACK", w);
+    if (!st && !error) error = st.error();
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
+  } else {
+    outcome.broken = true;
+  }
+  if (error) return *error;
+  out.truncated = budget.truncated();
+  out.note = budget.note();
+  out.row_count = budget.rows();
+  out.bytes = budget.bytes();
+  out.rows = budget.takeRows();
+  return out;
+}
+
+}  // namespace mcpdb::postgres

@@ -1,0 +1,47 @@
+#pragma once
+// Running one read-only statement on one connection. This is the layer below the guardrail: it is
+// reached only through Runtime::run (which checks the template first), except from tests that
+// prove the transaction itself refuses writes.
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "common/json.hpp"
+#include "common/limits.hpp"
+#include "common/result.hpp"
+#include "engines/postgres/params.hpp"
+#include "engines/postgres/pool.hpp"
+#include "engines/postgres/type_map.hpp"
+
+namespace mcpdb::postgres {
+
+struct ExecResult {
+  Json columns = Json::array();  // [{name, type}]
+  Json rows = Json::array();     // objects keyed by column name
+  std::uint64_t row_count = 0;
+  std::uint64_t bytes = 0;
+  bool truncated = false;
+  std::string note;
+};
+
+// What happened to the connection, for the caller's pool handling.
+struct ExecOutcome {
+  bool broken = false;      // the connection must not be reused
+  bool stale = false;       // it failed before the statement was sent (safe to retry elsewhere)
+  bool cancel_sent = false; // a PQcancel was issued (stop, deadline or row/byte cap)
+};
+
+// BEGIN READ ONLY; the statement through the extended protocol with `params` bound; rows fetched
+// one at a time into a RowBudget (row and byte caps; the rest of a capped result is cancelled on
+// the server); COMMIT (ROLLBACK after an error or a cap). `stop` and `deadline` cancel the running
+// statement with PQcancel. Never throws.
+Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql, const BoundParams& params,
+                                   const Limits& limits, const std::stop_token& stop, Clock::time_point deadline,
+                                   const TypeInfo& types, ExecOutcome& outcome);
+
+}  // namespace mcpdb::postgres

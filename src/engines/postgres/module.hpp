@@ -1,0 +1,14 @@
+#pragma once
+// The Postgres engine module (registered in src/engines/all_engines.cpp).
+
+#include "engines/engine.hpp"
+
+namespace mcpdb::postgres {
+
+// A new, unconfigured Postgres module.
+engines::EngineModulePtr makeModule();
+
+// The built-in `postgres:` section serving the demo data set (YAML).
+std::string_view defaultSectionText();
+
+}  // namespace mcpdb::postgres

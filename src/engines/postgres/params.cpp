@@ -1,0 +1,141 @@
+#include "engines/postgres/params.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "engines/postgres/schema_gen.hpp"
+#include "protocol/schema.hpp"
+
+namespace mcpdb::postgres {
+
+std::vector<const char*> BoundParams::pointers() const {
+  std::vector<const char*> out;
+  out.reserve(values.size());
+  for (const auto& v : values) out.push_back(v ? v->c_str() : nullptr);
+  return out;
+}
+
+Oid scalarOid(ScalarType t) {
+  switch (t) {
+    case ScalarType::String: return oid::kText;
+    case ScalarType::Integer: return oid::kInt8;
+    case ScalarType::Float: return oid::kFloat8;
+    case ScalarType::Boolean: return oid::kBool;
+    case ScalarType::Date: return oid::kDate;
+    case ScalarType::Timestamp: return oid::kTimestamptz;
+    case ScalarType::Uuid: return oid::kUuid;
+  }
+  return oid::kText;
+}
+
+Oid arrayOid(ScalarType t) {
+  switch (t) {
+    case ScalarType::String: return oid::kTextArray;
+    case ScalarType::Integer: return oid::kInt8Array;
+    case ScalarType::Float: return oid::kFloat8Array;
+    case ScalarType::Boolean: return oid::kBoolArray;
+    case ScalarType::Date: return oid::kDateArray;
+    case ScalarType::Timestamp: return oid::kTimestamptzArray;
+    case ScalarType::Uuid: return oid::kUuidArray;
+  }
+  return oid::kTextArray;
+}
+
+Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, const std::string& path) {
+  if (auto st = protocol::validateJson(scalarSchema(spec), value, path); !st) return st.error();
+  switch (spec.type) {
+    case ScalarType::Integer: {
+      if (value.is_number_integer()) {
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          return makeError(Code::InvalidArgument, path + ": must fit in a 64-bit signed integer");
+        }
+        return std::to_string(value.get<std::int64_t>());
+      }
+      // An integral float such as 5.0 (JSON does not distinguish); refuse anything outside int64.
+      const double d = value.get<double>();
+      if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) || d != std::floor(d)) {
+        return makeError(Code::InvalidArgument, path + ": must be an integer");
+      }
+      return std::to_string(static_cast<std::int64_t>(d));
+    }
+    case ScalarType::Float: {
+      const double d = value.get<double>();
+      if (!std::isfinite(d)) return makeError(Code::InvalidArgument, path + ": must be a finite number");
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", d);
+      return std::string(buf);
+    }
+    case ScalarType::Boolean:
+      return std::string(value.get<bool>() ? "true" : "false");
+    default: {
+      const std::string& s = value.get_ref<const std::string&>();
+      // libpq text parameters end at the first NUL byte: a value containing one would be cut short.
+      if (s.find('\0') != std::string::npos) {
+        return makeError(Code::InvalidArgument, path + ": must not contain NUL characters");
+      }
+      return s;
+    }
+  }
+}
+
+Result<std::string> encodeArray(const ScalarSpec& item, const Json& value, const std::string& path) {
+  if (!value.is_array()) return makeError(Code::InvalidArgument, path + ": must be an array");
+  std::string out = "{";
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto e = encodeScalar(item, value[i], path + "[" + std::to_string(i) + "]");
+    if (!e) return e.error();
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : *e) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+Result<BoundParams> bindArguments(const std::vector<ParamSpec>& params, const Json& arguments) {
+  const Json empty = Json::object();
+  const Json& args = arguments.is_null() ? empty : arguments;
+  if (!args.is_object()) return makeError(Code::InvalidArgument, "arguments: must be an object");
+  for (const auto& [key, v] : args.items()) {
+    (void)v;
+    bool known = false;
+    for (const auto& p : params) known = known || p.name == key;
+    // The key is the agent's, but it is a property name, not a value; still, do not echo it.
+    if (!known) return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
+  }
+  BoundParams out;
+  for (const auto& p : params) {
+    const std::string path = "arguments." + p.name;
+    const Json* value = nullptr;
+    if (auto it = args.find(p.name); it != args.end() && !it->is_null()) {
+      value = &*it;
+    } else if (p.default_value) {
+      value = &*p.default_value;
+    } else if (p.required) {
+      return makeError(Code::InvalidArgument, path + ": is required");
+    }
+    const Oid type = p.is_array ? arrayOid(p.scalar.type) : scalarOid(p.scalar.type);
+    if (value == nullptr) {
+      out.add(std::nullopt, type);
+      continue;
+    }
+    if (p.is_array) {
+      if (auto st = protocol::validateJson(paramSchema(p), *value, path); !st) return st.error();
+      auto e = encodeArray(p.scalar, *value, path);
+      if (!e) return e.error();
+      out.add(std::move(*e), type);
+    } else {
+      auto e = encodeScalar(p.scalar, *value, path);
+      if (!e) return e.error();
+      out.add(std::move(*e), type);
+    }
+  }
+  return out;
+}
+
+}  // namespace mcpdb::postgres

@@ -1,0 +1,508 @@
+#include "engines/postgres/pg_config.hpp"
+
+#include <limits>
+#include <regex>
+#include <set>
+
+#include "config/config.hpp"
+#include "engines/postgres/identifiers.hpp"
+#include "engines/postgres/schema_gen.hpp"
+#include "guard/guard.hpp"
+#include "protocol/schema.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::postgres {
+
+std::string_view scalarTypeName(ScalarType t) {
+  switch (t) {
+    case ScalarType::String: return "string";
+    case ScalarType::Integer: return "integer";
+    case ScalarType::Float: return "float";
+    case ScalarType::Boolean: return "boolean";
+    case ScalarType::Date: return "date";
+    case ScalarType::Timestamp: return "timestamp";
+    case ScalarType::Uuid: return "uuid";
+  }
+  return "string";
+}
+
+namespace {
+
+using config::Node;
+
+constexpr std::uint32_t kMaxStringLength = 1 << 20;
+constexpr std::uint32_t kMaxArrayItems = 10000;
+
+std::optional<ScalarType> scalarTypeFrom(const std::string& s) {
+  if (s == "string") return ScalarType::String;
+  if (s == "integer") return ScalarType::Integer;
+  if (s == "float") return ScalarType::Float;
+  if (s == "boolean") return ScalarType::Boolean;
+  if (s == "date") return ScalarType::Date;
+  if (s == "timestamp") return ScalarType::Timestamp;
+  if (s == "uuid") return ScalarType::Uuid;
+  return std::nullopt;
+}
+
+bool isParamName(const std::string& s) { return isSafeIdentifier(s); }
+
+// Reports at `key` when it is present, else at its parent's line (a missing YAML node has no mark).
+void errorAt(const Node& parent, std::string_view key, const std::string& message) {
+  if (parent.has(key)) {
+    parent.child(key).error(message);
+  } else {
+    parent.diag().error(parent.line(), parent.child(key).path(), message);
+  }
+}
+
+std::string titleFromName(const std::string& name) {
+  std::string t = name;
+  for (char& c : t) {
+    if (c == '_' || c == '-' || c == '.') c = ' ';
+  }
+  if (!t.empty() && t[0] >= 'a' && t[0] <= 'z') t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return t;
+}
+
+// Keys of a scalar spec that only make sense for some types.
+void refuseInapplicable(const Node& node, ScalarType type) {
+  const bool is_string = type == ScalarType::String;
+  const bool is_number = type == ScalarType::Integer || type == ScalarType::Float;
+  for (const char* key : {"min_length", "max_length", "pattern", "enum"}) {
+    if (!is_string && node.has(key)) {
+      node.child(key).error("applies only to string values, not " + std::string(scalarTypeName(type)));
+    }
+  }
+  for (const char* key : {"min", "max"}) {
+    if (!is_number && node.has(key)) {
+      node.child(key).error("applies only to integer and float values, not " + std::string(scalarTypeName(type)));
+    }
+  }
+}
+
+// Reads the constraints of a scalar (the parameter itself, an array's items, or a filter).
+ScalarSpec parseScalar(const Node& node, ScalarType type) {
+  ScalarSpec s;
+  s.type = type;
+  refuseInapplicable(node, type);
+  if (type == ScalarType::String) {
+    if (auto v = node.integer("min_length", 0, kMaxStringLength)) s.min_length = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("max_length", 1, kMaxStringLength)) s.max_length = static_cast<std::uint32_t>(*v);
+    if (s.min_length && *s.min_length > s.max_length) {
+      node.child("min_length").error("must not exceed max_length");
+    }
+    if (auto v = node.string("pattern")) {
+      try {
+        std::regex re(*v, std::regex::ECMAScript);
+        s.pattern = *v;
+      } catch (const std::regex_error&) {
+        node.child("pattern").error("is not a valid ECMAScript regular expression");
+      }
+    }
+    if (node.has("enum")) {
+      if (auto v = node.stringList("enum")) {
+        if (v->empty()) node.child("enum").error("must list at least one value");
+        std::set<std::string> seen;
+        for (const auto& e : *v) {
+          if (!seen.insert(e).second) node.child("enum").error("lists a value twice");
+          if (e.size() > s.max_length) node.child("enum").error("has a value longer than max_length");
+        }
+        s.enum_values = *v;
+      }
+    }
+  } else if (type == ScalarType::Integer) {
+    constexpr auto lo = std::numeric_limits<std::int64_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int64_t>::max();
+    if (auto v = node.integer("min", lo, hi)) s.min_int = *v;
+    if (auto v = node.integer("max", lo, hi)) s.max_int = *v;
+    if (s.min_int && s.max_int && *s.min_int > *s.max_int) node.child("min").error("must not exceed max");
+  } else if (type == ScalarType::Float) {
+    s.min_num = node.number("min");
+    s.max_num = node.number("max");
+    if (s.min_num && s.max_num && *s.min_num > *s.max_num) node.child("min").error("must not exceed max");
+  }
+  return s;
+}
+
+// A YAML default converted to the JSON the parameter's schema expects.
+std::optional<Json> scalarDefault(const YAML::Node& y, ScalarType type) {
+  if (!y.IsScalar()) return std::nullopt;
+  const std::string& s = y.Scalar();
+  switch (type) {
+    case ScalarType::Integer: {
+      try {
+        std::size_t used = 0;
+        const long long v = std::stoll(s, &used, 10);
+        if (used != s.size()) return std::nullopt;
+        return Json(static_cast<std::int64_t>(v));
+      } catch (...) {
+        return std::nullopt;
+      }
+    }
+    case ScalarType::Float: {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+        return Json(v);
+      } catch (...) {
+        return std::nullopt;
+      }
+    }
+    case ScalarType::Boolean:
+      if (s == "true") return Json(true);
+      if (s == "false") return Json(false);
+      return std::nullopt;
+    default:
+      return Json(s);
+  }
+}
+
+std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& names) {
+  if (!node.expectMap({"name", "type", "description", "required", "default", "min", "max", "min_length", "max_length",
+                       "pattern", "enum", "items", "min_items", "max_items"})) {
+    return std::nullopt;
+  }
+  ParamSpec p;
+  auto name = node.string("name", true);
+  auto type = node.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid", "array"}, true);
+  auto description = node.string("description", true);
+  if (name) {
+    if (!isParamName(*name)) {
+      node.child("name").error("must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
+    } else if (!names.insert(*name).second) {
+      node.child("name").error("duplicate parameter name '" + *name + "'");
+    }
+    p.name = *name;
+  }
+  if (description) {
+    if (description->empty()) node.child("description").error("must not be empty");
+    p.description = *description;
+  }
+  if (!type) return std::nullopt;
+  if (*type == "array") {
+    p.is_array = true;
+    for (const char* key : {"min", "max", "min_length", "max_length", "pattern", "enum"}) {
+      if (node.has(key)) node.child(key).error("belongs under items: for an array parameter");
+    }
+    Node items = node.child("items");
+    if (!items.present()) {
+      errorAt(node, "items", "is required for an array parameter");
+      return std::nullopt;
+    }
+    if (!items.expectMap({"type", "description", "min", "max", "min_length", "max_length", "pattern", "enum"})) {
+      return std::nullopt;
+    }
+    auto itype = items.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
+    if (!itype) return std::nullopt;
+    p.scalar = parseScalar(items, *scalarTypeFrom(*itype));
+    if (auto v = node.integer("min_items", 0, kMaxArrayItems)) p.min_items = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("max_items", 1, kMaxArrayItems)) p.max_items = static_cast<std::uint32_t>(*v);
+    if (p.min_items > p.max_items) node.child("min_items").error("must not exceed max_items");
+  } else {
+    for (const char* key : {"items", "min_items", "max_items"}) {
+      if (node.has(key)) node.child(key).error("applies only to array parameters");
+    }
+    p.scalar = parseScalar(node, *scalarTypeFrom(*type));
+  }
+  const auto required = node.boolean("required");
+  Node def = node.child("default");
+  if (def.present()) {
+    std::optional<Json> value;
+    if (p.is_array) {
+      if (def.isSequence()) {
+        value = Json::array();
+        for (const auto& e : def.elements()) {
+          auto v = scalarDefault(e.yaml(), p.scalar.type);
+          if (!v) {
+            value.reset();
+            break;
+          }
+          value->push_back(*v);
+        }
+      }
+    } else {
+      value = scalarDefault(def.yaml(), p.scalar.type);
+    }
+    if (!value) {
+      def.error("must be a " + std::string(p.is_array ? "list of " : "") + std::string(scalarTypeName(p.scalar.type)) +
+                " value");
+    } else if (auto st = protocol::validateJson(paramSchema(p), *value, "default"); !st) {
+      def.error("does not satisfy the parameter's own constraints (" + st.error().message + ")");
+    } else {
+      p.default_value = *value;
+    }
+    if (required && *required) node.child("required").error("must not be true for a parameter with a default");
+    p.required = false;
+  } else {
+    p.required = required.value_or(true);
+  }
+  return p;
+}
+
+// `complete` is false when a parameter could not be parsed (its position is then unknown, so the
+// placeholder count is not compared: the parameter's own error says what is wrong).
+std::vector<ParamSpec> parseParams(const Node& node, bool& complete) {
+  std::vector<ParamSpec> out;
+  complete = true;
+  if (!node.present()) return out;
+  if (!node.isSequence()) {
+    node.error("must be a list of parameters");
+    complete = false;
+    return out;
+  }
+  std::set<std::string> names;
+  for (const auto& e : node.elements()) {
+    if (auto p = parseParam(e, names)) {
+      out.push_back(std::move(*p));
+    } else {
+      complete = false;
+    }
+  }
+  return out;
+}
+
+// Runs the guardrail and compares its placeholders with the declared parameter count.
+void checkStatement(const Node& at, const std::string& statement, std::size_t declared, bool compare_count = true) {
+  const guard::Verdict v = guard::checkTemplate(statement);
+  if (!v.allowed) {
+    at.error("refused by the SQL guardrail (" + std::string(guard::ruleId(v.rule)) + "): " + v.message);
+    return;
+  }
+  const std::size_t used = v.placeholders.size();
+  if (compare_count && used != declared) {
+    at.error("uses " + std::to_string(used) + " placeholder" + (used == 1 ? "" : "s") +
+             (used == 0 ? "" : " ($1..$" + std::to_string(used) + ")") + " but " + std::to_string(declared) +
+             " parameter" + (declared == 1 ? " is" : "s are") + " declared");
+  }
+}
+
+void parseTools(const Node& node, const Limits& defaults, Section& out, std::set<std::string>& tool_names) {
+  if (!node.present()) return;
+  if (!node.isMap()) {
+    node.error("must map tool names to tool definitions");
+    return;
+  }
+  for (const auto& [name, t] : node.entries()) {
+    if (!protocol::isValidToolName(name)) {
+      t.error("invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
+      continue;
+    }
+    if (!tool_names.insert(name).second) {
+      t.error("duplicate tool name");
+      continue;
+    }
+    if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"})) continue;
+    QueryTool tool;
+    tool.name = name;
+    if (auto k = t.string("kind"); k && *k != "postgres-sql") t.child("kind").error("must be postgres-sql");
+    tool.title = t.string("title").value_or(titleFromName(name));
+    if (auto d = t.string("description", true)) {
+      if (d->empty()) t.child("description").error("must not be empty");
+      tool.description = *d;
+    }
+    bool complete = true;
+    tool.parameters = parseParams(t.child("parameters"), complete);
+    if (auto s = t.string("statement", true)) {
+      tool.statement = *s;
+      checkStatement(t.child("statement"), tool.statement, tool.parameters.size(), complete);
+    }
+    tool.limits = config::parseLimits(t.child("limits"), defaults, &defaults);
+    out.tools.push_back(std::move(tool));
+  }
+}
+
+std::optional<std::vector<std::string>> qualified(const Node& node, std::string_view key, bool required) {
+  auto s = node.string(key, required);
+  if (!s) return std::nullopt;
+  auto parts = parseQualifiedName(*s);
+  if (!parts) {
+    node.child(key).error("must be table or schema.table, each a lower-case identifier ([a-z_][a-z0-9_]*)");
+  }
+  return parts;
+}
+
+std::string column(const Node& node, std::string_view key, const std::string& fallback, bool optional_empty) {
+  auto s = node.string(key);
+  if (!s) return fallback;
+  if (optional_empty && s->empty()) return {};
+  if (!isSafeIdentifier(*s)) {
+    node.child(key).error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
+    return fallback;
+  }
+  return *s;
+}
+
+}  // namespace
+
+// The statement text is generated here, from validated identifiers only; the guardrail checks it
+// like any operator template.
+std::string buildSearchStatement(const SemanticSearch& s) {
+  const std::string vec = quoteIdentifier(s.vector_column);
+  const std::string op = s.distance == Distance::Cosine ? "<=>" : s.distance == Distance::L2 ? "<->" : "<#>";
+  const std::string dist = vec + " " + op + " $1::vector";
+  const std::string score = s.distance == Distance::Cosine ? "1 - (" + dist + ")" : "-(" + dist + ")";
+  std::string sql = "SELECT coalesce(" + quoteIdentifier(s.id_column) + "::text, '') AS id";
+  if (!s.title_column.empty()) sql += ", coalesce(" + quoteIdentifier(s.title_column) + "::text, '') AS title";
+  sql += ", coalesce(" + quoteIdentifier(s.text_column) + "::text, '') AS text";
+  if (s.metadata_columns.empty()) {
+    sql += ", '{}'::jsonb AS metadata";
+  } else {
+    sql += ", jsonb_build_object(";
+    for (std::size_t i = 0; i < s.metadata_columns.size(); ++i) {
+      sql += (i == 0 ? "'" : ", '") + s.metadata_columns[i] + "', " + quoteIdentifier(s.metadata_columns[i]);
+    }
+    sql += ") AS metadata";
+  }
+  sql += ", (" + score + ")::float8 AS score FROM " + quoteQualified(s.table) + " WHERE " + vec + " IS NOT NULL";
+  for (std::size_t i = 0; i < s.filters.size(); ++i) {
+    const std::string ph = "$" + std::to_string(i + 3);
+    const std::string col = quoteIdentifier(s.filters[i].column);
+    if (s.filters[i].op == SearchFilter::Op::Equals) {
+      sql += " AND (" + ph + " IS NULL OR " + col + " = " + ph + ")";
+    } else {
+      sql += " AND (" + ph + " IS NULL OR " + ph + " = ANY(" + col + "))";
+    }
+  }
+  sql += " ORDER BY " + dist + " LIMIT $2";
+  return sql;
+}
+
+namespace {
+
+void parseSearch(const Node& node, const Limits& defaults, Section& out, std::set<std::string>& tool_names) {
+  if (!node.present()) return;
+  if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column", "text_column",
+                       "metadata_columns", "vector_column", "distance", "k_default", "k_max", "max_query_length",
+                       "model_table", "filters", "limits"})) {
+    return;
+  }
+  SemanticSearch& s = out.search;
+  s.enabled = true;
+  if (auto v = node.string("tool")) s.tool = *v;
+  if (!protocol::isValidToolName(s.tool)) {
+    errorAt(node, "tool", "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
+  } else if (!tool_names.insert(s.tool).second) {
+    errorAt(node, "tool", "duplicate tool name '" + s.tool + "'");
+  }
+  s.title = node.string("title").value_or(titleFromName(s.tool));
+  s.description = node.string("description")
+                      .value_or("Finds the documents closest in meaning to a natural-language query (vector search).");
+  if (auto t = qualified(node, "table", true)) s.table = *t;
+  s.id_column = column(node, "id_column", s.id_column, false);
+  s.title_column = column(node, "title_column", s.title_column, true);
+  s.text_column = column(node, "text_column", s.text_column, false);
+  s.vector_column = column(node, "vector_column", s.vector_column, false);
+  if (auto m = node.stringList("metadata_columns")) {
+    std::set<std::string> seen;
+    for (const auto& c : *m) {
+      if (!isSafeIdentifier(c)) {
+        node.child("metadata_columns").error("must list lower-case column names ([a-z_][a-z0-9_]*)");
+      } else if (!seen.insert(c).second) {
+        node.child("metadata_columns").error("lists a column twice");
+      } else {
+        s.metadata_columns.push_back(c);
+      }
+    }
+  }
+  if (auto d = node.choice("distance", {"cosine", "l2", "inner_product"})) {
+    s.distance = *d == "cosine" ? Distance::Cosine : *d == "l2" ? Distance::L2 : Distance::InnerProduct;
+  }
+  if (auto v = node.integer("k_max", 1, 1000)) s.k_max = static_cast<std::uint32_t>(*v);
+  if (auto v = node.integer("k_default", 1, 1000)) s.k_default = static_cast<std::uint32_t>(*v);
+  if (s.k_default > s.k_max) errorAt(node, "k_default", "must not exceed k_max");
+  if (auto v = node.integer("max_query_length", 1, 100000)) s.max_query_length = static_cast<std::uint32_t>(*v);
+  if (node.has("model_table")) {
+    if (auto t = qualified(node, "model_table", false)) s.model_table = *t;
+  }
+  Node filters = node.child("filters");
+  if (filters.present()) {
+    if (!filters.isSequence()) {
+      filters.error("must be a list of filters");
+    } else {
+      std::set<std::string> names{"query", "k"};
+      for (const auto& f : filters.elements()) {
+        if (!f.expectMap({"name", "column", "type", "description", "op", "min", "max", "min_length", "max_length",
+                          "pattern", "enum"})) {
+          continue;
+        }
+        SearchFilter filter;
+        auto name = f.string("name", true);
+        auto col = f.string("column", true);
+        auto type = f.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
+        auto desc = f.string("description", true);
+        if (name) {
+          if (!isParamName(*name)) {
+            f.child("name").error("must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
+          } else if (!names.insert(*name).second) {
+            f.child("name").error("duplicate argument name '" + *name + "'");
+          }
+          filter.name = *name;
+        }
+        if (col) {
+          if (!isSafeIdentifier(*col)) f.child("column").error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
+          filter.column = *col;
+        }
+        if (desc) filter.description = *desc;
+        if (auto op = f.choice("op", {"equals", "contains"})) {
+          filter.op = *op == "equals" ? SearchFilter::Op::Equals : SearchFilter::Op::Contains;
+        }
+        if (!type) continue;
+        filter.scalar = parseScalar(f, *scalarTypeFrom(*type));
+        s.filters.push_back(std::move(filter));
+      }
+    }
+  }
+  s.limits = config::parseLimits(node.child("limits"), defaults, &defaults);
+  if (!node.diag().ok()) return;
+  s.statement = buildSearchStatement(s);
+  checkStatement(node.child("table"), s.statement, 2 + s.filters.size());
+  if (!s.model_table.empty()) {
+    s.model_statement = "SELECT model_id::text AS model_id, dimension::int8 AS dimension FROM " +
+                        quoteQualified(s.model_table) + " LIMIT 2";
+    checkStatement(node.child("model_table"), s.model_statement, 0);
+  }
+}
+
+void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
+  p.statement_timeout = defaults.timeout;
+  if (!node.present()) return;
+  if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms", "idle_in_transaction_timeout_ms",
+                       "iam_auth", "sslmode", "sslrootcert"})) {
+    return;
+  }
+  if (auto v = node.integer("size", 1, 256)) p.size = static_cast<std::uint32_t>(*v);
+  if (auto v = node.integer("connect_timeout_ms", 100, 120000)) p.connect_timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("statement_timeout_ms", 10, 3600000)) p.statement_timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("idle_in_transaction_timeout_ms", 100, 3600000)) {
+    p.idle_in_transaction_timeout = std::chrono::milliseconds(*v);
+  }
+  p.iam_auth = node.boolean("iam_auth");
+  if (auto v = node.choice("sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
+    p.sslmode = *v;
+  }
+  if (p.iam_auth.value_or(false) && !p.sslmode.empty() && p.sslmode != "verify-full") {
+    node.child("sslmode").error("must be verify-full (or unset) when iam_auth is true");
+  }
+  if (auto v = node.string("sslrootcert")) {
+    if (v->empty()) node.child("sslrootcert").error("must not be empty");
+    p.sslrootcert = *v;
+  }
+}
+
+}  // namespace
+
+Section parseSection(const config::Node& section, const Limits& defaults) {
+  Section out;
+  out.pool.statement_timeout = defaults.timeout;
+  if (!section.present()) return out;
+  out.present = true;
+  if (!section.expectMap({"pool", "tools", "semantic_search"})) return out;
+  std::set<std::string> tool_names;
+  parsePool(section.child("pool"), defaults, out.pool);
+  parseTools(section.child("tools"), defaults, out, tool_names);
+  parseSearch(section.child("semantic_search"), defaults, out, tool_names);
+  return out;
+}
+
+}  // namespace mcpdb::postgres

@@ -1,0 +1,121 @@
+#pragma once
+// The `postgres:` allowlist section, in the shape of Google MCP Toolbox's tools.yaml where it fits:
+//
+//   postgres:
+//     pool: {size, connect_timeout_ms, statement_timeout_ms, idle_in_transaction_timeout_ms,
+//            iam_auth, sslmode, sslrootcert}
+//     tools:
+//       <name>: {kind: postgres-sql, title, description, statement, parameters: [...], limits}
+//     semantic_search: {tool, table, id/title/text columns, metadata_columns, vector_column,
+//                       distance, k_default, k_max, max_query_length, model_table, filters, limits}
+//
+// Parsed and validated completely (guardrail verdict, placeholders vs parameters, identifiers,
+// types, ranges, unknown keys); every problem is reported with file:line:key.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.hpp"
+#include "common/limits.hpp"
+#include "config/node.hpp"
+
+namespace mcpdb::postgres {
+
+enum class ScalarType { String, Integer, Float, Boolean, Date, Timestamp, Uuid };
+
+// "string", "integer", ...
+std::string_view scalarTypeName(ScalarType t);
+
+// The constraints of one scalar value (a parameter, or the items of an array parameter).
+struct ScalarSpec {
+  ScalarType type = ScalarType::String;
+  std::optional<std::int64_t> min_int, max_int;  // integer
+  std::optional<double> min_num, max_num;        // float
+  std::optional<std::uint32_t> min_length;       // string
+  std::uint32_t max_length = 1024;               // string; bounded by default
+  std::optional<std::string> pattern;            // string, ECMAScript, search semantics
+  std::vector<std::string> enum_values;          // string
+};
+
+struct ParamSpec {
+  std::string name;
+  std::string description;
+  bool is_array = false;
+  ScalarSpec scalar;                 // the value, or each item of an array
+  std::uint32_t min_items = 0;       // arrays
+  std::uint32_t max_items = 100;     // arrays; bounded by default
+  bool required = true;
+  std::optional<Json> default_value;  // bound when the argument is absent (implies not required)
+};
+
+struct QueryTool {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::string statement;
+  std::vector<ParamSpec> parameters;  // parameters[i] is $(i+1)
+  Limits limits;
+};
+
+enum class Distance { Cosine, L2, InnerProduct };
+
+struct SearchFilter {
+  std::string name;         // argument name
+  std::string column;       // validated identifier
+  std::string description;
+  enum class Op { Equals, Contains } op = Op::Equals;  // Contains: the value is an element of an array column
+  ScalarSpec scalar;
+};
+
+struct SemanticSearch {
+  bool enabled = false;
+  std::string tool = "semantic_search_documents";
+  std::string title;
+  std::string description;
+  std::vector<std::string> table;  // [schema,] table: validated identifiers
+  std::string id_column = "id";
+  std::string title_column;        // optional
+  std::string text_column = "body";
+  std::vector<std::string> metadata_columns;
+  std::string vector_column = "embedding";
+  Distance distance = Distance::Cosine;
+  std::uint32_t k_default = 5;
+  std::uint32_t k_max = 20;
+  std::uint32_t max_query_length = 1000;
+  std::vector<std::string> model_table;  // [schema,] table with (model_id text, dimension int); empty: no check
+  std::vector<SearchFilter> filters;
+  Limits limits;
+  // Built from the above at configure time; checked by the guardrail then and before each call.
+  std::string statement;
+  std::string model_statement;
+};
+
+struct PoolSettings {
+  std::uint32_t size = 4;
+  std::chrono::milliseconds connect_timeout{5000};
+  // Server-side ceiling, set at connect time; each call is also bounded by its own deadline.
+  std::chrono::milliseconds statement_timeout{30000};
+  std::chrono::milliseconds idle_in_transaction_timeout{10000};
+  std::optional<bool> iam_auth;  // unset: environment MCPDB_PG_IAM_AUTH decides
+  std::string sslmode;           // empty: the DSN's (IAM forces verify-full)
+  std::string sslrootcert;       // empty: environment MCPDB_PG_SSLROOTCERT
+};
+
+struct Section {
+  bool present = false;
+  PoolSettings pool;
+  std::vector<QueryTool> tools;
+  SemanticSearch search;
+};
+
+// The semantic-search SQL, generated from validated, quoted identifiers only.
+std::string buildSearchStatement(const SemanticSearch& search);
+
+// Parses the section; problems go to section.diag(). `defaults` are the server-wide limits (tools
+// may only lower them).
+Section parseSection(const config::Node& section, const Limits& defaults);
+
+}  // namespace mcpdb::postgres

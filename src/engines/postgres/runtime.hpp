@@ -1,0 +1,69 @@
+#pragma once
+// The serving side of the Postgres engine: the pool, the guarded execution path every tool call
+// takes, the tool handlers and the privilege self-check.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/env.hpp"
+#include "common/json.hpp"
+#include "common/result.hpp"
+#include "engines/engine.hpp"
+#include "engines/postgres/conninfo.hpp"
+#include "engines/postgres/executor.hpp"
+#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/pool.hpp"
+#include "protocol/tool.hpp"
+
+namespace mcpdb::embed {
+class Embedder;
+}
+
+namespace mcpdb::postgres {
+
+using EmbedderFn = std::function<Result<std::shared_ptr<embed::Embedder>>()>;
+
+class Runtime {
+ public:
+  // `token` is used only in RDS IAM mode; empty means the real AWS credential chain.
+  Runtime(Section section, Env env, TokenSource token = {});
+
+  // The one execution path of every call: the guardrail verdict on `sql` (again, right before
+  // running it), a pooled connection, executeReadOnly. When a pooled connection turns out dead
+  // before anything ran (e.g. the server restarted), idle connections are dropped and the call is
+  // retried once on a new connection.
+  Result<ExecResult> run(const std::string& sql, const BoundParams& params, const Limits& limits,
+                         const std::stop_token& stop, Clock::time_point deadline);
+
+  // Tool handlers (never throw).
+  Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments, protocol::CallContext& ctx);
+  Result<protocol::ToolOutput> callSearch(const Json& arguments, protocol::CallContext& ctx, const EmbedderFn& embedder);
+
+  // The privilege self-check of the configured role (see self_check.cpp).
+  std::vector<engines::Finding> selfCheck();
+
+  Pool& pool() { return *pool_; }
+  const Section& section() const { return section_; }
+
+  // The limits and deadline of one call: the tool's limits lowered by the call's, the earlier of
+  // the call's deadline and now + timeout.
+  static Limits effectiveLimits(const Limits& tool, const Limits& call);
+  static Clock::time_point effectiveDeadline(const protocol::CallContext& ctx, const Limits& limits);
+
+ private:
+  Status checkModel(const embed::Embedder& embedder, const Limits& limits, const std::stop_token& stop,
+                    Clock::time_point deadline);
+
+  Section section_;
+  Env env_;
+  std::unique_ptr<Pool> pool_;
+  std::mutex model_mu_;
+  std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
+  Clock::time_point model_checked_at_{};
+};
+
+}  // namespace mcpdb::postgres

@@ -1,0 +1,147 @@
+#include "engines/postgres/schema_gen.hpp"
+
+namespace mcpdb::postgres {
+
+Json scalarSchema(const ScalarSpec& spec) {
+  Json s = Json::object();
+  switch (spec.type) {
+    case ScalarType::String:
+      s["type"] = "string";
+      if (spec.min_length) s["minLength"] = *spec.min_length;
+      s["maxLength"] = spec.max_length;
+      if (spec.pattern) s["pattern"] = *spec.pattern;
+      if (!spec.enum_values.empty()) s["enum"] = spec.enum_values;
+      break;
+    case ScalarType::Integer:
+      s["type"] = "integer";
+      if (spec.min_int) s["minimum"] = *spec.min_int;
+      if (spec.max_int) s["maximum"] = *spec.max_int;
+      break;
+    case ScalarType::Float:
+      s["type"] = "number";
+      if (spec.min_num) s["minimum"] = *spec.min_num;
+      if (spec.max_num) s["maximum"] = *spec.max_num;
+      break;
+    case ScalarType::Boolean:
+      s["type"] = "boolean";
+      break;
+    case ScalarType::Date:
+      s["type"] = "string";
+      s["format"] = "date";
+      break;
+    case ScalarType::Timestamp:
+      s["type"] = "string";
+      s["format"] = "date-time";
+      break;
+    case ScalarType::Uuid:
+      s["type"] = "string";
+      s["format"] = "uuid";
+      break;
+  }
+  return s;
+}
+
+Json paramSchema(const ParamSpec& param) {
+  Json s;
+  if (param.is_array) {
+    s = Json{{"type", "array"}, {"items", scalarSchema(param.scalar)}};
+    if (param.min_items > 0) s["minItems"] = param.min_items;
+    s["maxItems"] = param.max_items;
+  } else {
+    s = scalarSchema(param.scalar);
+  }
+  if (!param.description.empty()) s["description"] = param.description;
+  if (param.default_value) s["default"] = *param.default_value;
+  return s;
+}
+
+Json inputSchema(const QueryTool& tool) {
+  Json props = Json::object();
+  Json required = Json::array();
+  for (const auto& p : tool.parameters) {
+    props[p.name] = paramSchema(p);
+    if (p.required) required.push_back(p.name);
+  }
+  Json s{{"type", "object"}, {"properties", props}, {"additionalProperties", false}};
+  if (!required.empty()) s["required"] = required;
+  return s;
+}
+
+namespace {
+
+Json resultEnvelope(Json rows_schema, const std::string& rows_key) {
+  Json props{
+      {rows_key, std::move(rows_schema)},
+      {"row_count", {{"type", "integer"}, {"description", "Number of rows returned."}}},
+      {"truncated",
+       {{"type", "boolean"}, {"description", "True when a row or byte cap cut the result; see note."}}},
+      {"note", {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
+  };
+  return Json{{"type", "object"}, {"properties", props}, {"required", Json::array({rows_key, "row_count", "truncated"})}};
+}
+
+}  // namespace
+
+Json queryOutputSchema() {
+  Json rows{{"type", "array"},
+            {"description",
+             "One object per row, keyed by column name. int8 values beyond +/-(2^53-1) and numeric values "
+             "are strings (lossless); timestamps are ISO 8601; bytea is base64; json/jsonb is JSON; "
+             "arrays and pgvector vectors are arrays."},
+            {"items", {{"type", "object"}}}};
+  Json s = resultEnvelope(rows, "rows");
+  s["properties"]["columns"] = Json{
+      {"type", "array"},
+      {"description", "Result columns in order, with their PostgreSQL type names."},
+      {"items",
+       {{"type", "object"},
+        {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
+        {"required", {"name", "type"}}}}};
+  s["required"].push_back("columns");
+  return s;
+}
+
+Json searchInputSchema(const SemanticSearch& search) {
+  Json props = Json::object();
+  props["query"] = Json{{"type", "string"},
+                        {"minLength", 1},
+                        {"maxLength", search.max_query_length},
+                        {"description", "Natural-language text to search for; it is embedded and compared by meaning."}};
+  props["k"] = Json{{"type", "integer"},
+                    {"minimum", 1},
+                    {"maximum", search.k_max},
+                    {"default", search.k_default},
+                    {"description", "How many nearest documents to return."}};
+  for (const auto& f : search.filters) {
+    Json fs = scalarSchema(f.scalar);
+    fs["description"] = f.description;
+    props[f.name] = fs;
+  }
+  return Json{{"type", "object"}, {"properties", props}, {"required", {"query"}}, {"additionalProperties", false}};
+}
+
+Json searchOutputSchema(const SemanticSearch& search) {
+  Json item_props{{"id", {{"type", "string"}}},
+                  {"text", {{"type", "string"}}},
+                  {"metadata", {{"type", "object"}}},
+                  {"score",
+                   {{"type", "number"},
+                    {"description", search.distance == Distance::Cosine
+                                        ? "1 - cosine distance (higher is more similar)"
+                                        : search.distance == Distance::L2 ? "negative L2 distance (higher is closer)"
+                                                                          : "inner product (higher is more similar)"}}}};
+  Json required{"id", "text", "metadata", "score"};
+  if (!search.title_column.empty()) {
+    item_props["title"] = Json{{"type", "string"}};
+  }
+  Json rows{{"type", "array"},
+            {"description", "Nearest documents, most similar first."},
+            {"items", {{"type", "object"}, {"properties", item_props}, {"required", required}}}};
+  Json s = resultEnvelope(rows, "results");
+  s["properties"]["model"] = Json{{"type", "string"}, {"description", "Embedding model id used for the query."}};
+  s["properties"]["distance"] = Json{{"type", "string"}};
+  s["required"].push_back("model");
+  return s;
+}
+
+}  // namespace mcpdb::postgres

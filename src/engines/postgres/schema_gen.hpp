@@ -1,0 +1,22 @@
+#pragma once
+// JSON Schemas of the Postgres tools, generated from the config. They stay inside the keyword
+// subset that protocol::validateSchemaSubset accepts, so argument validation is never partial.
+
+#include "common/json.hpp"
+#include "engines/postgres/pg_config.hpp"
+
+namespace mcpdb::postgres {
+
+// The schema of one scalar value (no description).
+Json scalarSchema(const ScalarSpec& spec);
+// The schema of one parameter, with its description and default.
+Json paramSchema(const ParamSpec& param);
+// {type: object, properties, required, additionalProperties: false}
+Json inputSchema(const QueryTool& tool);
+// columns + rows + row_count + truncated (+ note)
+Json queryOutputSchema();
+
+Json searchInputSchema(const SemanticSearch& search);
+Json searchOutputSchema(const SemanticSearch& search);
+
+}  // namespace mcpdb::postgres
