@@ -53,6 +53,7 @@ struct Options {
   std::string server_stderr = "/dev/null";
   std::string expect;
   std::string label;
+  std::string dump;
   std::string bearer;
   std::string protocol_version = "2025-06-18";
   pid_t pid = -1;
@@ -63,7 +64,7 @@ struct Options {
             << "\nusage: mcpdb-loadgen [--mode load|cold] [--url http://127.0.0.1:P/mcp] [--pid PID]\n"
                "  [--method M] [--params JSON | --tool NAME [--args JSON]] [--requests N] [--concurrency C]\n"
                "  [--warmup W] [--repeat R] [--max-seconds S] [--timeout-ms T] [--settle-ms T]\n"
-               "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--bearer TOKEN] [-- CMD ARGS...]\n";
+               "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--dump FILE] [--bearer TOKEN] [-- CMD ARGS...]\n";
   std::exit(2);
 }
 
@@ -97,6 +98,7 @@ Options parseArgs(int argc, char** argv) {
     else if (a == "--server-stderr") o.server_stderr = v;
     else if (a == "--expect") o.expect = v;
     else if (a == "--label") o.label = v;
+    else if (a == "--dump") o.dump = v;
     else if (a == "--bearer") o.bearer = v;
     else if (a == "--protocol-version") o.protocol_version = v;
     else usage("unknown option " + a);
@@ -263,7 +265,7 @@ struct PhaseResult {
 };
 
 void noteResponse(PhaseResult& r, std::string_view line, const ResponseInfo& info) {
-  if (r.first_response.empty()) r.first_response = std::string(line.substr(0, 4000));
+  if (r.first_response.empty()) r.first_response = std::string(line);
   if (info.rpc_error || info.tool_error) {
     ++r.errors;
     if (r.first_error.empty()) r.first_error = std::string(line.substr(0, 600));
@@ -329,6 +331,12 @@ json phaseJson(PhaseResult& r, const Options& o) {
   if (r.failed) j["failure"] = r.failure;
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   if (!o.expect.empty()) j["expect_ok"] = r.first_response.find(o.expect) != std::string::npos;
+  if (!o.dump.empty()) {
+    if (FILE* f = std::fopen(o.dump.c_str(), "w")) {
+      std::fwrite(r.first_response.data(), 1, r.first_response.size(), f);
+      std::fclose(f);
+    }
+  }
   j["sample_response"] = r.first_response.substr(0, 400);
   return j;
 }
@@ -482,7 +490,7 @@ int runHttpLoad(const Options& o) {
       if (reply.status != 200) {
         ++mine.errors;
         if (mine.first_error.empty()) mine.first_error = "HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 400);
-        if (mine.first_response.empty()) mine.first_response = reply.message.substr(0, 4000);
+        if (mine.first_response.empty()) mine.first_response = reply.message;
       } else {
         noteResponse(mine, reply.message, scanResponse(reply.message));
       }

@@ -1,0 +1,199 @@
+// Turns bench/results/latest.json into latest.md (Markdown tables: figures, ratios to
+// mcp-dbserver, targets) and latest.png (gnuplot). Usage: node bench/report.mjs RESULTS.json
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const file = process.argv[2];
+const R = JSON.parse(fs.readFileSync(file, "utf8"));
+const dir = path.dirname(file);
+const OURS = "mcp-dbserver";
+const C = [1, 8, 64];
+
+const med = (x) => (x && typeof x.median === "number" ? x.median : null);
+const fmt = (v, digits = 0) => {
+  if (v === null || v === undefined || !isFinite(v)) return "–";
+  if (Math.abs(v) >= 100 || digits === 0) return Math.round(v).toLocaleString("en-US");
+  return v.toFixed(digits);
+};
+const us = (v) => (v === null ? "–" : v >= 10000 ? `${fmt(v / 1000, 1)} ms` : `${fmt(v, v < 100 ? 1 : 0)} µs`);
+const ms = (v) => (v === null ? "–" : `${fmt(v / 1000, v < 100000 ? 1 : 0)} ms`);
+const mb = (kb) => (kb === null || kb === undefined ? "–" : `${(kb / 1024).toFixed(1)} MB`);
+const range = (x, f) => (x ? `${f(x.median)} (${f(x.min)}–${f(x.max)})` : "–");
+const ratio = (a, b) => (a && b ? a / b : null);
+const rfmt = (v) => (v === null ? "–" : v >= 10 ? `${Math.round(v)}×` : `${v.toFixed(v < 1 ? 2 : 1)}×`);
+const errNote = (s) => (s && (s.errors > 0 || s.expect_ok === false || s.ok_runs < s.runs) ? " ⚠" : "");
+
+const lines = [];
+const p = (s = "") => lines.push(s);
+const m = R.machine;
+p(`# mcp-dbserver side-by-side benchmark`);
+p();
+p(`${m.date} · ${m.cpus} × ${m.cpu_model} · ${m.mem_gb} GB · Linux ${m.kernel} · Node ${m.node} · ` +
+  `load average before ${m.load_before.map((x) => x.toFixed(2)).join(" / ")}, after ${m.load_after.map((x) => x.toFixed(2)).join(" / ")} · ` +
+  `${m.reps} repetition(s) of ${m.load_seconds} s per load figure · run took ${m.duration_s} s${m.quick ? " · QUICK (harness check, not a result)" : ""}`);
+p();
+p("Figures are medians over the repetitions (min–max in brackets where shown). Latency is per request, measured by the");
+p("native client from writing the request to reading its answer. Every server ran the same query against the same");
+p("databases; ⚠ marks a figure with errors or a wrong answer (see latest.json).");
+
+function serverTable(title, group, withList) {
+  const ids = Object.keys(group).filter((k) => group[k] && group[k].name);
+  if (!ids.length) return;
+  p();
+  p(`## ${title}`);
+  p();
+  p(`| Server | Cold start → initialize | ${withList ? "tools/list p50 | " : ""}call p50 / p99, c=1 | p50 / p99, c=8 | p50 / p99, c=64 | req/s c=1 | req/s c=8 | req/s c=64 | RSS idle | RSS after c=64 |`);
+  p(`|---|---|${withList ? "---|" : ""}---|---|---|---|---|---|---|---|`);
+  for (const id of ids) {
+    const s = group[id];
+    const cells = [s.name, range(s.cold?.cold_start_us ? { min: s.cold.cold_start_us.min, median: s.cold.cold_start_us.p50, max: s.cold.cold_start_us.max } : null, ms)];
+    if (withList) cells.push(us(med(s.tools_list?.p50_us)) + errNote(s.tools_list));
+    for (const c of C) {
+      const x = s[`call_c${c}`];
+      cells.push(`${us(med(x?.p50_us))} / ${us(med(x?.p99_us))}${errNote(x)}`);
+    }
+    for (const c of C) cells.push(fmt(med(s[`call_c${c}`]?.throughput_rps)));
+    cells.push(mb(med(s.call_c1?.rss_idle_kb) ?? s.cold?.rss_idle?.rss_kb));
+    cells.push(mb(med(s.call_c64?.rss_loaded_kb)));
+    p(`| ${cells.join(" | ")} |`);
+  }
+  const o = group[OURS];
+  if (!o) return;
+  const peers = ids.filter((id) => id !== OURS);
+  if (!peers.length) return;
+  p();
+  p(`Each peer as a ratio to mcp-dbserver (same run). Cold start, latency and memory: peer ÷ ours (how many times`);
+  p(`slower or larger the peer is); throughput: ours ÷ peer (how many times more requests per second we serve).`);
+  p();
+  p(`| Peer | cold start | p50 c=1 | p99 c=1 | p50 c=64 | throughput c=1 | c=8 | c=64 | RSS idle |`);
+  p(`|---|---|---|---|---|---|---|---|---|`);
+  for (const id of peers) {
+    const s = group[id];
+    p(`| ${s.name} | ${rfmt(ratio(s.cold?.cold_start_us?.p50, o.cold?.cold_start_us?.p50))} | ` +
+      `${rfmt(ratio(med(s.call_c1?.p50_us), med(o.call_c1?.p50_us)))} | ${rfmt(ratio(med(s.call_c1?.p99_us), med(o.call_c1?.p99_us)))} | ` +
+      `${rfmt(ratio(med(s.call_c64?.p50_us), med(o.call_c64?.p50_us)))} | ` +
+      C.map((c) => rfmt(ratio(med(o[`call_c${c}`]?.throughput_rps), med(s[`call_c${c}`]?.throughput_rps)))).join(" | ") +
+      ` | ${rfmt(ratio(med(s.call_c1?.rss_idle_kb), med(o.call_c1?.rss_idle_kb)))} |`);
+  }
+}
+
+p();
+p("## Load client ceiling (instant-answer echo server)");
+p();
+p("| Transport | p50 c=1 | req/s c=1 | req/s c=8 | req/s c=64 |");
+p("|---|---|---|---|---|");
+for (const t of ["stdio", "http"]) {
+  const x = R.client_ceiling?.[t];
+  if (!x) continue;
+  p(`| ${t} | ${us(med(x.c1?.p50_us))} | ${fmt(med(x.c1?.throughput_rps))} | ${fmt(med(x.c8?.throughput_rps))} | ${fmt(med(x.c64?.throughput_rps))} |`);
+}
+
+serverTable("PostgreSQL over stdio: one document by id", R.postgres, true);
+serverTable("PostgreSQL over Streamable HTTP: one document by id (one session per connection)", R.http, false);
+if (R.http?.failure) p(`\nHTTP comparison skipped: ${R.http.failure}`);
+serverTable("MongoDB over stdio: one document by _id", Object.fromEntries(Object.entries(R.mongodb).filter(([, v]) => v && v.name)), true);
+if (R.mongodb?.failure) p(`\nMongoDB comparison skipped: ${R.mongodb.failure}`);
+
+// Floor and semantic search.
+const f = R.floor?.shapes;
+const o = R.postgres?.[OURS];
+p();
+p("## Added latency over a direct libpq round trip (same SQL, same role, concurrency 1)");
+p();
+p("| Path | p50 | p99 | mcp-dbserver p50 minus this |");
+p("|---|---|---|---|");
+const ours50 = med(o?.call_c1?.p50_us);
+const names = { bare: "libpq PQexecParams, one statement", txn: "libpq BEGIN READ ONLY; statement; COMMIT (3 round trips, what the server does)", pipeline: "libpq pipeline mode, same 3 commands in 1 round trip" };
+for (const k of ["bare", "txn", "pipeline"]) {
+  const x = f?.[k];
+  if (!x) continue;
+  p(`| ${names[k]} | ${us(x.latency_us.p50)} | ${us(x.latency_us.p99)} | ${ours50 ? us(ours50 - x.latency_us.p50) : "–"} |`);
+}
+p(`| mcp-dbserver get_document over stdio, end to end | ${us(ours50)} | ${us(med(o?.call_c1?.p99_us))} | |`);
+const echo50 = med(R.client_ceiling?.stdio?.c1?.p50_us);
+if (echo50) p(`| echo server over stdio (client + pipes, no database) | ${us(echo50)} | ${us(med(R.client_ceiling?.stdio?.c1?.p99_us))} | |`);
+
+p();
+p("## Semantic search end to end (mcp-dbserver: local embedding + database)");
+p();
+p("No peer embeds queries locally, so there is no side-by-side figure; these are ours alone.");
+p();
+p("| Tool | p50 c=1 | p99 c=1 | req/s c=1 | req/s c=8 | RSS after (model loaded) |");
+p("|---|---|---|---|---|---|");
+for (const [k, label] of [["pgvector", "semantic_search_documents (pgvector HNSW)"], ["mongodb", "semantic_search_mongodb (exact-scan fallback: no Atlas locally)"]]) {
+  const a = R.semantic?.[`${k}_c1`];
+  const b = R.semantic?.[`${k}_c8`];
+  p(`| ${label} | ${us(med(a?.p50_us))}${errNote(a)} | ${us(med(a?.p99_us))} | ${fmt(med(a?.throughput_rps))} | ${fmt(med(b?.throughput_rps))}${errNote(b)} | ${mb(med(b?.rss_loaded_kb))} |`);
+}
+
+// Targets.
+const targets = [];
+const cold = o?.cold?.cold_start_us?.p50;
+targets.push(["Cold start to initialize ≤ 10 ms", cold !== undefined && cold !== null ? ms(cold) : "–", cold !== null && cold !== undefined && cold <= 10000]);
+const added = ours50 && f?.bare ? ours50 - f.bare.latency_us.p50 : null;
+targets.push(["Added latency over libpq ≤ 50 µs p50", added !== null ? us(added) : "–", added !== null && added <= 50]);
+const thr = C.map((c) => {
+  const ourT = med(o?.[`call_c${c}`]?.throughput_rps);
+  let best = null;
+  for (const [id, s] of Object.entries(R.postgres || {})) {
+    if (id === OURS || !s?.name) continue;
+    const t = med(s[`call_c${c}`]?.throughput_rps);
+    if (t && (!best || t > best.t)) best = { t, name: s.name };
+  }
+  return { c, r: ratio(ourT, best?.t), best };
+});
+const minR = Math.min(...thr.map((x) => x.r ?? 0));
+targets.push(["≥ 10× the best peer's throughput (stdio, Postgres)", thr.map((x) => `c=${x.c}: ${rfmt(x.r)} vs ${x.best?.name?.split(" ")[0] ?? "–"}`).join("; "), minR >= 10]);
+const idle = med(o?.call_c1?.rss_idle_kb);
+targets.push(["Idle RSS ≤ 20 MB (model not yet loaded)", mb(idle), idle !== null && idle <= 20 * 1024]);
+p();
+p("## Targets");
+p();
+p("| Target | This run | Met? |");
+p("|---|---|---|");
+for (const [t, v, ok] of targets) p(`| ${t} | ${v} | ${ok ? "met" : "**missed**"} |`);
+R.targets = targets.map(([t, v, ok]) => ({ target: t, value: v, met: ok }));
+fs.writeFileSync(file, JSON.stringify(R, null, 2) + "\n");
+
+p();
+p("![benchmark chart](latest.png)");
+fs.writeFileSync(path.join(dir, "latest.md"), lines.join("\n") + "\n");
+
+// ---- chart ---------------------------------------------------------------------------------
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mcpdb-chart-"));
+const pgIds = Object.keys(R.postgres || {}).filter((k) => R.postgres[k]?.name);
+const short = (id) => ({ "mcp-dbserver": "mcp-dbserver", "server-postgres": "server-postgres", toolbox: "Toolbox", dbhub: "DBHub", "mongodb-mcp-server": "mongodb-mcp" })[id] || id;
+const val = (v) => (v === null || v === undefined || !isFinite(v) ? "NaN" : String(v));
+fs.writeFileSync(path.join(tmp, "thr.dat"), pgIds.map((id) => `"${short(id)}" ${C.map((c) => val(med(R.postgres[id][`call_c${c}`]?.throughput_rps))).join(" ")}`).join("\n") + "\n");
+fs.writeFileSync(path.join(tmp, "lat.dat"), pgIds.map((id) => `"${short(id)}" ${val(med(R.postgres[id].call_c1?.p50_us))} ${val(med(R.postgres[id].call_c1?.p99_us))}`).join("\n") + "\n");
+fs.writeFileSync(path.join(tmp, "cold.dat"), pgIds.map((id) => `"${short(id)}" ${val((R.postgres[id].cold?.cold_start_us?.p50 ?? NaN) / 1000)}`).join("\n") + "\n");
+fs.writeFileSync(path.join(tmp, "rss.dat"), pgIds.map((id) => `"${short(id)}" ${val((med(R.postgres[id].call_c1?.rss_idle_kb) ?? NaN) / 1024)} ${val((med(R.postgres[id].call_c64?.rss_loaded_kb) ?? NaN) / 1024)}`).join("\n") + "\n");
+const gp = `
+set terminal pngcairo size 1400,900 font "DejaVu Sans,11"
+set output "${path.join(dir, "latest.png")}"
+set multiplot layout 2,2 title "mcp-dbserver vs peers: PostgreSQL get-by-id over stdio (load avg ${m.load_before[0].toFixed(1)}, ${m.cpus} cores)"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set grid ytics
+set xtics nomirror
+set key top right
+set logscale y
+set title "Throughput (requests/s, log scale, higher is better)"
+plot "${tmp}/thr.dat" using 2:xtic(1) title "c=1", "" using 3 title "c=8", "" using 4 title "c=64"
+set title "tools/call latency at c=1 (µs, log scale, lower is better)"
+plot "${tmp}/lat.dat" using 2:xtic(1) title "p50", "" using 3 title "p99"
+set title "Cold start to initialize answer (ms, log scale, lower is better)"
+plot "${tmp}/cold.dat" using 2:xtic(1) title "median"
+unset logscale y
+set title "Resident memory (MB, lower is better)"
+plot "${tmp}/rss.dat" using 2:xtic(1) title "idle", "" using 3 title "after c=64"
+unset multiplot
+`;
+const g = spawnSync("gnuplot", [], { input: gp, encoding: "utf8" });
+if (g.status !== 0) console.error("[bench] gnuplot failed:", g.stderr);
+fs.rmSync(tmp, { recursive: true, force: true });
+console.error(`[bench] wrote ${path.join(dir, "latest.md")} and latest.png`);

@@ -1,0 +1,419 @@
+// The side-by-side benchmark driver (called by bench/run.sh once the build, the peers, the servers
+// and the demo data are ready). Every server is driven by the same native client
+// (mcpdb-loadgen), against the same databases, with the same query; each figure is repeated and
+// reported as min/median/max, and each peer as a ratio to mcp-dbserver from this same run.
+// Writes bench/results/latest.{json,md,png}. Every run is bounded in count and time.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const BENCH = path.dirname(new URL(import.meta.url).pathname);
+const ROOT = path.dirname(BENCH);
+const BUILD = process.env.BENCH_BUILD_DIR || path.join(ROOT, "build/release");
+const QUICK = process.env.BENCH_QUICK === "1"; // short runs while developing the harness
+const OUT = process.env.BENCH_OUT_DIR || path.join(BENCH, "results");
+const WORK = fs.mkdtempSync(path.join(os.tmpdir(), "mcpdb-bench-"));
+const NM = path.join(BENCH, "node_modules");
+
+const LOADGEN = path.join(BUILD, "bench/mcpdb-loadgen");
+const ECHO = path.join(BUILD, "bench/mcpdb-echo-server");
+const FLOOR = path.join(BUILD, "bench/mcpdb-pgfloor");
+const OURS = path.join(BUILD, "src/mcp-dbserver");
+
+const REPS = QUICK ? 1 : Number(process.env.BENCH_REPS || 3);
+const LOAD_SECONDS = QUICK ? 1.5 : Number(process.env.BENCH_LOAD_SECONDS || 3);
+const CONCURRENCY = [1, 8, 64];
+const DOC_ID = "doc-01";
+const SQL_TEMPLATE = "SELECT id, title, body, category, tags, published FROM demo.documents WHERE id = $1";
+const SQL_LITERAL = SQL_TEMPLATE.replace("$1", `'${DOC_ID}'`);
+const EXPECT = "Reading a query plan"; // doc-01's title: every answer must contain it
+const SEMANTIC_QUERY = "how do I find out why a SQL query is slow";
+
+const env = process.env;
+for (const v of ["POSTGRES_DSN", "MONGODB_URI", "MONGODB_DATABASE"]) {
+  if (!env[v]) throw new Error(`${v} is not set (eval "$(scripts/servers.sh env)")`);
+}
+const pgUrl = new URL(env.POSTGRES_DSN);
+const pgEnv = {
+  BENCH_PG_HOST: pgUrl.hostname,
+  BENCH_PG_PORT: pgUrl.port || "5432",
+  BENCH_PG_DATABASE: pgUrl.pathname.slice(1),
+  BENCH_PG_USER: decodeURIComponent(pgUrl.username),
+  BENCH_PG_PASSWORD: decodeURIComponent(pgUrl.password),
+};
+const pgDsnNoTls = env.POSTGRES_DSN + (env.POSTGRES_DSN.includes("?") ? "&" : "?") + "sslmode=disable";
+
+// Engines are enabled by environment: each server sees only what its comparison needs.
+function baseEnv(extra) {
+  const e = { PATH: env.PATH, HOME: env.HOME || "/tmp", LANG: "C.UTF-8", MCP_CATALOG_PATH: WORK, ...extra };
+  return e;
+}
+const oursPgEnv = baseEnv({ POSTGRES_DSN: env.POSTGRES_DSN, MCPDB_LOG_LEVEL: "warn", MCPDB_EMBED_MODEL_DIR: env.MCPDB_EMBED_MODEL_DIR });
+const oursMongoEnv = baseEnv({
+  MONGODB_URI: env.MONGODB_URI,
+  MONGODB_DATABASE: env.MONGODB_DATABASE,
+  MCPDB_LOG_LEVEL: "warn",
+  MCPDB_EMBED_MODEL_DIR: env.MCPDB_EMBED_MODEL_DIR,
+});
+
+const log = (...a) => console.error("[bench]", ...a);
+const errFile = (name) => path.join(WORK, `${name}.stderr`);
+
+// One loadgen run; returns its JSON (or {failure}).
+function loadgen(args, cmd, runEnv, label, timeoutS = 120) {
+  const full = [...args, "--label", label, "--server-stderr", errFile(label.replace(/[^A-Za-z0-9_.-]/g, "_"))];
+  if (cmd) full.push("--", ...cmd);
+  const r = spawnSync(LOADGEN, full, { env: runEnv, encoding: "utf8", timeout: timeoutS * 1000, maxBuffer: 64 << 20 });
+  const line = (r.stdout || "").trim().split("\n").pop();
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { label, failure: `loadgen exited ${r.status ?? r.signal}: ${(r.stderr || "").slice(0, 300)}` };
+  }
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === "number" && isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return null;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const mmm = (xs) => {
+  const s = xs.filter((x) => typeof x === "number" && isFinite(x));
+  return s.length ? { min: Math.min(...s), median: median(s), max: Math.max(...s), n: s.length } : null;
+};
+
+// ---- the servers ----------------------------------------------------------------------------
+let port = 59400;
+const nextPort = () => ++port;
+const toolboxBin = path.join(NM, "@toolbox-sdk/server-linux-x64/bin/toolbox");
+const toolboxYaml = path.join(BENCH, "config/toolbox-tools.yaml");
+
+const PG = [
+  {
+    id: "mcp-dbserver",
+    name: "mcp-dbserver (C++)",
+    cmd: [OURS, "serve"],
+    env: oursPgEnv,
+    call: { tool: "get_document", args: { id: DOC_ID } },
+  },
+  {
+    id: "server-postgres",
+    name: "@modelcontextprotocol/server-postgres 0.6.2",
+    cmd: ["node", path.join(NM, "@modelcontextprotocol/server-postgres/dist/index.js"), env.POSTGRES_DSN],
+    env: baseEnv({}),
+    call: { tool: "query", args: { sql: SQL_LITERAL } },
+  },
+  {
+    id: "toolbox",
+    name: "Google MCP Toolbox 1.12.0 (Go)",
+    cmd: [toolboxBin, "--config", toolboxYaml, "--stdio", "--disable-version-check", "--log-level", "WARN"],
+    env: baseEnv(pgEnv),
+    call: { tool: "get_document", args: { id: DOC_ID } },
+  },
+  {
+    id: "dbhub",
+    name: "DBHub 1.4.0",
+    cmd: ["node", path.join(NM, "@bytebase/dbhub/dist/index.js"), "--dsn", pgDsnNoTls],
+    env: baseEnv({}),
+    call: { tool: "execute_sql", args: { sql: SQL_LITERAL } },
+  },
+];
+
+const MONGO = (oid) => [
+  {
+    id: "mcp-dbserver",
+    name: "mcp-dbserver (C++)",
+    cmd: [OURS, "serve"],
+    env: oursMongoEnv,
+    call: { tool: "get_mongodb_document", args: { target: "documents", id: oid } },
+  },
+  {
+    id: "mongodb-mcp-server",
+    name: "mongodb-mcp-server 3.0.4",
+    cmd: [
+      "node",
+      path.join(NM, "mongodb-mcp-server/dist/esm/index.js"),
+      "--connectionString",
+      env.MONGODB_URI,
+      "--readOnly",
+      "--telemetry",
+      "disabled",
+    ],
+    env: baseEnv({ MDB_MCP_TELEMETRY: "disabled" }),
+    call: {
+      tool: "find",
+      args: {
+        connectionId: "preconfigured",
+        database: env.MONGODB_DATABASE,
+        collection: "documents",
+        filter: { _id: { $oid: oid } },
+        projection: { embedding: 0 },
+        limit: 1,
+      },
+    },
+  },
+];
+
+// HTTP servers: started by loadgen itself (so it knows the PID for RSS).
+function httpServers() {
+  const list = [];
+  {
+    const p = nextPort();
+    list.push({
+      id: "mcp-dbserver",
+      name: "mcp-dbserver (C++)",
+      url: `http://127.0.0.1:${p}/mcp`,
+      cmd: [OURS, "serve", "--config", oursHttpConfig, "--http", `127.0.0.1:${p}`],
+      env: oursPgEnv,
+      bearer: oursHttpKey,
+      call: PG[0].call,
+    });
+  }
+  {
+    const p = nextPort();
+    list.push({
+      id: "toolbox",
+      name: PG[2].name,
+      url: `http://127.0.0.1:${p}/mcp`,
+      cmd: [toolboxBin, "--config", toolboxYaml, "--address", "127.0.0.1", "--port", String(p), "--disable-version-check", "--log-level", "WARN"],
+      env: PG[2].env,
+      call: PG[2].call,
+    });
+  }
+  {
+    const p = nextPort();
+    list.push({
+      id: "dbhub",
+      name: PG[3].name,
+      url: `http://127.0.0.1:${p}/mcp`,
+      cmd: [...PG[3].cmd, "--transport=http", "--host=127.0.0.1", `--port=${p}`],
+      env: PG[3].env,
+      call: PG[3].call,
+    });
+  }
+  return list;
+}
+
+// mcp-dbserver over HTTP needs an API key (auth is on by default): one made for this run,
+// with a rate limit high enough not to be what is measured.
+let oursHttpConfig = "";
+let oursHttpKey = "";
+function prepareOursHttp() {
+  const out = execFileSync(OURS, ["keys", "new", "--name", "bench", "--scope", "postgres", "--rate", "1000000", "--burst", "1000000", "--max-concurrent", "1024"], {
+    encoding: "utf8",
+    env: oursPgEnv,
+  });
+  const key = out.match(/\b(mcpdb_[A-Za-z0-9_-]+)/) || out.match(/key[^:\n]*:\s*(\S+)/i);
+  const hash = out.match(/key_sha256:\s*"?([0-9a-f]{64})/);
+  if (!key || !hash) throw new Error("could not read `mcp-dbserver keys new` output");
+  oursHttpKey = key[1];
+  oursHttpConfig = path.join(WORK, "mcp-dbserver-http.yaml");
+  fs.writeFileSync(
+    oursHttpConfig,
+    `version: 1
+postgres:
+  tools:
+    get_document:
+      description: Returns one demo document by its id.
+      statement: ${SQL_TEMPLATE}
+      parameters:
+        - {name: id, type: string, description: The document id, max_length: 64}
+http:
+  max_concurrent_calls: 1024
+  rate_limit: {rate: 1000000, burst: 1000000}
+  clients:
+    - {name: bench, key_sha256: "${hash[1]}", scope: [postgres], rate_limit: {rate: 1000000, burst: 1000000}, max_concurrent_calls: 1024}
+`,
+  );
+}
+
+// ---- measurements -----------------------------------------------------------------------------
+function callArgs(s) {
+  return ["--tool", s.call.tool, "--args", JSON.stringify(s.call.args), "--expect", s.expect || EXPECT];
+}
+
+function coldStart(s, transport) {
+  const ours = s.id === "mcp-dbserver";
+  const repeat = QUICK ? 3 : ours ? 30 : 5;
+  const args = ["--mode", "cold", "--repeat", String(repeat), "--settle-ms", "300", "--max-seconds", "60"];
+  if (transport === "http") args.push("--url", s.url);
+  const r = loadgen(args, s.cmd, s.env, `${s.id}-${transport}-cold`, 150);
+  return r;
+}
+
+function loadRuns(s, transport, method, concurrency, extra = []) {
+  const ours = s.id === "mcp-dbserver";
+  const runs = [];
+  for (let i = 0; i < REPS; ++i) {
+    const n = ours ? 200000 : 50000;
+    const args = [
+      "--method", method,
+      "--requests", String(n),
+      "--concurrency", String(concurrency),
+      "--warmup", String(Math.max(50, concurrency * 4)),
+      "--max-seconds", String(LOAD_SECONDS),
+      "--settle-ms", "300",
+      ...extra,
+    ];
+    if (transport === "http") args.push("--url", s.url);
+    if (s.bearer) args.push("--bearer", s.bearer);
+    runs.push(loadgen(args, s.cmd, s.env, `${s.id}-${transport}-${method}-c${concurrency}-r${i}`));
+  }
+  return summarizeRuns(runs);
+}
+
+function summarizeRuns(runs) {
+  const ok = runs.filter((r) => r.result && !r.result.failure && r.result.completed > 0);
+  const res = (f) => mmm(ok.map((r) => f(r)));
+  return {
+    runs: runs.length,
+    ok_runs: ok.length,
+    failures: runs.filter((r) => !ok.includes(r)).map((r) => r.failure || r.result?.failure || "no result"),
+    errors: ok.reduce((a, r) => a + r.result.errors, 0),
+    first_error: ok.map((r) => r.result.first_error).find(Boolean) || null,
+    expect_ok: ok.length ? ok.every((r) => r.result.expect_ok !== false) : null,
+    completed: ok.reduce((a, r) => a + r.result.completed, 0),
+    p50_us: res((r) => r.result.latency_us.p50),
+    p90_us: res((r) => r.result.latency_us.p90),
+    p99_us: res((r) => r.result.latency_us.p99),
+    max_us: res((r) => r.result.latency_us.max),
+    throughput_rps: res((r) => r.result.throughput_rps),
+    rss_idle_kb: res((r) => r.rss_idle?.rss_kb),
+    rss_loaded_kb: res((r) => r.rss_loaded?.rss_kb),
+    hwm_kb: res((r) => r.rss_loaded?.hwm_kb),
+    processes: ok[0]?.rss_idle?.processes ?? null,
+    sample_response: ok[0]?.result.sample_response?.slice(0, 300) ?? null,
+  };
+}
+
+function floor() {
+  const r = spawnSync(FLOOR, ["--sql", SQL_TEMPLATE, "--param", DOC_ID, "--requests", QUICK ? "2000" : "20000", "--warmup", "500", "--max-seconds", "10"], {
+    env: baseEnv({ POSTGRES_DSN: env.POSTGRES_DSN }),
+    encoding: "utf8",
+    timeout: 90000,
+  });
+  try {
+    return JSON.parse(r.stdout.trim());
+  } catch {
+    return { failure: (r.stderr || "").slice(0, 300) };
+  }
+}
+
+// The ObjectId of doc-01 in MongoDB, asked through mcp-dbserver's own list tool.
+function mongoObjectId() {
+  const dump = path.join(WORK, "mongo-list.json");
+  loadgen(
+    ["--tool", "list_mongodb_documents", "--args", JSON.stringify({ target: "documents", limit: 50 }), "--requests", "1", "--warmup", "0", "--settle-ms", "0", "--dump", dump],
+    [OURS, "serve"],
+    oursMongoEnv,
+    "mongo-oid",
+  );
+  const text = fs.existsSync(dump) ? fs.readFileSync(dump, "utf8") : "";
+  const msg = JSON.parse(text || "{}");
+  const docs = msg.result?.structuredContent?.documents || msg.result?.structuredContent?.items || [];
+  for (const d of docs) {
+    if (d.doc_id === DOC_ID) return d._id?.$oid || d._id || d.id;
+  }
+  const m = text.match(/"_id":\{"\$oid":"([0-9a-f]{24})"\}[^{}]*?"doc_id":"doc-01"/) || text.match(/([0-9a-f]{24})[^{}]{0,400}doc-01/);
+  return m ? m[1] : null;
+}
+
+// ---- main -------------------------------------------------------------------------------------
+const started = Date.now();
+const machine = {
+  cpus: os.cpus().length,
+  cpu_model: os.cpus()[0]?.model,
+  mem_gb: Math.round(os.totalmem() / 2 ** 30),
+  kernel: os.release(),
+  node: process.version,
+  load_before: os.loadavg(),
+  date: new Date().toISOString(),
+  quick: QUICK,
+  reps: REPS,
+  load_seconds: LOAD_SECONDS,
+};
+const results = { machine, client_ceiling: {}, floor: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
+
+log("client ceiling against the instant echo server");
+for (const transport of ["stdio", "http"]) {
+  const s = transport === "stdio" ? { id: "echo", cmd: [ECHO] } : { id: "echo", cmd: [ECHO, "--http", String(nextPort())] };
+  if (transport === "http") s.url = `http://127.0.0.1:${port}/mcp`;
+  s.call = { tool: "echo", args: {} };
+  s.expect = "echo";
+  s.env = baseEnv({});
+  results.client_ceiling[transport] = {};
+  for (const c of CONCURRENCY) {
+    results.client_ceiling[transport][`c${c}`] = loadRuns({ ...s, id: "mcp-dbserver" }, transport, "tools/call", c, callArgs(s));
+  }
+}
+
+log("libpq floor");
+results.floor = floor();
+
+log("PostgreSQL over stdio");
+for (const s of PG) {
+  const r = (results.postgres[s.id] = { name: s.name });
+  log(`  ${s.id}: cold start`);
+  r.cold = coldStart(s, "stdio");
+  log(`  ${s.id}: tools/list`);
+  r.tools_list = loadRuns(s, "stdio", "tools/list", 1, QUICK ? [] : []);
+  for (const c of CONCURRENCY) {
+    log(`  ${s.id}: tools/call c=${c}`);
+    r[`call_c${c}`] = loadRuns(s, "stdio", "tools/call", c, callArgs(s));
+  }
+}
+
+log("PostgreSQL over Streamable HTTP");
+try {
+  prepareOursHttp();
+  for (const s of httpServers()) {
+    const r = (results.http[s.id] = { name: s.name });
+    log(`  ${s.id}: cold start (http)`);
+    r.cold = coldStart(s, "http");
+    for (const c of CONCURRENCY) {
+      log(`  ${s.id}: tools/call c=${c} (http)`);
+      r[`call_c${c}`] = loadRuns(s, "http", "tools/call", c, callArgs(s));
+    }
+  }
+} catch (e) {
+  results.http.failure = String(e.message || e);
+  log("  http skipped:", results.http.failure);
+}
+
+log("MongoDB over stdio");
+const oid = mongoObjectId();
+results.mongodb.doc_oid = oid;
+if (oid) {
+  for (const s of MONGO(oid)) {
+    const r = (results.mongodb[s.id] = { name: s.name });
+    log(`  ${s.id}: cold start`);
+    r.cold = coldStart(s, "stdio");
+    r.tools_list = loadRuns(s, "stdio", "tools/list", 1);
+    for (const c of CONCURRENCY) {
+      log(`  ${s.id}: tools/call c=${c}`);
+      r[`call_c${c}`] = loadRuns(s, "stdio", "tools/call", c, callArgs(s));
+    }
+  }
+} else {
+  results.mongodb.failure = "could not find doc-01's ObjectId (is the demo data loaded?)";
+}
+
+log("semantic search end to end (mcp-dbserver only: no peer embeds locally)");
+{
+  const pgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursPgEnv, call: { tool: "semantic_search_documents", args: { query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
+  const mgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursMongoEnv, call: { tool: "semantic_search_mongodb", args: { target: "documents", query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
+  results.semantic.pgvector_c1 = loadRuns(pgS, "stdio", "tools/call", 1, callArgs(pgS));
+  results.semantic.pgvector_c8 = loadRuns(pgS, "stdio", "tools/call", 8, callArgs(pgS));
+  results.semantic.mongodb_c1 = loadRuns(mgS, "stdio", "tools/call", 1, callArgs(mgS));
+  results.semantic.mongodb_c8 = loadRuns(mgS, "stdio", "tools/call", 8, callArgs(mgS));
+}
+
+machine.load_after = os.loadavg();
+machine.duration_s = Math.round((Date.now() - started) / 1000);
+fs.mkdirSync(OUT, { recursive: true });
+fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+log(`raw results: ${path.join(OUT, "latest.json")} (${machine.duration_s} s)`);
+const report = spawnSync("node", [path.join(BENCH, "report.mjs"), path.join(OUT, "latest.json")], { stdio: "inherit" });
+fs.rmSync(WORK, { recursive: true, force: true });
+process.exit(report.status ?? 1);
