@@ -37,7 +37,7 @@ Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const E
                          "config or the MCPDB_EMBED_MODEL_DIR environment variable (run scripts/install.sh "
                          "to fetch the model)");
   }
-  auto e = UseLiteEmbedder::load(dir, UseLiteOptions{config.verify_model, config.max_input_bytes});
+  auto e = UseLiteEmbedder::load(dir, UseLiteOptions{config.verify_model, config.max_input_bytes, config.blas_threads});
   if (!e.ok()) {
     return makeError(e.error().code, e.error().message +
                                          " (embedding.model_dir / MCPDB_EMBED_MODEL_DIR; run scripts/install.sh "

@@ -51,6 +51,8 @@ struct EmbedConfig {
   // Texts longer than this many bytes are refused (InvalidArgument); only the first 128 tokens
   // count anyway, but the whole text is tokenised (as the reference does).
   std::size_t max_input_bytes = 1024 * 1024;
+  // use-lite: OpenBLAS threads, process-wide (0 = OpenBLAS default / OPENBLAS_NUM_THREADS).
+  int blas_threads = 1;
 
   // openai: endpoint (env MCPDB_EMBED_URL), either ".../v1/embeddings" or a base URL to which
   // "/v1/embeddings" (or "/embeddings" after a trailing "/v1") is appended.

@@ -1,5 +1,7 @@
 #include "embed/use_lite_embedder.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -31,6 +33,10 @@ UseLiteEmbedder::UseLiteEmbedder(Tokenizer tokenizer, std::unique_ptr<UseLiteMod
 
 Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::load(const std::filesystem::path& dir,
                                                               UseLiteOptions options) {
+  // Per-query matrices are small (tokens x 512): OpenBLAS's worker threads cost more CPU than they
+  // save (measured 4x the CPU time per query), and requests already run in parallel on the
+  // server's workers. The setting is process-wide; mcpdb_embed is the only BLAS user.
+  if (options.blas_threads > 0) openblas_set_num_threads(options.blas_threads);
   auto model = UseLiteModel::load(dir);
   if (!model.ok()) return model.error();
   auto tokenizer = Tokenizer::fromFile(dir / "vocab.json");

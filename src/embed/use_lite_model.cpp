@@ -209,6 +209,17 @@ Status UseLiteModel::bind() {
   }
   if (maxLen[0] < 1 || maxLen[0] > 4096) return makeError(Code::FailedPrecondition, "model max length is out of range");
   maxTokens_ = static_cast<std::size_t>(maxLen[0]);
+  // The timing signal only depends on the position: tabulate it once. Like the graph, the angle
+  // is a float32 product; sin/cos are taken in double and rounded.
+  const std::size_t half = kEmbedDim / 2;
+  timing_.resize(maxTokens_ * kEmbedDim);
+  for (std::size_t p = 0; p < maxTokens_; ++p) {
+    for (std::size_t j = 0; j < half; ++j) {
+      const float arg = static_cast<float>(p) * invTimescales_[j];
+      timing_[p * kEmbedDim + j] = static_cast<float>(std::sin(static_cast<double>(arg)));
+      timing_[p * kEmbedDim + half + j] = static_cast<float>(std::cos(static_cast<double>(arg)));
+    }
+  }
   if (!(epsilon_ > 0 && epsilon_ < 1e-2f) || !(l2Floor_ > 0 && l2Floor_ < 1e-3f)) {
     return makeError(Code::FailedPrecondition, "model normalisation constants are out of range");
   }
@@ -244,20 +255,14 @@ void UseLiteModel::runChunk(std::span<const std::vector<std::int32_t>> batch, st
   s.pooled.resize(batch.size() * kOutputDim);
 
   // Token embedding plus sinusoidal timing signal, in the graph's order: E + (E + timing).
-  const std::size_t half = kEmbedDim / 2;
   std::size_t row = 0;
   for (const auto& ids : batch) {
     const std::size_t t = std::min(ids.size(), maxTokens_);
     for (std::size_t p = 0; p < t; ++p, ++row) {
       const float* e = embeddings_.data() + static_cast<std::size_t>(ids[p]) * kEmbedDim;
       float* x = s.x0.data() + row * kEmbedDim;
-      for (std::size_t j = 0; j < half; ++j) {
-        const float arg = static_cast<float>(p) * invTimescales_[j];
-        const auto sn = static_cast<float>(std::sin(static_cast<double>(arg)));
-        const auto cs = static_cast<float>(std::cos(static_cast<double>(arg)));
-        x[j] = e[j] + (e[j] + sn);
-        x[j + half] = e[j + half] + (e[j + half] + cs);
-      }
+      const float* timing = timing_.data() + p * kEmbedDim;
+      for (std::size_t j = 0; j < kEmbedDim; ++j) x[j] = e[j] + (e[j] + timing[j]);
     }
   }
 

@@ -60,6 +60,7 @@ class UseLiteModel {
   float l2Floor_ = 0;
   std::span<const float> embeddings_, invTimescales_, residualW_, residualB_, tanhW_, tanhB_;
   Layer layers_[2];
+  std::vector<float> timing_;  // maxTokens x 256: sin | cos of position * inverse timescale
 };
 
 }  // namespace mcpdb::embed
