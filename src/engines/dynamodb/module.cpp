@@ -1,0 +1,64 @@
+#include <memory>
+
+#include "engines/dynamodb/dynamodb.hpp"
+#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/tools.hpp"
+
+namespace mcpdb::dynamodb {
+namespace {
+
+class DynamoModule final : public engines::EngineModule {
+ public:
+  explicit DynamoModule(BackendOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "dynamodb"; }
+  std::string_view enableHint() const override {
+    return "set AWS_REGION and AWS credentials (AWS_ENDPOINT_URL_DYNAMODB for a local server)";
+  }
+  bool enabled(const Env& env) const override { return env.has("AWS_REGION"); }
+  std::string_view securityPosture() const override {
+    return "only GetItem, Scan (no filters) and DescribeTable on the tables named in the config; keys are typed "
+           "by the registry and names are placeholders, never spliced; scan cursors are signed and bound to their "
+           "target; the serving binary contains no DynamoDB write operation (checked by a test). The real "
+           "boundary is IAM: grant only dynamodb:GetItem, dynamodb:Scan and dynamodb:DescribeTable on these "
+           "tables. The self-check sends a conditional update that can never match and reports a violation "
+           "unless IAM denies it.";
+  }
+  std::string_view defaultSection() const override { return defaultSectionYaml(); }
+
+  void configure(const config::Node& section, const Limits& defaults) override {
+    registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));
+  }
+
+  Status registerTools(protocol::ToolRegistry& registry, engines::EngineServices& services) override {
+    if (!registry_) return {};
+    return dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
+  }
+
+  std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
+    if (!registry_ || registry_->targets.empty()) return {};
+    return runSelfCheck(*registry_, *backendFor(services));
+  }
+
+ private:
+  std::shared_ptr<Backend> backendFor(engines::EngineServices& services) {
+    if (!backend_) {
+      Env env = services.env != nullptr ? *services.env : Env::process();
+      backend_ = std::make_shared<Backend>(std::move(env), options_);
+    }
+    return backend_;
+  }
+
+  BackendOptions options_;
+  std::shared_ptr<const Registry> registry_;
+  std::shared_ptr<Backend> backend_;
+};
+
+}  // namespace
+
+engines::EngineModulePtr makeModule() { return makeModule(BackendOptions{}); }
+
+engines::EngineModulePtr makeModule(BackendOptions options) { return std::make_unique<DynamoModule>(std::move(options)); }
+
+}  // namespace mcpdb::dynamodb

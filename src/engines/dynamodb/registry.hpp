@@ -1,0 +1,57 @@
+#pragma once
+// The DynamoDB target registry: the operator's `dynamodb:` config section, validated completely.
+// Tables are named only here, never by the environment or by an agent.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/limits.hpp"
+#include "config/node.hpp"
+
+namespace mcpdb::dynamodb {
+
+enum class KeyType { S, N, B };
+
+std::string_view keyTypeName(KeyType type);
+
+struct KeyAttribute {
+  std::string name;
+  KeyType type = KeyType::S;
+};
+
+struct ExactCount {
+  bool enabled = false;
+  std::uint64_t max_items = 100000;  // items a counting scan may read before it stops (and says so)
+};
+
+struct Target {
+  std::string name;         // logical name shown to agents
+  std::string table;        // DynamoDB table name
+  std::string description;
+  KeyAttribute partition_key;
+  std::optional<KeyAttribute> sort_key;
+  // Allowed attributes (top-level names), empty = all. Key attributes are always included.
+  std::vector<std::string> attributes;
+  ExactCount exact_count;
+  Limits limits;
+};
+
+struct Registry {
+  Limits limits;  // section-wide limits (tool limits)
+  std::vector<Target> targets;
+
+  const Target* find(std::string_view name) const;
+};
+
+// Parses `section` (may be absent: empty registry). Problems are reported to section.diag().
+Registry parseRegistry(const config::Node& section, const Limits& defaults);
+
+// The built-in `dynamodb:` section for the demo data set (tables created by the loader).
+std::string_view defaultSectionYaml();
+
+inline constexpr const char* kDemoDocumentsTable = "mcp_demo_documents";
+inline constexpr const char* kDemoEventsTable = "mcp_demo_events";
+
+}  // namespace mcpdb::dynamodb

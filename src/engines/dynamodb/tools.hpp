@@ -1,0 +1,21 @@
+#pragma once
+// The four DynamoDB tools: list_dynamodb_targets, get_dynamodb_item, scan_dynamodb_table,
+// count_dynamodb_items. There is deliberately no Query, PartiQL or filter tool.
+
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+#include "engines/dynamodb/backend.hpp"
+#include "engines/dynamodb/registry.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::dynamodb {
+
+// Cursor context for a scan of `target`: binds a cursor to this tool and target.
+std::string scanCursorContext(const Target& target);
+
+Status registerTools(protocol::ToolRegistry& tools, std::shared_ptr<const Registry> registry,
+                     std::shared_ptr<Backend> backend, const std::string& cursor_key);
+
+}  // namespace mcpdb::dynamodb

@@ -1,0 +1,234 @@
+#include "engines/dynamodb/transport.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <random>
+#include <regex>
+
+#include "aws/sigv4.hpp"
+
+namespace mcpdb::dynamodb {
+namespace {
+
+constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
+constexpr std::size_t kMaxPooledClients = 16;
+
+bool isThrottling(std::string_view type) {
+  return type == "ProvisionedThroughputExceededException" || type == "ThrottlingException" ||
+         type == "RequestLimitExceeded";
+}
+
+// An exception name is safe to show only when it looks like one.
+std::string safeTypeName(std::string_view type) {
+  static const std::regex kName("[A-Za-z][A-Za-z0-9]{0,79}");
+  std::string s(type);
+  return std::regex_match(s, kName) ? s : std::string("unknown error");
+}
+
+std::chrono::milliseconds backoff(const RetryPolicy& p, int attempt) {
+  // Full jitter (AWS architecture blog "Exponential Backoff And Jitter").
+  const auto ceiling = std::min<std::int64_t>(p.cap.count(), p.base.count() << std::min(attempt, 20));
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> dist(0, std::max<std::int64_t>(ceiling, 0));
+  return std::chrono::milliseconds(dist(rng));
+}
+
+// Sleeps, waking early on stop. Returns false when stopped.
+bool sleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
+  if (d.count() <= 0) return !stop.stop_requested();
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait_for(lock, stop, d, [] { return false; });
+  return !stop.stop_requested();
+}
+
+}  // namespace
+
+Result<Endpoint> parseEndpoint(std::string_view url) {
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0) {
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must be an http:// or https:// URL");
+  }
+  const auto slash = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, slash);
+  if (authority.empty() || authority.find('@') != std::string_view::npos) {
+    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must be scheme://host[:port][/path]");
+  }
+  std::string_view path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+  if (path.find_first_of("?#") != std::string_view::npos) {
+    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must not carry a query or fragment");
+  }
+  Endpoint e;
+  e.host = std::string(authority);
+  e.path = std::string(path);
+  e.url = std::string(url.substr(0, url.size() - rest.size())) + e.host + e.path;
+  return e;
+}
+
+Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region) {
+  if (auto v = env.get("AWS_ENDPOINT_URL_DYNAMODB")) return parseEndpoint(*v);
+  if (auto v = env.get("AWS_ENDPOINT_URL")) return parseEndpoint(*v);
+  static const std::regex kRegion("[a-z]{2}(-[a-z0-9]+)+-[0-9]+");
+  if (!std::regex_match(region, kRegion)) {
+    return makeError(Code::FailedPrecondition, "AWS_REGION does not look like an AWS region (e.g. eu-west-1)");
+  }
+  const std::string suffix = region.rfind("cn-", 0) == 0 ? ".amazonaws.com.cn" : ".amazonaws.com";
+  return parseEndpoint("https://dynamodb." + region + suffix + "/");
+}
+
+CredentialSource environmentCredentials(const Env& env) {
+  return [env]() -> Result<aws::Credentials> {
+    auto id = env.get("AWS_ACCESS_KEY_ID");
+    auto secret = env.get("AWS_SECRET_ACCESS_KEY");
+    if (!id || !secret) {
+      return makeError(Code::FailedPrecondition,
+                       "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
+                       "for temporary credentials)");
+    }
+    aws::Credentials c;
+    c.accessKeyId = *id;
+    c.secretAccessKey = *secret;
+    c.sessionToken = env.get("AWS_SESSION_TOKEN").value_or("");
+    c.source = "environment";
+    return c;
+  };
+}
+
+bool isRetryable(long http_status, std::string_view error_type) {
+  return http_status >= 500 || isThrottling(error_type);
+}
+
+std::string errorTypeOf(const std::string& body) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return {};
+  auto it = j.find("__type");
+  if (it == j.end() || !it->is_string()) return {};
+  std::string t = it->get<std::string>();
+  const auto hash = t.rfind('#');
+  return hash == std::string::npos ? t : t.substr(hash + 1);
+}
+
+Error mapServiceError(long http_status, std::string_view error_type, int attempts) {
+  const std::string type = error_type.empty() ? std::string() : safeTypeName(error_type);
+  const std::string tries = std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts");
+  if (type == "ResourceNotFoundException") {
+    return makeError(Code::NotFound, "DynamoDB table not found in this region and account (ResourceNotFoundException)");
+  }
+  if (type == "AccessDeniedException" || type == "UnrecognizedClientException" ||
+      type == "InvalidSignatureException" || type == "MissingAuthenticationTokenException" ||
+      type == "IncompleteSignatureException" || type == "ExpiredTokenException" ||
+      type == "InvalidClientTokenId") {
+    return makeError(Code::PermissionDenied, "DynamoDB refused the credentials or the permission (" + type + ")");
+  }
+  if (isThrottling(type)) {
+    return makeError(Code::ResourceExhausted,
+                     "DynamoDB throttled the request (" + type + ") after " + tries + "; retry in a few seconds");
+  }
+  if (type == "ValidationException" || type == "SerializationException") {
+    return makeError(Code::InvalidArgument, "DynamoDB rejected the request as invalid (" + type + ")");
+  }
+  if (type == "ConditionalCheckFailedException") {
+    return makeError(Code::FailedPrecondition, "DynamoDB condition not met (ConditionalCheckFailedException)");
+  }
+  if (http_status >= 500) {
+    return makeError(Code::Unavailable, "DynamoDB returned HTTP " + std::to_string(http_status) +
+                                            (type.empty() ? "" : " (" + type + ")") + " after " + tries);
+  }
+  return makeError(Code::Internal, "unexpected DynamoDB reply: HTTP " + std::to_string(http_status) +
+                                       (type.empty() ? "" : " (" + type + ")"));
+}
+
+Transport::Transport(TransportOptions options, CredentialSource credentials)
+    : options_(std::move(options)), credentials_(std::move(credentials)) {}
+
+Transport::~Transport() = default;
+
+std::unique_ptr<HttpClient> Transport::acquire() {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto c = std::move(pool_.back());
+      pool_.pop_back();
+      return c;
+    }
+  }
+  return std::make_unique<HttpClient>(options_.http);
+}
+
+void Transport::release(std::unique_ptr<HttpClient> client) {
+  std::lock_guard lock(pool_mu_);
+  if (pool_.size() < kMaxPooledClients) pool_.push_back(std::move(client));
+}
+
+Result<Json> Transport::call(std::string_view operation, const Json& body, const CallOptions& options,
+                             CallInfo* info) {
+  CallInfo local;
+  CallInfo& ci = info != nullptr ? *info : local;
+  ci = CallInfo{};
+  const std::string payload = body.dump();
+  const int max_attempts = std::max(1, options_.retry.max_attempts);
+  Error last = makeError(Code::Internal, "DynamoDB call not attempted");
+
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (attempt > 0) {
+      const auto wait = backoff(options_.retry, attempt - 1);
+      if (std::chrono::steady_clock::now() + wait >= options.deadline) break;  // no time left: report the last error
+      if (!sleepFor(wait, options.stop)) return makeError(Code::Cancelled, "DynamoDB call cancelled");
+    }
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now());
+    if (remaining.count() <= 0) {
+      return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
+    }
+    auto creds = credentials_();
+    if (!creds) return creds.error();
+
+    aws::SignableRequest req;
+    req.method = "POST";
+    req.path = options_.endpoint.path;
+    req.headers = {{"Host", options_.endpoint.host},
+                   {"Content-Type", "application/x-amz-json-1.0"},
+                   {"X-Amz-Target", std::string(kTargetPrefix) + std::string(operation)}};
+    req.body = payload;
+    aws::signHeaders(req, *creds, aws::SigningScope{options_.region, "dynamodb", aws::Clock::now()});
+
+    HttpRequest http;
+    http.method = "POST";
+    http.url = options_.endpoint.url;
+    http.headers.assign(req.headers.begin(), req.headers.end());
+    http.body = std::move(req.body);
+    http.stop = options.stop;
+    http.totalTimeout = std::min(remaining, options_.http.totalTimeout);
+    http.connectTimeout = std::min(remaining, options_.http.connectTimeout);
+
+    auto client = acquire();
+    auto resp = client->send(http);
+    ++ci.attempts;
+    if (!resp) {
+      // Transport failures are not retried (only throttling and 5xx are): the client's message
+      // names only scheme://host:port.
+      if (resp.error().code == Code::TimedOut) return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
+      return resp.error();
+    }
+    release(std::move(client));
+    ci.http_status = resp->status;
+    if (resp->status == 200) {
+      Json j = Json::parse(resp->body, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) return makeError(Code::Internal, "unexpected DynamoDB reply (not a JSON object)");
+      ci.error_type.clear();
+      return j;
+    }
+    ci.error_type = errorTypeOf(resp->body);
+    last = mapServiceError(resp->status, ci.error_type, ci.attempts);
+    if (!isRetryable(resp->status, ci.error_type)) return last;
+  }
+  // Out of attempts (or of time) on a retryable error.
+  return mapServiceError(ci.http_status, ci.error_type, ci.attempts);
+}
+
+}  // namespace mcpdb::dynamodb

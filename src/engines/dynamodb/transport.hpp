@@ -1,0 +1,106 @@
+#pragma once
+// DynamoDB's JSON API (POST /, X-Amz-Target: DynamoDB_20120810.<Operation>,
+// Content-Type: application/x-amz-json-1.0) over the shared libcurl client, signed with the shared
+// SigV4 signer. Keep-alive connections are reused through a small pool of HttpClients (one per
+// concurrent call). Throttling errors and 5xx are retried with full-jitter exponential backoff,
+// within the call's deadline; nothing else is retried.
+//
+// The transport does not know which operations exist: the serving code names only read operations
+// (requests.hpp) and the self-check's denied write (self_check.cpp); the loader, a separate
+// executable, names the writes.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aws/credentials.hpp"
+#include "common/env.hpp"
+#include "common/http_client.hpp"
+#include "common/json.hpp"
+#include "common/result.hpp"
+
+namespace mcpdb::dynamodb {
+
+struct Endpoint {
+  std::string url;   // "https://dynamodb.eu-west-1.amazonaws.com/" (with the path)
+  std::string host;  // Host header value ("host[:port]")
+  std::string path;  // request path, "/" by default
+};
+
+// AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL, else the regional AWS endpoint.
+// FailedPrecondition when the region is unusable or the override is not an http(s) URL.
+Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region);
+Result<Endpoint> parseEndpoint(std::string_view url);
+
+// Where credentials come from; called before every attempt (a chain caches and refreshes).
+using CredentialSource = std::function<Result<aws::Credentials>()>;
+
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN only. Interim default until the
+// shared credential chain (src/aws) provides the full standard order.
+CredentialSource environmentCredentials(const Env& env);
+
+struct RetryPolicy {
+  int max_attempts = 4;                     // first try included
+  std::chrono::milliseconds base{50};       // backoff before attempt n+1: random in [0, min(cap, base * 2^n)]
+  std::chrono::milliseconds cap{2000};
+};
+
+// True for the errors worth retrying: throttling exceptions and any 5xx.
+bool isRetryable(long http_status, std::string_view error_type);
+
+// A DynamoDB error reply -> a safe tool error. Never includes AWS's message text (validation
+// messages can quote values), only the exception name.
+Error mapServiceError(long http_status, std::string_view error_type, int attempts);
+
+// "ResourceNotFoundException" from {"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"}.
+std::string errorTypeOf(const std::string& body);
+
+struct TransportOptions {
+  std::string region;
+  Endpoint endpoint;
+  RetryPolicy retry{};
+  HttpClientOptions http{};
+};
+
+struct CallOptions {
+  std::stop_token stop{};
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+};
+
+// Details of the last reply, for callers that must tell exceptions apart (the self-check).
+struct CallInfo {
+  int attempts = 0;
+  long http_status = 0;
+  std::string error_type;  // empty on success
+};
+
+class Transport {
+ public:
+  Transport(TransportOptions options, CredentialSource credentials);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // One API call: `operation` is the X-Amz-Target suffix. Returns the parsed reply body.
+  Result<Json> call(std::string_view operation, const Json& body, const CallOptions& options,
+                    CallInfo* info = nullptr);
+
+  const TransportOptions& options() const { return options_; }
+
+ private:
+  std::unique_ptr<HttpClient> acquire();
+  void release(std::unique_ptr<HttpClient> client);
+
+  TransportOptions options_;
+  CredentialSource credentials_;
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<HttpClient>> pool_;
+};
+
+}  // namespace mcpdb::dynamodb

@@ -1,0 +1,52 @@
+// The serving binary contains no DynamoDB write operation name. The only exception is the
+// self-check's denied-write probe, which must appear solely inside its marker literal
+// (engines/dynamodb/self_check.hpp). The loader (a separate executable) is the only writer.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#ifndef MCPDB_SERVER_BINARY
+#error "MCPDB_SERVER_BINARY must name the built mcp-dbserver"
+#endif
+
+namespace {
+
+constexpr std::string_view kMarkerPrefix = "mcpdb:self-check:denied-write-probe[";
+
+std::string readBinary() {
+  std::ifstream in(MCPDB_SERVER_BINARY, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Occurrences of `needle`, split into those inside the probe marker and the rest.
+std::pair<int, int> count(const std::string& hay, const std::string& needle) {
+  int in_marker = 0, elsewhere = 0;
+  for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + 1)) {
+    const bool marked = pos >= kMarkerPrefix.size() &&
+                        hay.compare(pos - kMarkerPrefix.size(), kMarkerPrefix.size(), kMarkerPrefix) == 0 &&
+                        pos + needle.size() < hay.size() && hay[pos + needle.size()] == ']';
+    (marked ? in_marker : elsewhere)++;
+  }
+  return {in_marker, elsewhere};
+}
+
+TEST(DynamoServingBinary, ContainsNoWriteOperation) {
+  const std::string bin = readBinary();
+  ASSERT_GT(bin.size(), 100000U) << "cannot read " << MCPDB_SERVER_BINARY;
+  // The DynamoDB engine is linked in (otherwise this test would prove nothing).
+  ASSERT_NE(bin.find("DynamoDB_20120810."), std::string::npos) << "the DynamoDB engine is not in the binary";
+  ASSERT_NE(bin.find("scan_dynamodb_table"), std::string::npos);
+  for (const std::string op : {"PutItem", "BatchWriteItem", "DeleteItem", "CreateTable", "DeleteTable",
+                               "TransactWriteItems", "BatchExecuteStatement", "ExecuteStatement",
+                               "ExecuteTransaction", "UpdateTable", "RestoreTableFromBackup", "ImportTable"}) {
+    auto [marked, other] = count(bin, op);
+    EXPECT_EQ(marked + other, 0) << op << " appears in the serving binary";
+  }
+  auto [marked, other] = count(bin, "UpdateItem");
+  EXPECT_EQ(other, 0) << "UpdateItem appears outside the self-check's probe marker";
+  EXPECT_GE(marked, 1) << "the self-check's probe marker is missing";
+}
+
+}  // namespace

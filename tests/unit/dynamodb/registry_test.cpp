@@ -1,0 +1,122 @@
+// The `dynamodb:` section: golden bad configs with exact messages, and what a good one yields.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/config.hpp"
+#include "engines/dynamodb/registry.hpp"
+
+namespace mcpdb::dynamodb {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/dynamodb/configs";
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Parsed {
+  Registry registry;
+  std::vector<std::string> errors;
+};
+
+Parsed parse(const std::string& text, const std::string& file) {
+  config::Diagnostics diag(file);
+  config::Config cfg = config::parseConfig(text, file, {"dynamodb"}, diag);
+  Parsed p;
+  if (diag.ok()) {
+    config::Node root(cfg.root, "", diag);
+    p.registry = parseRegistry(root.child("dynamodb"), cfg.limits);
+  }
+  p.errors = diag.errors();
+  return p;
+}
+
+TEST(DynamoRegistry, GoldenBadConfigs) {
+  const bool update = std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr;
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(kConfigs)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++cases;
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    Parsed p = parse(readFile(entry.path()), name);
+    std::string got;
+    for (const auto& e : p.errors) got += e + "\n";
+    EXPECT_FALSE(p.errors.empty()) << "a bad config was accepted";
+    fs::path expected_file = entry.path();
+    expected_file.replace_extension(".errors");
+    if (update) {
+      std::ofstream(expected_file) << got;
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(expected_file)) << "missing " << expected_file;
+    EXPECT_EQ(got, readFile(expected_file));
+  }
+  EXPECT_GE(cases, 12);
+}
+
+TEST(DynamoRegistry, DefaultSectionIsValid) {
+  Parsed p = parse("version: 1\n" + std::string(defaultSectionYaml()), "default");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.registry.targets.size(), 2U);
+  const Target& docs = p.registry.targets[0];
+  EXPECT_EQ(docs.name, "demo_documents");
+  EXPECT_EQ(docs.table, kDemoDocumentsTable);
+  EXPECT_EQ(docs.partition_key.name, "id");
+  EXPECT_FALSE(docs.sort_key.has_value());
+  EXPECT_TRUE(docs.exact_count.enabled);
+  const Target& events = p.registry.targets[1];
+  EXPECT_EQ(events.table, kDemoEventsTable);
+  ASSERT_TRUE(events.sort_key.has_value());
+  EXPECT_EQ(events.sort_key->name, "published_id");
+  EXPECT_TRUE(events.attributes.empty());
+}
+
+TEST(DynamoRegistry, GoodConfigFields) {
+  Parsed p = parse(R"(
+limits: {max_rows: 80, max_bytes: 100000, timeout_ms: 4000}
+dynamodb:
+  limits: {max_rows: 60}
+  targets:
+    orders:
+      table: prod.orders-v2
+      description: Orders
+      partition_key: {name: customer, type: B}
+      sort_key: {name: seq, type: N}
+      attributes: [total, status]
+      exact_count: {enabled: true, max_items: 500}
+      limits: {max_rows: 10, max_bytes: 2048}
+)",
+                   "good.yaml");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.registry.targets.size(), 1U);
+  const Target& t = p.registry.targets[0];
+  EXPECT_EQ(t.table, "prod.orders-v2");
+  EXPECT_EQ(t.partition_key.type, KeyType::B);
+  EXPECT_EQ(t.sort_key->type, KeyType::N);
+  // Key attributes are always part of the projection, first.
+  EXPECT_EQ(t.attributes, (std::vector<std::string>{"customer", "seq", "total", "status"}));
+  EXPECT_EQ(t.exact_count.max_items, 500U);
+  EXPECT_EQ(t.limits.max_rows, 10U);
+  EXPECT_EQ(t.limits.max_bytes, 2048U);
+  EXPECT_EQ(t.limits.timeout.count(), 4000);
+  EXPECT_EQ(p.registry.limits.max_rows, 60U);
+}
+
+TEST(DynamoRegistry, AbsentSectionMeansNoTargets) {
+  Parsed p = parse("version: 1\n", "none.yaml");
+  EXPECT_TRUE(p.errors.empty());
+  EXPECT_TRUE(p.registry.targets.empty());
+}
+
+}  // namespace
+}  // namespace mcpdb::dynamodb
