@@ -1,3 +1,4 @@
+#include "engines/dynamodb/dynamodb.hpp"
 #include "engines/engine.hpp"
 #include "engines/mongodb/module.hpp"
 
@@ -8,6 +9,7 @@ namespace mcpdb::engines {
 
 std::vector<EngineModulePtr> allEngineModules() {
   std::vector<EngineModulePtr> modules;
+  modules.push_back(dynamodb::makeModule());
   modules.push_back(mongodb::makeModule());
   return modules;
 }
