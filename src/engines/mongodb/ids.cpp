@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 
 namespace mcpdb::mongodb {
 
@@ -33,10 +34,14 @@ Result<TypedId> convertId(const Json& arg, IdType type) {
       return TypedId{s};
     }
     case IdType::Int: {
-      if (arg.is_number_integer()) return TypedId{arg.get<std::int64_t>()};
+      // nlohmann reports unsigned numbers as integers too: check the unsigned range first.
       if (arg.is_number_unsigned()) {
-        return makeError(Code::InvalidArgument, "arguments.id: must be a 64-bit signed integer");
+        if (arg.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+          return makeError(Code::InvalidArgument, "arguments.id: must be a 64-bit signed integer");
+        }
+        return TypedId{static_cast<std::int64_t>(arg.get<std::uint64_t>())};
       }
+      if (arg.is_number_integer()) return TypedId{arg.get<std::int64_t>()};
       if (arg.is_string()) {
         const auto& s = arg.get_ref<const std::string&>();
         std::int64_t v = 0;

@@ -80,6 +80,17 @@ bool isSimpleName(std::string_view s, std::size_t max_len) {
   });
 }
 
+// Reports at `parent.key` when present, else at the parent's line with the key's path (an absent
+// YAML node has no position).
+void errorAt(const config::Node& parent, std::string_view key, const std::string& message) {
+  const config::Node c = parent.child(key);
+  if (c.present()) {
+    c.error(message);
+  } else {
+    parent.diag().error(parent.line(), c.path(), message);
+  }
+}
+
 // Reads a field path at `key`, reporting a located error when it is malformed.
 std::optional<std::string> fieldPath(const config::Node& node, std::string_view key, bool required) {
   auto v = node.string(key, required);
@@ -116,6 +127,7 @@ std::optional<std::vector<std::string>> fieldPathList(const config::Node& node, 
     for (std::size_t j = 0; j < values->size(); ++j) {
       const std::string& a = (*values)[i];
       const std::string& b = (*values)[j];
+      if (!fieldPathProblem(a).empty() || !fieldPathProblem(b).empty()) continue;
       if (i != j && b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.') {
         elems[j].error("field '" + b + "' overlaps field '" + a + "' (list only one of them)");
         ok = false;
@@ -178,11 +190,11 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
     if (auto v = vs.integer("default_k", 1, 100)) out.default_k = static_cast<std::uint32_t>(*v); else ok = false;
   }
   if (ok && out.default_k > out.max_k) {
-    vs.child("default_k").error("must not exceed max_k (" + std::to_string(out.max_k) + ")");
+    errorAt(vs, "default_k", "must not exceed max_k (" + std::to_string(out.max_k) + ")");
     ok = false;
   }
   if (ok && out.max_k > out.num_candidates_max) {
-    vs.child("max_k").error("must not exceed num_candidates.max (" + std::to_string(out.num_candidates_max) +
+    errorAt(vs, "max_k", "must not exceed num_candidates.max (" + std::to_string(out.num_candidates_max) +
                             "): $vectorSearch needs numCandidates >= limit");
     ok = false;
   }
@@ -242,22 +254,22 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
       }
     }
   }
-  if (ok) {
+  {
     // The search result has fixed keys (id, title, text, metadata, score); the vector itself is
     // never returned and "score" is the name of the computed score in the $project stage.
     const std::vector<std::pair<std::string, std::string>> named = {
         {"id_field", out.id_field}, {"title_field", out.title_field}, {"text_field", out.text_field}};
     for (const auto& [key, value] : named) {
-      if (value == out.path) {
-        vs.child(key).error("must not be the vector field '" + out.path + "'");
+      if (!out.path.empty() && value == out.path) {
+        errorAt(vs, key, "must not be the vector field '" + out.path + "'");
         ok = false;
       } else if (value == "score") {
-        vs.child(key).error("'score' is reserved for the search score");
+        errorAt(vs, key, "'score' is reserved for the search score");
         ok = false;
       }
     }
     for (const auto& m : out.metadata_fields) {
-      if (m == out.path || m == "score") {
+      if ((!out.path.empty() && m == out.path) || m == "score") {
         vs.child("metadata_fields").error("must not list '" + m + "' (the vector field and 'score' are reserved)");
         ok = false;
       }
@@ -283,7 +295,7 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
 
   const config::Node targets = section.child("targets");
   if (!targets.present()) {
-    targets.error("is required (a map of logical target name to collection settings)");
+    errorAt(section, "targets", "is required (a map of logical target name to collection settings)");
     return s;
   }
   if (!targets.isMap()) {
@@ -362,7 +374,7 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
       if (!vs) {
         ok = false;
       } else if (!tool_names.insert(vs->tool).second) {
-        t.child("vector_search").child("tool").error(
+        errorAt(t.child("vector_search"), "tool",
             "tool name '" + vs->tool + "' is already used by another target (set vector_search.tool)");
         ok = false;
       } else {

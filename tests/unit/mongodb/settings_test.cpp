@@ -1,0 +1,114 @@
+// Config validation: golden bad configs (configs/NAME.yaml -> every error, exactly, in
+// configs/NAME.expected) and the built-in demo section. MCPDB_UPDATE_GOLDEN=1 rewrites the files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engines/mongodb/settings.hpp"
+
+namespace mcpdb::mongodb {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mongodb/configs";
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Parsed {
+  Settings settings;
+  std::vector<std::string> errors;
+};
+
+Parsed parseText(const std::string& name, const std::string& text, Limits limits = Limits{}) {
+  config::Diagnostics diag(name);
+  YAML::Node root = YAML::Load(text);
+  config::Node node(root, "", diag);
+  Parsed p;
+  p.settings = parseSettings(node.child("mongodb"), limits);
+  p.errors = diag.errors();
+  return p;
+}
+
+TEST(MongoSettingsGolden, EveryBadConfigReportsExactlyItsErrors) {
+  const bool update = std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr;
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(kConfigs)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().filename().string();
+    Parsed p = parseText(name, readFile(entry.path()));
+    std::string actual;
+    for (const auto& e : p.errors) actual += e + "\n";
+    const fs::path expected_path = fs::path(entry.path()).replace_extension(".expected");
+    if (update) {
+      std::ofstream(expected_path) << actual;
+    }
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(p.errors.empty()) << "a bad config must produce errors";
+    EXPECT_EQ(actual, readFile(expected_path));
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+TEST(MongoSettings, BuiltInSectionIsValidAndServesTheDemoCollection) {
+  Parsed p = parseText("builtin", std::string(defaultSectionYaml()));
+  ASSERT_TRUE(p.errors.empty()) << p.errors.front();
+  ASSERT_EQ(p.settings.targets.size(), 1u);
+  const Target& t = p.settings.targets[0];
+  EXPECT_EQ(t.name, "documents");
+  EXPECT_EQ(t.collection, "documents");
+  EXPECT_EQ(t.id_type, IdType::ObjectId);
+  EXPECT_EQ(p.settings.read_preference, "primaryPreferred");
+  EXPECT_EQ(p.settings.read_concern, "local");
+  ASSERT_TRUE(t.vector_search.has_value());
+  const VectorSearch& vs = *t.vector_search;
+  EXPECT_EQ(vs.tool, "semantic_search_mongodb");
+  EXPECT_EQ(vs.path, "embedding");
+  EXPECT_EQ(vs.id_field, "doc_id");
+  EXPECT_EQ(vs.method, SearchMethod::Auto);
+  EXPECT_EQ(vs.filter_fields.size(), 2u);
+  // The vector is never part of what list/get return.
+  EXPECT_EQ(std::find(t.projection.begin(), t.projection.end(), "embedding"), t.projection.end());
+}
+
+TEST(MongoSettings, ToolLimitsMayOnlyLowerTheServerLimits) {
+  Limits server;
+  server.max_rows = 50;
+  Parsed ok = parseText("l", "mongodb:\n  limits: {max_rows: 10}\n  targets:\n    t: {collection: c, projection: [a]}\n", server);
+  EXPECT_TRUE(ok.errors.empty());
+  EXPECT_EQ(ok.settings.limits.max_rows, 10u);
+  Parsed bad = parseText("l", "mongodb:\n  limits: {max_rows: 500}\n  targets:\n    t: {collection: c, projection: [a]}\n", server);
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_EQ(bad.errors[0], "l:2: mongodb.limits.max_rows: must be between 1 and 50");
+}
+
+TEST(MongoSettings, FieldPathRules) {
+  EXPECT_EQ(fieldPathProblem("title"), "");
+  EXPECT_EQ(fieldPathProblem("meta.lang"), "");
+  EXPECT_EQ(fieldPathProblem("tags.0"), "");
+  EXPECT_EQ(fieldPathProblem("_id"), "");
+  EXPECT_NE(fieldPathProblem("$where"), "");
+  EXPECT_NE(fieldPathProblem("a.$b"), "");
+  EXPECT_NE(fieldPathProblem("a..b"), "");
+  EXPECT_NE(fieldPathProblem(".a"), "");
+  EXPECT_NE(fieldPathProblem("a."), "");
+  EXPECT_NE(fieldPathProblem(""), "");
+  EXPECT_NE(fieldPathProblem("a b"), "");
+  EXPECT_NE(fieldPathProblem(std::string("a\0b", 3)), "");
+  EXPECT_EQ(collectionNameProblem("documents"), "");
+  EXPECT_EQ(collectionNameProblem("app.events"), "");
+  EXPECT_NE(collectionNameProblem("system.users"), "");
+  EXPECT_NE(collectionNameProblem("a$b"), "");
+}
+
+}  // namespace
+}  // namespace mcpdb::mongodb

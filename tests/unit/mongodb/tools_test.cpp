@@ -1,0 +1,143 @@
+// The tool surface without a server: names, schemas, annotations, and every argument check that
+// must refuse before anything is sent (bad ids, forged or foreign cursors, unknown filters).
+#include <gtest/gtest.h>
+
+#include "common/cursor.hpp"
+#include "engines/mongodb/commands.hpp"
+#include "engines/mongodb/settings.hpp"
+#include "unit/mongodb/tool_harness.hpp"
+
+namespace mcpdb::mongodb {
+namespace {
+
+using testing::ToolHarness;
+
+// Port 1: nothing listens; any attempt to connect would fail with Unavailable, not InvalidArgument.
+const std::map<std::string, std::string, std::less<>> kEnv = {{"MONGODB_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"},
+                                                              {"MONGODB_DATABASE", "mcpdemo"}};
+
+const char* kTwoTargets = R"(
+mongodb:
+  targets:
+    a:
+      collection: ca
+      id_type: string
+      projection: [title]
+    b:
+      collection: cb
+      id_type: int
+      projection: [title]
+      vector_search:
+        tool: search_b
+        index: ib
+        path: v
+        title_field: title
+        text_field: body
+        filter_fields: [{path: lang, type: string}, {path: year, type: integer}]
+)";
+
+TEST(MongoTools, BuiltInSurface) {
+  ToolHarness h(std::string(defaultSectionYaml()), kEnv);
+  ASSERT_TRUE(h.ok());
+  std::vector<std::string> names;
+  for (const auto& t : h.registry().tools()) {
+    names.push_back(t->name);
+    EXPECT_EQ(t->engine, "mongodb");
+    EXPECT_TRUE(protocol::validateSchemaSubset(t->input_schema).ok()) << t->name;
+    Json d = protocol::ToolRegistry::describe(*t);
+    EXPECT_EQ(d["annotations"]["readOnlyHint"], true);
+    EXPECT_EQ(d["inputSchema"]["additionalProperties"], false) << t->name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"list_mongodb_targets", "get_mongodb_document", "list_mongodb_documents",
+                                             "count_mongodb_documents", "semantic_search_mongodb"}));
+  // No tool takes a filter document, a pipeline, a collection or a field name.
+  for (const auto& t : h.registry().tools()) {
+    for (const auto& [prop, schema] : t->input_schema["properties"].items()) {
+      EXPECT_TRUE(prop == "target" || prop == "id" || prop == "limit" || prop == "cursor" || prop == "method" ||
+                  prop == "query" || prop == "k" || prop == "filter")
+          << t->name << "." << prop;
+    }
+  }
+}
+
+TEST(MongoTools, EnabledOnlyWithBothVariables) {
+  auto m = makeModule();
+  EXPECT_TRUE(m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}, {"MONGODB_DATABASE", "d"}})));
+  EXPECT_FALSE(m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}})));
+  EXPECT_FALSE(m->enabled(Env::fromMap({{"MONGODB_DATABASE", "d"}})));
+  EXPECT_EQ(m->name(), "mongodb");
+}
+
+TEST(MongoTools, ListTargetsNeedsNoServer) {
+  ToolHarness h(kTwoTargets, kEnv);
+  ASSERT_TRUE(h.ok());
+  auto r = h.call("list_mongodb_targets", Json::object());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ((*r)["targets"].size(), 2u);
+  EXPECT_EQ((*r)["targets"][0]["name"], "a");
+  EXPECT_EQ((*r)["targets"][0]["semantic_search"], nullptr);
+  EXPECT_EQ((*r)["targets"][1]["id_type"], "int");
+  EXPECT_EQ((*r)["targets"][1]["semantic_search"]["tool"], "search_b");
+}
+
+TEST(MongoTools, ArgumentsAreRefusedBeforeAnythingIsSent) {
+  ToolHarness h(kTwoTargets, kEnv);
+  ASSERT_TRUE(h.ok());
+  auto expectInvalid = [&](const std::string& tool, const Json& args, const std::string& message) {
+    auto r = h.call(tool, args);
+    ASSERT_FALSE(r.ok()) << tool << " " << args.dump();
+    EXPECT_EQ(r.error().code, Code::InvalidArgument) << r.error().message;
+    if (!message.empty()) {
+      EXPECT_EQ(r.error().message, message);
+    }
+  };
+  expectInvalid("get_mongodb_document", {{"target", "b"}, {"id", "$where"}}, "arguments.id: must be an integer for this target");
+  expectInvalid("get_mongodb_document", {{"target", "a"}, {"id", {{"$ne", nullptr}}}}, "arguments.id: must be a string or integer");
+  expectInvalid("get_mongodb_document", {{"target", "zzz"}, {"id", "x"}}, "arguments.target: must be one of: \"a\", \"b\"");
+  expectInvalid("list_mongodb_documents", {{"target", "a"}, {"cursor", "garbage"}}, "");
+  expectInvalid("search_b", {{"query", "q"}, {"filter", {{"lang", {{"$ne", nullptr}}}}}}, "arguments.filter.lang: must be a string");
+  expectInvalid("search_b", {{"query", "q"}, {"filter", {{"$where", "1"}}}}, "");
+  expectInvalid("search_b", {{"query", "q"}, {"k", 21}}, "arguments.k: must be at most 20");
+}
+
+TEST(MongoTools, CursorsAreSignedAndBoundToTheirTarget) {
+  ToolHarness h(kTwoTargets, kEnv);
+  ASSERT_TRUE(h.ok());
+  CursorCodec codec("unit-test-cursor-key");
+  // {"v": "k1"} as BSON, base64url: a well-formed position for target a.
+  BsonPtr pos = newDoc();
+  BSON_APPEND_UTF8(pos.get(), "v", "k1");
+  const std::string bytes(reinterpret_cast<const char*>(bson_get_data(pos.get())), pos->len);
+  const Json payload = {{"after", base64UrlEncode(bytes)}, {"desc", false}};
+  const std::string for_a = codec.encode("mongodb:list_mongodb_documents:a", payload);
+
+  // Replayed against another target: refused before any I/O.
+  auto other = h.call("list_mongodb_documents", {{"target", "b"}, {"cursor", for_a}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, Code::InvalidArgument);
+
+  // Forged: one payload character changed, or signed with another key.
+  std::string forged = for_a;
+  forged[3] = forged[3] == 'A' ? 'B' : 'A';
+  auto f1 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", forged}});
+  ASSERT_FALSE(f1.ok());
+  EXPECT_EQ(f1.error().code, Code::InvalidArgument);
+  const std::string other_key = CursorCodec("another-key").encode("mongodb:list_mongodb_documents:a", payload);
+  auto f2 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", other_key}});
+  ASSERT_FALSE(f2.ok());
+  EXPECT_EQ(f2.error().code, Code::InvalidArgument);
+
+  // Signed but not a position: refused.
+  const std::string junk = codec.encode("mongodb:list_mongodb_documents:a", {{"after", base64UrlEncode("xx")}, {"desc", false}});
+  auto f3 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", junk}});
+  ASSERT_FALSE(f3.ok());
+  EXPECT_EQ(f3.error().message, "arguments.cursor: malformed cursor");
+
+  // The genuine cursor passes verification and only then reaches the (absent) server.
+  auto ok = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", for_a}});
+  ASSERT_FALSE(ok.ok());
+  EXPECT_EQ(ok.error().code, Code::Unavailable) << ok.error().message;
+}
+
+}  // namespace
+}  // namespace mcpdb::mongodb
