@@ -1,0 +1,39 @@
+#include "auth/rate_limiter.hpp"
+
+namespace mcpdb::auth {
+
+std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& client, const RateSettings& settings,
+                                                            Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = clients_[client];
+  if (!s.bucket) {
+    s.bucket.emplace(settings.rate, settings.burst, now);
+  } else if (s.rate != settings.rate || s.burst != settings.burst) {
+    s.bucket->reconfigure(settings.rate, settings.burst, now);
+  }
+  s.rate = settings.rate;
+  s.burst = settings.burst;
+  return s.bucket->tryTake(now);
+}
+
+bool RateLimiter::enterCalls(const std::string& client, std::size_t calls, std::size_t max_concurrent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = clients_[client];
+  if (s.in_flight + calls > max_concurrent) return false;
+  s.in_flight += calls;
+  return true;
+}
+
+void RateLimiter::leaveCalls(const std::string& client, std::size_t calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& s = clients_[client];
+  s.in_flight = calls > s.in_flight ? 0 : s.in_flight - calls;
+}
+
+std::size_t RateLimiter::inFlight(const std::string& client) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = clients_.find(client);
+  return it == clients_.end() ? 0 : it->second.in_flight;
+}
+
+}  // namespace mcpdb::auth

@@ -1,0 +1,31 @@
+#pragma once
+// What a client may see and call: whole engines and/or single tools of an engine.
+// Text form (CLI and config): comma-separated entries, each `*`, `ENGINE` or `ENGINE:TOOL[:TOOL...]`,
+// e.g. "postgres,mongodb:get_mongodb_document:count_mongodb_documents".
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace mcpdb::auth {
+
+class Scope {
+ public:
+  static Result<Scope> parse(std::string_view text);
+  static Scope everything();
+
+  bool allows(std::string_view engine, std::string_view tool) const;
+  bool empty() const { return !all_ && engines_.empty() && tools_.empty(); }
+  // Canonical text form (sorted), parseable again.
+  std::string toString() const;
+
+ private:
+  bool all_ = false;
+  std::set<std::string, std::less<>> engines_;                          // every tool of these
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> tools_;  // engine -> tools
+};
+
+}  // namespace mcpdb::auth

@@ -1,0 +1,823 @@
+// Boost 1.74 Asio under g++ 12 -std=c++20 needs <utility> before any Boost header (std::exchange).
+#include <utility>
+
+#include "transport/http/http_server.hpp"
+
+#include <openssl/ssl.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+#include "auth/rate_limiter.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "transport/http/policy.hpp"
+#include "transport/http/session_table.hpp"
+
+namespace mcpdb::transport::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+using tcp = boost::asio::ip::tcp;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+namespace {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Who is calling, as far as the HTTP layer knows.
+struct Caller {
+  std::string name;
+  auth::RateSettings rate;
+  bool anonymous = false;
+};
+
+// The client table and auth mode, swapped whole on reload. Sessions' scope predicates hold it
+// (not the server), so scope changes and revocations apply to open sessions at once.
+class AuthState {
+ public:
+  explicit AuthState(auth::AuthSettings s) { set(std::move(s)); }
+  void set(auth::AuthSettings s) {
+    auto table = std::make_shared<const auth::ClientTable>(std::move(s.clients));
+    std::lock_guard<std::mutex> lock(mu_);
+    table_ = std::move(table);
+    required_ = s.required;
+    defaults_ = s.defaults;
+  }
+  std::shared_ptr<const auth::ClientTable> table() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return table_;
+  }
+  bool required() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return required_;
+  }
+  auth::RateSettings defaults() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return defaults_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const auth::ClientTable> table_;
+  bool required_ = true;
+  auth::RateSettings defaults_;
+};
+
+// Lets worker threads post to the I/O context only while it exists.
+struct PostGate {
+  std::mutex mu;
+  bool open = true;
+};
+
+// Responses and notifications of one POST, handed to its connection's strand. When the last
+// reference goes (every call of the POST finished or was cancelled), `done` runs.
+class PostOutbox : public protocol::Outbox {
+ public:
+  PostOutbox(std::function<void(Json)> deliver, std::function<void()> done)
+      : deliver_(std::move(deliver)), done_(std::move(done)) {}
+  ~PostOutbox() override { done_(); }
+  void send(const Json& message) override { deliver_(message); }
+
+ private:
+  std::function<void(Json)> deliver_;
+  std::function<void()> done_;
+};
+
+class NullOutbox : public protocol::Outbox {
+ public:
+  void send(const Json&) override {}
+};
+
+bool isNotificationOrResponse(const Json& m) {
+  if (!m.is_object()) return false;
+  if (m.contains("method")) return !m.contains("id");
+  return m.contains("result") || m.contains("error");
+}
+
+bool wantsProgress(const Json& m) {
+  if (!m.is_object() || m.value("method", Json()) != "tools/call" || !m.contains("id")) return false;
+  const Json& p = m.value("params", Json::object());
+  return p.is_object() && p.contains("_meta") && p["_meta"].is_object() && p["_meta"].contains("progressToken");
+}
+
+Json rpcError(int code, const std::string& message) {
+  return protocol::makeErrorResponse(nullptr, code, message);
+}
+
+std::string chunk(std::string_view data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string out(size);
+  out.append(data);
+  out.append("\r\n");
+  return out;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l, std::shared_ptr<observe::AuditLog> a,
+       std::shared_ptr<observe::Metrics> m)
+      : core(c),
+        settings(std::move(s)),
+        listen(std::move(l)),
+        policy(settings.allowed_hosts, settings.allowed_origins, listen.host, listen.loopback),
+        audit(std::move(a)),
+        metrics(std::move(m)),
+        auth_state(std::make_shared<AuthState>(settings.auth)),
+        sessions(settings.max_sessions),
+        gate(std::make_shared<PostGate>()),
+        ioc(std::make_unique<net::io_context>(static_cast<int>(settings.threads))) {}
+
+  ~Impl() {
+    // I/O objects go before the context; pending handlers (and their connections) go with it.
+    acceptor.reset();
+    metrics_acceptor.reset();
+    sweep_timer.reset();
+    ioc.reset();
+  }
+
+  void refuse(const Caller* caller, std::string_view reason, int status, std::string_view method) {
+    const std::string client = caller != nullptr ? caller->name : "-";
+    if (audit) {
+      audit->onRefused(observe::Refusal{client, std::string(reason), status, std::string(method),
+                                        std::to_string(request_counter.load())});
+    }
+    if (metrics) metrics->onRefused(client, reason);
+  }
+
+  void doAccept(tcp::acceptor& acc, bool metrics_only);
+  void scheduleSweep();
+
+  protocol::ServerCore& core;
+  HttpSettings settings;
+  ListenAddress listen;
+  OriginPolicy policy;
+  std::shared_ptr<observe::AuditLog> audit;
+  std::shared_ptr<observe::Metrics> metrics;
+  std::shared_ptr<AuthState> auth_state;
+  SessionTable sessions;
+  auth::RateLimiter limiter;
+  std::shared_ptr<PostGate> gate;
+  std::atomic<bool> draining{false};
+  std::atomic<std::size_t> connections{0};
+  std::atomic<std::int64_t> active_requests{0};
+  std::atomic<std::uint64_t> request_counter{0};
+  std::mutex stateless_mu;
+  std::set<std::shared_ptr<protocol::Session>> stateless_live;  // for cancellation at shutdown
+  std::vector<std::thread> threads;
+
+  std::unique_ptr<net::io_context> ioc;
+  std::optional<ssl::context> tls;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<tcp::acceptor> metrics_acceptor;
+  std::optional<net::steady_timer> sweep_timer;
+  std::uint16_t bound_port = 0;
+  std::optional<std::uint16_t> bound_metrics_port;
+};
+
+namespace {
+
+template <class Stream>
+class Connection : public std::enable_shared_from_this<Connection<Stream>> {
+ public:
+  Connection(HttpServer::Impl& srv, Stream stream, bool metrics_only, bool peer_loopback)
+      : srv_(srv), stream_(std::move(stream)), metrics_only_(metrics_only), peer_loopback_(peer_loopback) {
+    ++srv_.connections;
+  }
+  ~Connection() {
+    if (request_active_) --srv_.active_requests;
+    --srv_.connections;
+  }
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      beast::get_lowest_layer(stream_).expires_after(srv_.settings.idle_timeout);
+      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) return self->close();
+        self->readHeader();
+      });
+    } else {
+      readHeader();
+    }
+  }
+
+ private:
+  // ---- reading -------------------------------------------------------------------------------
+  void readHeader() {
+    parser_.emplace();
+    parser_->body_limit(srv_.settings.max_body_bytes);
+    parser_->header_limit(static_cast<std::uint32_t>(srv_.settings.max_header_bytes));
+    // The whole header must arrive within the idle timeout: a slow client (slowloris) holds one
+    // connection slot for that long at most, and never blocks other connections' threads.
+    beast::get_lowest_layer(stream_).expires_after(srv_.settings.idle_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                               self->onHeader(ec);
+                             });
+  }
+
+  void onHeader(beast::error_code ec) {
+    if (ec) return onReadError(ec);
+    auto& req = parser_->get();
+    if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
+      auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+      beast::get_lowest_layer(stream_).expires_after(srv_.settings.request_timeout);
+      net::async_write(stream_, net::buffer(*cont),
+                       [self = this->shared_from_this(), cont](beast::error_code wec, std::size_t) {
+                         if (wec) return self->close();
+                         self->readBody();
+                       });
+      return;
+    }
+    readBody();
+  }
+
+  void readBody() {
+    beast::get_lowest_layer(stream_).expires_after(srv_.settings.request_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->onReadError(ec);
+      beast::get_lowest_layer(self->stream_).expires_never();
+      self->handle();
+    });
+  }
+
+  void onReadError(beast::error_code ec) {
+    if (ec == bhttp::error::body_limit) {
+      beginRequest();
+      keep_alive_ = false;
+      srv_.refuse(nullptr, "body_too_large", 413, "");
+      return respondError(413, "the request body exceeds " + std::to_string(srv_.settings.max_body_bytes) + " bytes");
+    }
+    if (ec == bhttp::error::header_limit) {
+      beginRequest();
+      keep_alive_ = false;
+      srv_.refuse(nullptr, "headers_too_large", 431, "");
+      return respondError(431, "the request headers are too large");
+    }
+    if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset || buffer_.size() == 0) {
+      return close();
+    }
+    beginRequest();
+    keep_alive_ = false;
+    respondError(400, "malformed HTTP request");
+  }
+
+  // ---- dispatch ------------------------------------------------------------------------------
+  void beginRequest() {
+    if (!request_active_) {
+      request_active_ = true;
+      ++srv_.active_requests;
+    }
+    ++srv_.request_counter;
+  }
+
+  void handle() {
+    beginRequest();
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    const std::string target(req.target());
+    const std::string path = target.substr(0, target.find('?'));
+    const std::string method(req.method_string());
+    const auto& s = srv_.settings;
+
+    if (s.metrics.enabled && path == s.metrics.path && (metrics_only_ || !s.metrics.listen)) {
+      return serveMetrics(method);
+    }
+    if (metrics_only_ || path != "/mcp") return respondError(404, "not found: the MCP endpoint is /mcp");
+
+    // DNS-rebinding protection: a browser page on another site can reach a local server, but it
+    // cannot forge the Host and Origin headers of its own requests.
+    if (!srv_.policy.hostAllowed(header(bhttp::field::host).value_or(""))) {
+      srv_.refuse(nullptr, "forbidden_host", 403, method);
+      return respondError(403, "forbidden: the Host header is not allowed");
+    }
+    if (!srv_.policy.originAllowed(header(bhttp::field::origin))) {
+      srv_.refuse(nullptr, "forbidden_origin", 403, method);
+      return respondError(403, "forbidden: the Origin is not allowed");
+    }
+    if (srv_.draining) {
+      keep_alive_ = false;
+      return respondError(503, "the server is shutting down");
+    }
+    std::optional<Caller> caller = authenticate();
+    if (!caller) {
+      srv_.refuse(nullptr, "unauthorized", 401, method);
+      return respondError(401, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'",
+                          {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+    }
+    if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
+      srv_.refuse(&*caller, "rate_limited", 429, method);
+      const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
+      return respondError(429, "rate limit exceeded: retry after " + std::to_string(secs) + " s",
+                          {{"Retry-After", std::to_string(secs)}});
+    }
+    switch (req.method()) {
+      case bhttp::verb::post: return handlePost(*caller);
+      case bhttp::verb::delete_: return handleDelete(*caller);
+      case bhttp::verb::get:
+        // No standalone server-to-client stream: this server sends nothing unsolicited.
+        return respondError(405, "this server offers no GET stream; use POST", {{"Allow", "POST, DELETE"}});
+      default: return respondError(405, "method not allowed", {{"Allow", "POST, DELETE"}});
+    }
+  }
+
+  std::optional<std::string> header(bhttp::field f) const {
+    const auto& req = parser_->get();
+    auto it = req.find(f);
+    if (it == req.end()) return std::nullopt;
+    return std::string(it->value());
+  }
+  std::optional<std::string> header(std::string_view name) const {
+    const auto& req = parser_->get();
+    auto it = req.find(beast::string_view(name.data(), name.size()));
+    if (it == req.end()) return std::nullopt;
+    return std::string(it->value());
+  }
+
+  std::optional<Caller> authenticate() {
+    const auto& state = *srv_.auth_state;
+    if (!state.required()) return Caller{"anonymous", state.defaults(), true};
+    const auto value = header(bhttp::field::authorization);
+    if (!value) return std::nullopt;
+    const auto token = auth::bearerToken(*value);
+    if (!token) return std::nullopt;
+    const auto table = state.table();
+    const auth::ClientEntry* entry = table->authenticate(*token);
+    if (entry == nullptr) return std::nullopt;
+    return Caller{entry->name, entry->rate, false};
+  }
+
+  protocol::Session::ScopeFn scopeFor(const Caller& caller) {
+    if (caller.anonymous) return nullptr;
+    std::shared_ptr<AuthState> state = srv_.auth_state;
+    return [state, name = caller.name](const protocol::Tool& tool) {
+      const auto table = state->table();
+      const auth::ClientEntry* e = table->byName(name);
+      return e != nullptr && e->scope.allows(tool.engine, tool.name);
+    };
+  }
+
+  void serveMetrics(const std::string& method) {
+    if (parser_->get().method() != bhttp::verb::get) return respondError(405, "use GET", {{"Allow", "GET"}});
+    if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
+      if (!authenticate()) {
+        srv_.refuse(nullptr, "unauthorized", 401, method);
+        return respondError(401, "unauthorized", {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+      }
+    } else if (!peer_loopback_) {
+      srv_.refuse(nullptr, "forbidden_metrics", 403, method);
+      return respondError(403, "forbidden: metrics are served to loopback peers only");
+    }
+    const std::string body = srv_.metrics ? srv_.metrics->render() : std::string();
+    respond(200, body, {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}});
+  }
+
+  void handleDelete(const Caller& caller) {
+    if (srv_.settings.stateless) return respondError(405, "stateless mode has no sessions to end", {{"Allow", "POST"}});
+    const auto sid = header("Mcp-Session-Id");
+    if (!sid || !wellFormedSessionId(*sid)) return respondError(400, "bad request: missing Mcp-Session-Id header");
+    auto session = srv_.sessions.remove(*sid, caller.name);
+    if (!session) return respondError(404, "session not found");
+    session->cancelAll();
+    if (srv_.metrics) srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
+    respond(204, "", {});
+  }
+
+  void handlePost(const Caller& caller) {
+    auto& req = parser_->get();
+    const std::string ctype = header(bhttp::field::content_type).value_or("");
+    if (!beast::iequals(beast::string_view(ctype).substr(0, 16), "application/json")) {
+      return respondError(415, "Content-Type must be application/json");
+    }
+    const AcceptInfo accept = parseAccept(header(bhttp::field::accept));
+    if (!accept.json && !accept.sse) return respondError(406, "Accept must include application/json or text/event-stream");
+    const auto version_header = header("MCP-Protocol-Version");
+    if (!protocolVersionHeaderOk(version_header)) {
+      return respondError(400, "bad request: unsupported MCP-Protocol-Version");
+    }
+
+    protocol::Parsed parsed = protocol::parseMessage(req.body(), srv_.core.options().parse);
+    if (parsed.error_response) return respondJson(400, *parsed.error_response, {});
+    Json& message = *parsed.message;
+
+    bool expects_response = true;
+    bool is_initialize = false;
+    std::size_t tool_calls = 0;
+    bool progress = false;
+    if (message.is_array()) {
+      bool all_quiet = !message.empty();
+      for (const auto& m : message) {
+        all_quiet = all_quiet && isNotificationOrResponse(m);
+        if (m.is_object() && m.value("method", Json()) == "initialize") {
+          return respondJson(400, rpcError(protocol::rpc::kInvalidRequest, "initialize must not be part of a batch"), {});
+        }
+        if (m.is_object() && m.value("method", Json()) == "tools/call" && m.contains("id")) ++tool_calls;
+        progress = progress || wantsProgress(m);
+      }
+      expects_response = !all_quiet;
+    } else {
+      expects_response = !isNotificationOrResponse(message);
+      is_initialize = message.is_object() && message.value("method", Json()) == "initialize";
+      if (message.is_object() && message.value("method", Json()) == "tools/call" && message.contains("id")) tool_calls = 1;
+      progress = wantsProgress(message);
+    }
+
+    std::shared_ptr<protocol::Session> session;
+    std::string new_session_id;
+    bool stateless_session = false;
+    if (srv_.settings.stateless || is_initialize) {
+      session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name}, scopeFor(caller));
+      if (srv_.settings.stateless) {
+        stateless_session = true;
+        if (!is_initialize) {
+          // Every stateless request stands alone: initialise a fresh session at the version the
+          // client announces (or the spec's default), out of band.
+          const std::string v = version_header.value_or(std::string(kDefaultProtocolVersion));
+          session->handle(Json{{"jsonrpc", "2.0"},
+                               {"id", 0},
+                               {"method", "initialize"},
+                               {"params", {{"protocolVersion", v}, {"capabilities", Json::object()},
+                                           {"clientInfo", {{"name", "stateless"}, {"version", "0"}}}}}},
+                          std::make_shared<NullOutbox>());
+        }
+      } else {
+        auto id = srv_.sessions.add(session, caller.name);
+        if (!id) {
+          return respondError(503, "too many open sessions; retry later", {{"Retry-After", "5"}});
+        }
+        new_session_id = *id;
+        if (srv_.metrics) srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
+      }
+    } else {
+      const auto sid = header("Mcp-Session-Id");
+      if (!sid || !wellFormedSessionId(*sid)) {
+        return respondError(400, "bad request: missing Mcp-Session-Id header (send initialize first)");
+      }
+      session = srv_.sessions.find(*sid, caller.name);
+      if (!session) return respondError(404, "session not found: initialize a new session");
+    }
+
+    if (!expects_response) {
+      session->handle(message, std::make_shared<NullOutbox>());
+      return respond(202, "", {});
+    }
+    if (tool_calls > 0 && !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
+      srv_.refuse(&caller, "concurrency_limited", 429, "POST");
+      return respondError(429, "too many concurrent tool calls for this client", {{"Retry-After", "1"}});
+    }
+    if (srv_.metrics && tool_calls > 0) srv_.metrics->callsStarted(static_cast<std::int64_t>(tool_calls));
+    pending_.emplace();
+    pending_->sse = progress && accept.sse;
+    pending_->session_id = new_session_id;
+    pending_->client = caller.name;
+    pending_->tool_calls = tool_calls;
+    if (stateless_session) {
+      pending_->stateless = session;
+      std::lock_guard<std::mutex> lock(srv_.stateless_mu);
+      srv_.stateless_live.insert(session);
+    }
+
+    auto self = this->shared_from_this();
+    std::shared_ptr<PostGate> gate = srv_.gate;
+    auto exec = stream_.get_executor();
+    auto out = std::make_shared<PostOutbox>(
+        [self, gate, exec](Json m) {
+          std::lock_guard<std::mutex> lock(gate->mu);
+          if (!gate->open) return;
+          net::post(exec, [self, m = std::move(m)]() mutable { self->deliver(std::move(m)); });
+        },
+        [self, gate, exec]() {
+          std::lock_guard<std::mutex> lock(gate->mu);
+          if (!gate->open) return;
+          net::post(exec, [self]() { self->complete(); });
+        });
+    session->handle(message, out);
+  }
+
+  // ---- answering a POST that waits for calls ------------------------------------------------------
+  void deliver(Json m) {
+    if (!pending_) return;
+    if (pending_->sse) {
+      if (!pending_->headers_sent) {
+        pending_->headers_sent = true;
+        queueWrite(head(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}}, true), false);
+      }
+      queueWrite(chunk("event: message\ndata: " + protocol::serialize(m) + "\n\n"), false);
+    } else if (m.is_array() || m.contains("id")) {
+      pending_->response = std::move(m);
+    }
+    // JSON mode: notifications without a stream to carry them are dropped.
+  }
+
+  void complete() {
+    if (!pending_) return;
+    Pending p = std::move(*pending_);
+    pending_.reset();
+    if (p.tool_calls > 0) {
+      srv_.limiter.leaveCalls(p.client, p.tool_calls);
+      if (srv_.metrics) srv_.metrics->callsFinished(static_cast<std::int64_t>(p.tool_calls));
+    }
+    if (p.stateless) {
+      std::lock_guard<std::mutex> lock(srv_.stateless_mu);
+      srv_.stateless_live.erase(p.stateless);
+    }
+    if (p.sse && p.headers_sent) {
+      queueWrite("0\r\n\r\n", true);
+      if (srv_.metrics) srv_.metrics->onHttpResponse(200);
+      return;
+    }
+    if (!p.response) return respond(202, "", {});  // every call was cancelled
+    Headers extra;
+    if (!p.session_id.empty()) extra.emplace_back("Mcp-Session-Id", p.session_id);
+    respondJson(200, *p.response, extra);
+  }
+
+  // ---- writing -------------------------------------------------------------------------------
+  std::string head(unsigned status, const Headers& headers, bool chunked) {
+    bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
+    res.set(bhttp::field::server, "mcp-dbserver");
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(keep_alive_ && !srv_.draining);
+    if (chunked) res.chunked(true);
+    std::ostringstream os;
+    os << res.base();
+    return os.str();
+  }
+
+  void respond(unsigned status, const std::string& body, const Headers& headers) {
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
+    res.set(bhttp::field::server, "mcp-dbserver");
+    res.set(bhttp::field::cache_control, "no-store");
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(keep_alive_ && !srv_.draining);
+    if (status != 204) res.body() = body;
+    res.prepare_payload();
+    std::ostringstream os;
+    os << res;
+    if (srv_.metrics) srv_.metrics->onHttpResponse(static_cast<int>(status));
+    queueWrite(os.str(), true);
+  }
+
+  void respondJson(unsigned status, const Json& body, Headers headers) {
+    headers.emplace_back("Content-Type", "application/json");
+    respond(status, protocol::serialize(body), headers);
+  }
+
+  void respondError(unsigned status, const std::string& message, Headers headers = {}) {
+    const int code = status == 400 ? protocol::rpc::kInvalidRequest : -32000;
+    respondJson(status, rpcError(code, message), std::move(headers));
+  }
+
+  void queueWrite(std::string bytes, bool end_of_response) {
+    writes_.push_back({std::move(bytes), end_of_response});
+    if (!writing_) writeNext();
+  }
+
+  void writeNext() {
+    if (writes_.empty()) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    beast::get_lowest_layer(stream_).expires_after(srv_.settings.request_timeout);
+    net::async_write(stream_, net::buffer(writes_.front().bytes),
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return self->close();
+                       const bool end = self->writes_.front().end;
+                       self->writes_.pop_front();
+                       if (end) {
+                         self->endRequest();
+                         if (!self->keep_alive_ || self->srv_.draining) return self->lingerClose();
+                         if (self->writes_.empty()) {
+                           self->writing_ = false;
+                           return self->readHeader();
+                         }
+                       }
+                       self->writeNext();
+                     });
+  }
+
+  void endRequest() {
+    if (request_active_) {
+      request_active_ = false;
+      --srv_.active_requests;
+    }
+  }
+
+  // Half-closes, then discards what the client still sends (e.g. the rest of an oversized body)
+  // for a moment, so it reads our answer instead of a connection reset.
+  void lingerClose() {
+    endRequest();
+    beast::error_code ec;
+    auto& sock = beast::get_lowest_layer(stream_).socket();
+    sock.shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return close();
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+    discard();
+  }
+  void discard() {
+    auto buf = std::make_shared<std::array<char, 4096>>();
+    beast::get_lowest_layer(stream_).async_read_some(
+        net::buffer(*buf), [self = this->shared_from_this(), buf](beast::error_code ec, std::size_t) {
+          if (ec) return self->close();
+          self->discard();
+        });
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    endRequest();
+    beast::error_code ec;
+    auto& sock = beast::get_lowest_layer(stream_).socket();
+    sock.shutdown(tcp::socket::shutdown_both, ec);
+    sock.close(ec);
+  }
+
+  struct Pending {
+    bool sse = false;
+    bool headers_sent = false;
+    std::optional<Json> response;
+    std::string session_id;
+    std::string client;
+    std::size_t tool_calls = 0;
+    std::shared_ptr<protocol::Session> stateless;
+  };
+  struct Write {
+    std::string bytes;
+    bool end = false;
+  };
+
+  HttpServer::Impl& srv_;
+  Stream stream_;
+  bool metrics_only_;
+  bool peer_loopback_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bool keep_alive_ = false;
+  unsigned version_ = 11;
+  bool request_active_ = false;
+  bool closed_ = false;
+  bool writing_ = false;
+  std::deque<Write> writes_;
+  std::optional<Pending> pending_;
+};
+
+}  // namespace
+
+void HttpServer::Impl::doAccept(tcp::acceptor& acc, bool metrics_only) {
+  acc.async_accept(net::make_strand(*ioc), [this, &acc, metrics_only](beast::error_code ec, tcp::socket sock) {
+    if (ec == net::error::operation_aborted || !acc.is_open()) return;
+    if (!ec) {
+      beast::error_code rec;
+      const auto peer = sock.remote_endpoint(rec);
+      const bool loopback = !rec && peer.address().is_loopback();
+      if (connections.load() >= settings.max_connections || draining) {
+        sock.close(rec);
+      } else if (tls) {
+        std::make_shared<Connection<TlsStream>>(*this, TlsStream(std::move(sock), *tls), metrics_only, loopback)->start();
+      } else {
+        std::make_shared<Connection<PlainStream>>(*this, PlainStream(std::move(sock)), metrics_only, loopback)->start();
+      }
+    }
+    doAccept(acc, metrics_only);
+  });
+}
+
+void HttpServer::Impl::scheduleSweep() {
+  sweep_timer->expires_after(std::chrono::seconds(5));
+  sweep_timer->async_wait([this](beast::error_code ec) {
+    if (ec || draining) return;
+    for (auto& s : sessions.expire(settings.session_idle_timeout)) s->cancelAll();
+    if (metrics) metrics->setSessions(static_cast<std::int64_t>(sessions.size()));
+    scheduleSweep();
+  });
+}
+
+HttpServer::HttpServer(protocol::ServerCore& core, HttpSettings settings, ListenAddress listen,
+                       std::shared_ptr<observe::AuditLog> audit, std::shared_ptr<observe::Metrics> metrics)
+    : impl_(std::make_unique<Impl>(core, std::move(settings), std::move(listen), std::move(audit), std::move(metrics))) {}
+
+HttpServer::~HttpServer() {
+  if (!impl_->threads.empty()) shutdown(std::chrono::milliseconds(0));
+}
+
+namespace {
+
+Result<tcp::acceptor> bindAcceptor(net::io_context& ioc, const ListenAddress& at) {
+  beast::error_code ec;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(at.host, std::to_string(at.port), tcp::resolver::numeric_service, ec);
+  if (ec || results.empty()) return makeError(Code::InvalidArgument, "cannot resolve listen address '" + at.host + "'");
+  const tcp::endpoint ep = results.begin()->endpoint();
+  tcp::acceptor acc(ioc);
+  acc.open(ep.protocol(), ec);
+  if (!ec) acc.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acc.bind(ep, ec);
+  if (!ec) acc.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return makeError(Code::Unavailable, "cannot listen on " + at.display() + ": " + ec.message());
+  return acc;
+}
+
+}  // namespace
+
+Status HttpServer::start() {
+  Impl& s = *impl_;
+  if (!s.settings.auth.required && !s.listen.loopback) {
+    return makeError(Code::FailedPrecondition,
+                     "http.auth: none is allowed only on a loopback address; configure client keys");
+  }
+  if (s.settings.tls.enabled()) {
+    s.tls.emplace(ssl::context::tls_server);
+    SSL_CTX_set_min_proto_version(s.tls->native_handle(), TLS1_2_VERSION);
+    s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                       ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    beast::error_code ec;
+    s.tls->use_certificate_chain_file(s.settings.tls.cert_file, ec);
+    if (ec) return makeError(Code::FailedPrecondition, "cannot load http.tls.cert_file '" + s.settings.tls.cert_file + "'");
+    s.tls->use_private_key_file(s.settings.tls.key_file, ssl::context::pem, ec);
+    if (ec) return makeError(Code::FailedPrecondition, "cannot load http.tls.key_file '" + s.settings.tls.key_file + "'");
+  }
+  auto acc = bindAcceptor(*s.ioc, s.listen);
+  if (!acc) return acc.error();
+  s.acceptor.emplace(std::move(*acc));
+  s.bound_port = s.acceptor->local_endpoint().port();
+  if (s.settings.metrics.enabled && s.settings.metrics.listen) {
+    auto maddr = parseListenAddress(*s.settings.metrics.listen);
+    if (!maddr) return maddr.error();
+    auto macc = bindAcceptor(*s.ioc, *maddr);
+    if (!macc) return macc.error();
+    s.metrics_acceptor.emplace(std::move(*macc));
+    s.bound_metrics_port = s.metrics_acceptor->local_endpoint().port();
+  }
+  s.sweep_timer.emplace(*s.ioc);
+  s.doAccept(*s.acceptor, false);
+  if (s.metrics_acceptor) s.doAccept(*s.metrics_acceptor, true);
+  s.scheduleSweep();
+  for (std::size_t i = 0; i < s.settings.threads; ++i) {
+    s.threads.emplace_back([&s] { s.ioc->run(); });
+  }
+  return {};
+}
+
+std::uint16_t HttpServer::port() const { return impl_->bound_port; }
+std::optional<std::uint16_t> HttpServer::metricsPort() const { return impl_->bound_metrics_port; }
+bool HttpServer::tls() const { return impl_->tls.has_value(); }
+
+void HttpServer::updateAuth(auth::AuthSettings auth) { impl_->auth_state->set(std::move(auth)); }
+
+void HttpServer::shutdown(std::chrono::milliseconds grace) {
+  Impl& s = *impl_;
+  if (s.threads.empty()) return;
+  s.draining = true;
+  net::post(*s.ioc, [&s] {
+    beast::error_code ec;
+    if (s.acceptor) s.acceptor->close(ec);
+    if (s.metrics_acceptor) s.metrics_acceptor->close(ec);
+    if (s.sweep_timer) s.sweep_timer->cancel();
+  });
+  using Clock = std::chrono::steady_clock;
+  auto waitIdle = [&s](Clock::time_point until) {
+    while (s.active_requests.load() > 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return s.active_requests.load() <= 0;
+  };
+  if (!waitIdle(Clock::now() + grace)) {
+    for (auto& session : s.sessions.all()) session->cancelAll();
+    {
+      std::lock_guard<std::mutex> lock(s.stateless_mu);
+      for (auto& session : s.stateless_live) session->cancelAll();
+    }
+    waitIdle(Clock::now() + std::chrono::seconds(5));
+  }
+  s.ioc->stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  {
+    std::lock_guard<std::mutex> lock(s.gate->mu);
+    s.gate->open = false;
+  }
+  std::lock_guard<std::mutex> lock(s.stateless_mu);
+  s.stateless_live.clear();
+}
+
+}  // namespace mcpdb::transport::http

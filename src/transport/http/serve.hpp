@@ -1,0 +1,37 @@
+#pragma once
+// `serve --http`: starts the HTTP server on a ServerCore and runs it until SIGINT/SIGTERM,
+// reloading client keys on SIGHUP. Shared by the application and the integration-test server.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "auth/clients.hpp"
+#include "observe/audit_log.hpp"
+#include "observe/metrics.hpp"
+#include "protocol/session.hpp"
+#include "transport/http/http_config.hpp"
+
+namespace mcpdb::transport::http {
+
+struct ServeParams {
+  ListenAddress listen;
+  bool allow_insecure_http = false;  // plain HTTP on a non-loopback address
+  HttpSettings settings;
+  std::chrono::milliseconds drain{10000};
+  std::shared_ptr<observe::AuditLog> audit;
+  std::shared_ptr<observe::Metrics> metrics;
+  // Re-reads the client list (SIGHUP); nullopt keeps the current one (errors already logged).
+  std::function<std::optional<auth::AuthSettings>()> reload;
+};
+
+// Exit codes as documented for the CLI: 0 ok, 1 runtime (bind), 2 usage (insecure plain HTTP),
+// 3 configuration (TLS files, auth mode).
+int serveHttp(protocol::ServerCore& core, ServeParams params);
+
+// Parses just the `http:` section of a config file again (SIGHUP); logs problems.
+std::optional<auth::AuthSettings> reloadAuthFromFile(const std::string& path,
+                                                     const std::vector<std::string>& extra_sections);
+
+}  // namespace mcpdb::transport::http
