@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/app.hpp"
+#include "auth/keys_command.hpp"
 
 #ifndef MCPDB_VERSION
 #define MCPDB_VERSION "0.0.0"
@@ -27,6 +28,22 @@ int main(int argc, char** argv) {
   auto* doctor = cli.add_subcommand(
       "doctor", "Check what the configured credentials can do (exit 5 if anything can write)");
   bool json = false;
+  std::string http_listen;
+  app::HttpServeOptions http;
+  serve->add_option("--http", http_listen,
+                    "Serve MCP Streamable HTTP on ADDR:PORT (e.g. 127.0.0.1:8080) instead of stdio");
+  serve->add_flag("--allow-insecure-http", http.allow_insecure,
+                  "Allow plain HTTP (no http.tls) on a non-loopback address (prints a warning)");
+  auto* keys = cli.add_subcommand("keys", "Manage HTTP client API keys");
+  keys->require_subcommand(1);
+  auto* keys_new = keys->add_subcommand("new", "Create a client API key; prints it once and the config lines");
+  auth::KeysNewOptions key_opts;
+  keys_new->add_option("--name", key_opts.name, "Client name (audit log, metrics)")->required();
+  keys_new->add_option("--scope", key_opts.scope, "Engines and tools: postgres,mongodb:get_mongodb_document,...")
+      ->required();
+  keys_new->add_option("--rate", key_opts.rate, "Requests per second for this client (default: http.rate_limit)");
+  keys_new->add_option("--burst", key_opts.burst, "Burst size for this client");
+  keys_new->add_option("--max-concurrent", key_opts.max_concurrent, "Concurrent tool calls for this client");
   check->add_flag("--json", json, "Print the tool surface as JSON");
   doctor->add_flag("--json", json, "Print the findings as JSON");
   for (auto* sub : {serve, check, doctor}) {
@@ -45,6 +62,11 @@ int main(int argc, char** argv) {
   try {
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
     if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
+    if (keys_new->parsed()) return auth::runKeysNew(key_opts, std::cout, std::cerr);
+    if (!http_listen.empty()) {
+      http.listen = http_listen;
+      return app::runServeHttp(options, env, http);
+    }
     return app::runServeStdio(options, env);
   } catch (const std::exception& e) {
     std::cerr << "mcp-dbserver: fatal: " << e.what() << "\n";

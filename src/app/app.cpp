@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <mutex>
@@ -15,13 +16,14 @@
 #include "common/signals.hpp"
 #include "embed/embedder.hpp"
 #include "protocol/session.hpp"
+#include "transport/http/serve.hpp"
 #include "transport/stdio/stdio_transport.hpp"
 
 namespace mcpdb::app {
 namespace {
 
 const std::vector<std::string>& otherSections() {
-  static const std::vector<std::string> kSections = {"embedding", "http"};
+  static const std::vector<std::string> kSections = {"embedding", "http", "audit"};
   return kSections;
 }
 
@@ -167,7 +169,11 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   if (diag.ok()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
+    transport::http::parseHttpSettings(root.child("http"), a.http);
+    observe::parseAuditSettings(root.child("audit"), a.audit);
   }
+  a.sections = sections;
+  a.config_path = path;
   if (!diag.ok()) {
     err << "configuration is invalid (" << diag.errors().size() << " problem"
         << (diag.errors().size() == 1 ? "" : "s") << "):\n";
@@ -337,32 +343,27 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
   return violation ? kExitDoctorViolation : kExitOk;
 }
 
-int runServeStdio(const AppOptions& options, const Env& env) {
-  auto client_sink = std::make_shared<ClientLogSink>();
-  setupLogging(env, client_sink);
-  std::ostringstream err;
-  auto a = assemble(options, env, /*all_engines=*/false, err);
-  if (!a) {
-    std::cerr << err.str();
-    return kExitConfig;
-  }
-  for (const auto& w : a->warnings) spdlog::warn("config: {}", w);
-  for (std::size_t i = 0; i < a->modules.size(); ++i) {
-    if (a->enabled[i]) {
-      spdlog::info("engine {} enabled", a->modules[i]->name());
+namespace {
+
+// Logs the config warnings and engine states and runs the startup self-check (both transports).
+int startupChecks(Assembly& a) {
+  for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (a.enabled[i]) {
+      spdlog::info("engine {} enabled", a.modules[i]->name());
     } else {
-      spdlog::info("engine {} disabled: {}", a->modules[i]->name(), a->modules[i]->enableHint());
+      spdlog::info("engine {} disabled: {}", a.modules[i]->name(), a.modules[i]->enableHint());
     }
   }
-  if (a->registry->size() == 0) {
+  if (a.registry->size() == 0) {
     spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
   }
   // Startup self-check of the credentials, by config: warn (default), refuse, or off.
-  if (a->config.server.self_check != config::SelfCheckMode::Off) {
+  if (a.config.server.self_check != config::SelfCheckMode::Off) {
     bool violation = false;
-    for (std::size_t i = 0; i < a->modules.size(); ++i) {
-      if (!a->enabled[i]) continue;
-      for (const auto& f : a->modules[i]->selfCheck(a->services)) {
+    for (std::size_t i = 0; i < a.modules.size(); ++i) {
+      if (!a.enabled[i]) continue;
+      for (const auto& f : a.modules[i]->selfCheck(a.services)) {
         if (f.severity == engines::Finding::Severity::Violation) {
           violation = true;
           spdlog::warn("self-check {}: {}", f.check, f.message);
@@ -373,11 +374,48 @@ int runServeStdio(const AppOptions& options, const Env& env) {
         }
       }
     }
-    if (violation && a->config.server.self_check == config::SelfCheckMode::Refuse) {
+    if (violation && a.config.server.self_check == config::SelfCheckMode::Refuse) {
       spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
       return kExitSelfCheck;
     }
   }
+  return kExitOk;
+}
+
+// The audit log of the config's `audit:` section, as a call observer (both transports).
+std::shared_ptr<observe::AuditLog> openAudit(const Assembly& a) {
+  if (!a.audit.enabled) return nullptr;
+  auto log = observe::AuditLog::open(a.audit);
+  if (!log) {
+    spdlog::error("audit: {}", log.error().message);
+    return nullptr;
+  }
+  return *log;
+}
+
+protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& options) {
+  protocol::ServerOptions so;
+  so.version = options.version;
+  so.instructions = instructionsFor(a);
+  so.page_size = a.config.server.page_size;
+  so.workers = a.config.server.workers;
+  so.max_queue = a.config.server.max_queue;
+  so.parse.max_bytes = a.config.server.max_message_bytes;
+  return so;
+}
+
+}  // namespace
+
+int runServeStdio(const AppOptions& options, const Env& env) {
+  auto client_sink = std::make_shared<ClientLogSink>();
+  setupLogging(env, client_sink);
+  std::ostringstream err;
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) {
+    std::cerr << err.str();
+    return kExitConfig;
+  }
+  if (const int rc = startupChecks(*a); rc != kExitOk) return rc;
 
   protocol::ServerOptions so;
   so.version = options.version;
@@ -387,6 +425,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   so.max_queue = a->config.server.max_queue;
   so.parse.max_bytes = a->config.server.max_message_bytes;
   protocol::ServerCore core(so, a->registry);
+  if (auto audit = openAudit(*a)) core.addObserver(audit);
   auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
   auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
   session->setLogOutbox(out);
@@ -411,6 +450,41 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   core.pool().shutdown();
   if (preload.joinable()) preload.join();
   return kExitOk;
+}
+
+int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http) {
+  setupLogging(env, nullptr);
+  auto listen = transport::http::parseListenAddress(http.listen);
+  if (!listen) {
+    std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";
+    return kExitUsage;
+  }
+  std::ostringstream err;
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) {
+    std::cerr << err.str();
+    return kExitConfig;
+  }
+  if (const int rc = startupChecks(*a); rc != kExitOk) return rc;
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
+  transport::http::ServeParams p;
+  p.listen = *listen;
+  p.allow_insecure_http = http.allow_insecure;
+  p.settings = a->http;
+  p.settings.max_body_bytes = std::min<std::size_t>(p.settings.max_body_bytes, a->config.server.max_message_bytes);
+  p.drain = std::chrono::milliseconds(a->config.server.drain_ms);
+  p.audit = openAudit(*a);
+  if (a->audit.enabled && !p.audit) return kExitConfig;
+  p.metrics = std::make_shared<observe::Metrics>();
+  if (p.audit) core.addObserver(p.audit);
+  core.addObserver(p.metrics);
+  if (a->config_path) {
+    p.reload = [path = *a->config_path, sections = a->sections]() {
+      return transport::http::reloadAuthFromFile(path, sections);
+    };
+  }
+  spdlog::info("serving MCP over HTTP with {} tool(s)", a->registry->size());
+  return transport::http::serveHttp(core, std::move(p));
 }
 
 }  // namespace mcpdb::app

@@ -10,7 +10,9 @@
 #include "common/env.hpp"
 #include "config/config.hpp"
 #include "engines/engine.hpp"
+#include "observe/audit_log.hpp"
 #include "protocol/tool_registry.hpp"
+#include "transport/http/http_config.hpp"
 
 namespace mcpdb::app {
 
@@ -36,6 +38,10 @@ struct Assembly {
   engines::EngineServices services;
   std::vector<std::string> warnings;
   bool preload_embedder = true;
+  transport::http::HttpSettings http;  // the `http:` section
+  observe::AuditSettings audit;        // the `audit:` section
+  std::vector<std::string> sections;   // top-level keys allowed besides the generic ones
+  std::optional<std::string> config_path;
 };
 
 // The built-in allowlist (every engine's demo section).
@@ -47,6 +53,13 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
 
 int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
 int runServeStdio(const AppOptions& options, const Env& env);
+
+struct HttpServeOptions {
+  std::string listen = "127.0.0.1:8080";  // ADDR:PORT
+  bool allow_insecure = false;            // plain HTTP on a non-loopback address
+};
+// `serve --http ADDR:PORT`: Streamable HTTP until SIGINT/SIGTERM; SIGHUP reloads http.clients.
+int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http);
 
 // `doctor`: connects with the configured credentials of every enabled engine and reports what
 // each principal can do, plus config checks. Exit 0 when nothing lets an agent write, 5 otherwise.
