@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <mutex>
 
 namespace mcpdb::mongodb {
@@ -12,9 +13,19 @@ namespace {
 using CollectionPtr = Owned<mongoc_collection_t, mongoc_collection_destroy>;
 using CursorPtr = Owned<mongoc_cursor_t, mongoc_cursor_destroy>;
 
+// The driver's own log lines go to stderr (never stdout, the stdio transport) and only from
+// warning up: its debug output (server monitoring chatter) is noise for an operator.
+void quietLog(mongoc_log_level_t level, const char* domain, const char* message, void*) {
+  if (level > MONGOC_LOG_LEVEL_WARNING) return;
+  std::fprintf(stderr, "mongoc %s: %s: %s\n", mongoc_log_level_str(level), domain != nullptr ? domain : "", message != nullptr ? message : "");
+}
+
 void initDriverOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { mongoc_init(); });
+  std::call_once(once, [] {
+    mongoc_log_set_handler(quietLog, nullptr);
+    mongoc_init();
+  });
 }
 
 mongoc_read_mode_t readMode(const std::string& name) {
