@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <iterator>
+#include <algorithm>
 #include <string>
 
 #ifndef MCPDB_SERVER_BINARY
@@ -16,8 +16,11 @@ namespace {
 constexpr std::string_view kMarkerPrefix = "mcpdb:self-check:denied-write-probe[";
 
 std::string readBinary() {
-  std::ifstream in(MCPDB_SERVER_BINARY, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::ifstream in(MCPDB_SERVER_BINARY, std::ios::binary | std::ios::ate);
+  std::string bin(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+  in.seekg(0);
+  in.read(bin.data(), static_cast<std::streamsize>(bin.size()));
+  return bin;
 }
 
 // Occurrences of `needle`, split into those inside the probe marker and the rest.
