@@ -19,6 +19,9 @@ constexpr std::chrono::milliseconds kCancelGrace{2000};
 // How often the wait loop looks at the stop token and the deadline (the stop callback also
 // cancels at once; this covers a stop that lands between two statements).
 constexpr int kPollSliceMs = 50;
+// A cancel request that reaches the backend between two protocol messages (e.g. after Parse,
+// before Execute) is ignored by the server; until the statement stops it is sent again this often.
+constexpr std::chrono::milliseconds kCancelRepeat{200};
 
 enum class Why { None, Stop, Deadline, Cap };
 
@@ -57,6 +60,11 @@ class Waiter {
           outcome_.broken = true;
           return nullptr;
         }
+        if (Clock::now() - last_cancel_ >= kCancelRepeat) {
+          char err[256];
+          (void)PQcancel(cancel_, err, sizeof err);
+          last_cancel_ = Clock::now();
+        }
         timeout = millisUntil(cancel_deadline_);
       } else {
         timeout = std::min(timeout, millisUntil(deadline_));
@@ -89,6 +97,7 @@ class Waiter {
     cancel_deadline_ = Clock::now() + kCancelGrace;
     char err[256];
     (void)PQcancel(cancel_, err, sizeof err);  // err may name the host: not used
+    last_cancel_ = Clock::now();
   }
 
   Why why() const { return why_; }
@@ -116,6 +125,7 @@ class Waiter {
   const std::stop_token& stop_;
   Clock::time_point deadline_;
   Clock::time_point cancel_deadline_{};
+  Clock::time_point last_cancel_{};
   ExecOutcome& outcome_;
   Why why_ = Why::None;
   bool cleanup_ = false;
