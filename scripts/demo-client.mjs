@@ -13,7 +13,9 @@ const { StdioClientTransport } = await import(require.resolve('@modelcontextprot
 
 const bin = process.argv[2];
 const env = { ...process.env, MCPDB_LOG_LEVEL: 'warn' };
-const transport = new StdioClientTransport({ command: bin, args: ['serve'], env, stderr: 'inherit' });
+const transport = new StdioClientTransport({ command: bin, args: ['serve'], env, stderr: 'pipe' });
+let serverLog = '';
+transport.stderr?.on('data', (d) => { serverLog += d.toString(); });
 const client = new Client({ name: 'mcp-dbserver-demo', version: '1.0.0' });
 const t0 = performance.now();
 await client.connect(transport);
@@ -74,17 +76,38 @@ if (has('semantic_search_documents') && has('semantic_search_mongodb')) {
 
 if (has('list_dynamodb_targets')) {
   rule('═');
-  console.log('DynamoDB (fixed target registry)');
+  console.log('DynamoDB (fixed target registry, typed keys, signed cursors)');
   const targets = await call('list_dynamodb_targets', {});
-  console.log('  targets:', JSON.stringify(targets).slice(0, width - 12));
+  for (const t of targets?.targets ?? []) console.log(`  target ${t.name}: table ${t.table ?? '?'}`);
   const first = targets?.targets?.[0]?.name;
+  if (first && has('get_dynamodb_item')) {
+    const r = await call('get_dynamodb_item', { target: first, partition_key: 'doc-05' });
+    console.log(`  get ${first} id=doc-05 → found=${r?.found} title="${r?.item?.title ?? ''}"`);
+  }
   if (first && has('scan_dynamodb_table')) {
-    const page = await call('scan_dynamodb_table', { target: first, limit: 3 });
-    console.log(`  scan ${first} limit 3 → ${items(page).length} item(s), truncated=${page?.truncated}, cursor=${page?.cursor ? 'signed, opaque' : 'none'}`);
+    let cursor;
+    let pages = 0;
+    let total = 0;
+    do {
+      const page = await call('scan_dynamodb_table', { target: first, limit: 10, ...(cursor ? { cursor } : {}) });
+      total += items(page).length;
+      cursor = page?.next_cursor;
+      pages++;
+    } while (cursor && pages < 10);
+    console.log(`  scan ${first} 10 at a time → ${total} items in ${pages} pages (each cursor signed and bound to this target)`);
   }
   if (first && has('count_dynamodb_items')) {
-    console.log('  count:', JSON.stringify(await call('count_dynamodb_items', { target: first })).slice(0, width - 10));
+    const c = await call('count_dynamodb_items', { target: first, exact: true });
+    console.log(`  count ${first}: approximate ${c?.approximate_count} (DescribeTable), exact ${c?.exact_count?.count ?? JSON.stringify(c?.exact_count)}`);
   }
+}
+
+if (has('list_mongodb_documents')) {
+  rule('═');
+  console.log('MongoDB (fixed collection registry, typed ids)');
+  const c = await call('count_mongodb_documents', { target: 'documents' });
+  const page = await call('list_mongodb_documents', { target: 'documents', limit: 2 });
+  console.log(`  count documents: ${c?.count} (${c?.method}); first page of 2: ${items(page).map((d) => d.doc_id ?? d._id).join(', ')}`);
 }
 
 rule('═');
@@ -108,3 +131,7 @@ try {
 }
 rule('═');
 await client.close();
+const audit = serverLog.split('\n').filter((l) => l.includes('"event":"tool_call"')).length;
+const warnings = serverLog.split('\n').filter((l) => / warning /.test(l));
+console.log(`server stderr: ${audit} audit lines (tool, outcome, duration, rows, bytes — never values) and ${warnings.length} warning(s):`);
+for (const w of warnings) console.log('  ' + w.replace(/^\S+ warning /, '').slice(0, width - 2));
