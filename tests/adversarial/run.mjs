@@ -38,7 +38,7 @@ function pgFingerprint() {
 
 async function mongoFingerprint() {
   const { MongoClient } = require('mongodb');
-  const { EJSON } = require('bson');
+  const { EJSON } = require('mongodb').BSON;
   const client = new MongoClient(process.env.MONGODB_URI, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
   const db = client.db(process.env.MONGODB_DATABASE);
@@ -145,6 +145,12 @@ const server = startServer();
 const init = await server.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'adversarial', version: '1' } });
 if (!init.result) throw new Error('initialize failed: ' + JSON.stringify(init));
 server.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+// The server's own surface (tool and target names, descriptions) may appear in logs; hostile
+// values that merely repeat it are not leaks.
+let surface = JSON.stringify((await server.request('tools/list', {})).result ?? {});
+for (const t of ['list_dynamodb_targets', 'list_mongodb_targets']) {
+  surface += JSON.stringify((await server.request('tools/call', { name: t, arguments: {} })).result ?? {});
+}
 
 let passed = 0;
 const failures = [];
@@ -208,7 +214,7 @@ for (const dsn of [process.env.POSTGRES_DSN, process.env.MONGODB_URI]) {
   try { const u = new URL(dsn); if (u.password) secrets.push(decodeURIComponent(u.password)); } catch { /* not a URL */ }
 }
 for (const s of secrets) if (s && logs.includes(s)) failures.push('a credential appears in the server log');
-for (const v of hostileValues) if (logs.includes(v)) failures.push(`an argument value appears in the server log: ${JSON.stringify(v).slice(0, 80)}`);
+for (const v of hostileValues) if (!surface.includes(v) && logs.includes(v)) failures.push(`an argument value appears in the server log: ${JSON.stringify(v).slice(0, 80)}`);
 
 console.log(`adversarial: ${cases.length} hostile calls, data fingerprints: ${Object.keys(before).length} tables/collections`);
 for (const f of failures) console.log('  FAIL ' + f);
