@@ -148,6 +148,7 @@ struct HttpServer::Impl {
 
   ~Impl() {
     // I/O objects go before the context; pending handlers (and their connections) go with it.
+    work.reset();
     acceptor.reset();
     metrics_acceptor.reset();
     sweep_timer.reset();
@@ -189,6 +190,9 @@ struct HttpServer::Impl {
   std::optional<tcp::acceptor> acceptor;
   std::optional<tcp::acceptor> metrics_acceptor;
   std::optional<net::steady_timer> sweep_timer;
+  // Keeps run() going while connections only wait for tool calls (no I/O pending), e.g. while
+  // draining after the acceptors closed.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::uint16_t bound_port = 0;
   std::optional<std::uint16_t> bound_metrics_port;
 };
@@ -771,6 +775,7 @@ Status HttpServer::start() {
     s.bound_metrics_port = s.metrics_acceptor->local_endpoint().port();
   }
   s.sweep_timer.emplace(*s.ioc);
+  s.work.emplace(s.ioc->get_executor());
   s.doAccept(*s.acceptor, false);
   if (s.metrics_acceptor) s.doAccept(*s.metrics_acceptor, true);
   s.scheduleSweep();

@@ -1,0 +1,608 @@
+// Starts the HTTP server as a real process (the test server with fake tools, or the real binary)
+// and checks the transport's security and protocol rules over loopback.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "auth/api_key.hpp"
+#include "common/http_client.hpp"
+#include "common/json.hpp"
+
+namespace mcpdb {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const std::string kKeyA = "mcpdb_test-key-A-0123456789abcdefghijklmnopqrstu";
+const std::string kKeyB = "mcpdb_test-key-B-0123456789abcdefghijklmnopqrstu";
+const std::string kKeyLimited = "mcpdb_test-key-L-0123456789abcdefghijklmnopqrstu";
+const std::string kKeySingle = "mcpdb_test-key-S-0123456789abcdefghijklmnopqrstu";
+const std::string kSecretArg = "SECRET-ARG-hunter2-5b1e";
+const std::string kRowValue = "ROWVALUE-zq81-private";
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path tempDir() {
+  char tmpl[] = "/tmp/mcpdb-http-XXXXXX";
+  const char* d = ::mkdtemp(tmpl);
+  return d != nullptr ? fs::path(d) : fs::path("/tmp");
+}
+
+std::string clientsYaml(const std::string& extra = "") {
+  return "  clients:\n"
+         "    - {name: client-a, key_sha256: " + auth::toHex(auth::sha256(kKeyA)) + ", scope: postgres}\n"
+         "    - {name: client-b, key_sha256: " + auth::toHex(auth::sha256(kKeyB)) + ", scope: \"mongodb:mongo_count\"}\n"
+         "    - {name: limited, key_sha256: " + auth::toHex(auth::sha256(kKeyLimited)) +
+         ", scope: \"*\", rate_limit: {rate: 0.5, burst: 3}}\n"
+         "    - {name: single, key_sha256: " + auth::toHex(auth::sha256(kKeySingle)) +
+         ", scope: \"*\", max_concurrent_calls: 1}\n" + extra;
+}
+
+// One server process; its stdout+stderr go to a log file that the tests grep afterwards.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& binary, std::vector<std::string> args, const std::string& http_yaml,
+                bool wait_ready = true)
+      : dir_(tempDir()) {
+    config_ = dir_ / "config.yaml";
+    writeConfig(http_yaml);
+    log_ = dir_ / "server.log";
+    for (auto& a : args) {
+      if (a == "@CONFIG") a = config_.string();
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(binary.c_str()));
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      ::_exit(127);
+    }
+    if (wait_ready) waitReady();
+  }
+  ~ServerProcess() {
+    stop();
+    std::error_code ec;
+    if (std::getenv("MCPDB_KEEP_TEST_DIRS") == nullptr) fs::remove_all(dir_, ec);
+  }
+
+  void writeConfig(const std::string& http_yaml) {
+    std::ofstream out(config_);
+    out << "version: 1\naudit:\n  path: " << (dir_ / "audit.log").string() << "\nhttp:\n" << http_yaml;
+  }
+
+  void waitReady() {
+    const std::regex re(R"(listening on (https?)://[^ ]*:(\d+)/mcp)");
+    for (int i = 0; i < 600; ++i) {
+      std::smatch m;
+      const std::string log = readFile(log_);
+      if (std::regex_search(log, m, re)) {
+        scheme_ = m[1];
+        port_ = std::stoi(m[2]);
+        return;
+      }
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        return;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  // Waits for the process to end by itself; its exit code, or -1 on timeout.
+  int waitExit(std::chrono::milliseconds limit = 10s) {
+    if (exited_) return exit_code_;
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return exit_code_;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+
+  int stop() {
+    if (exited_ || pid_ <= 0) return exit_code_;
+    ::kill(pid_, SIGTERM);
+    int rc = waitExit(15s);
+    if (rc < 0) {
+      ::kill(pid_, SIGKILL);
+      rc = waitExit(5s);
+    }
+    return rc;
+  }
+
+  void signal(int sig) { ::kill(pid_, sig); }
+  int port() const { return port_; }
+  bool running() const { return port_ > 0 && !exited_; }
+  std::string url(const std::string& path = "/mcp") const {
+    return scheme_ + "://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  std::string log() const { return readFile(log_); }
+  std::string audit() const { return readFile(dir_ / "audit.log"); }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+  fs::path config_;
+  fs::path log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string scheme_ = "http";
+  bool exited_ = false;
+  int exit_code_ = -1;
+};
+
+struct Reply {
+  long status = 0;
+  HttpHeaders headers;
+  std::string body;
+  std::optional<std::string> header(std::string_view n) const { return findHeader(headers, n); }
+  Json json() const { return Json::parse(body, nullptr, false); }
+};
+
+Reply request(const std::string& method, const std::string& url, const std::string& body, HttpHeaders headers,
+              const std::string& ca_file = "") {
+  HttpClientOptions o;
+  o.totalTimeout = 20s;
+  o.caFile = ca_file;
+  HttpClient client(o);
+  HttpRequest r;
+  r.method = method;
+  r.url = url;
+  r.body = body;
+  r.headers = std::move(headers);
+  auto res = client.send(r);
+  if (!res) return Reply{-1, {}, res.error().message};
+  return Reply{res->status, res->headers, res->body};
+}
+
+HttpHeaders mcpHeaders(const std::string& key, const std::string& session = "") {
+  HttpHeaders h = {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}};
+  if (!key.empty()) h.emplace_back("Authorization", "Bearer " + key);
+  if (!session.empty()) h.emplace_back("Mcp-Session-Id", session);
+  return h;
+}
+
+std::string initBody(int id = 1) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"it","version":"1"}}})";
+}
+
+std::string rpc(int id, const std::string& method, const Json& params = Json::object()) {
+  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump();
+}
+
+std::string callBody(int id, const std::string& tool, const Json& args = Json::object()) {
+  return rpc(id, "tools/call", Json{{"name", tool}, {"arguments", args}});
+}
+
+// Initializes a session for `key`; returns its id.
+std::string initialize(const ServerProcess& s, const std::string& key) {
+  Reply r = request("POST", s.url(), initBody(), mcpHeaders(key));
+  EXPECT_EQ(r.status, 200) << r.body;
+  const std::string sid = r.header("mcp-session-id").value_or("");
+  request("POST", s.url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})", mcpHeaders(key, sid));
+  return sid;
+}
+
+// True when some audit line has all the given fields.
+bool auditHas(const std::string& audit, const Json& fields) {
+  std::istringstream in(audit);
+  std::string line;
+  while (std::getline(in, line)) {
+    const Json j = Json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    bool all = true;
+    for (const auto& [k, v] : fields.items()) all = all && j.contains(k) && j[k] == v;
+    if (all) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> toolNames(const Reply& r) {
+  std::vector<std::string> names;
+  const Json j = r.json();
+  if (!j.is_object() || !j.contains("result")) return names;
+  for (const auto& t : j["result"]["tools"]) names.push_back(t["name"].get<std::string>());
+  return names;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void startServer(const std::string& http_yaml, std::vector<std::string> extra_args = {}) {
+    std::vector<std::string> args = {"--config", "@CONFIG", "--listen", "127.0.0.1:0"};
+    for (auto& a : extra_args) args.push_back(a);
+    server_ = std::make_unique<ServerProcess>(MCPDB_HTTP_TEST_SERVER, args, http_yaml);
+    ASSERT_TRUE(server_->running()) << server_->log();
+  }
+  // Nothing secret ever reaches the server log or the audit log.
+  void TearDown() override {
+    if (!server_) return;
+    server_->stop();
+    const std::string logs = server_->log() + server_->audit();
+    for (const auto& secret : {kKeyA, kKeyB, kKeyLimited, kKeySingle, kSecretArg, kRowValue}) {
+      EXPECT_EQ(logs.find(secret), std::string::npos) << "found '" << secret << "' in the logs:\n" << logs;
+    }
+  }
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(HttpServerTest, HostAndOriginValidationRejectsRebinding) {
+  startServer(clientsYaml());
+  auto h = mcpHeaders(kKeyA);
+  h.emplace_back("Host", "evil.example.com");
+  Reply r = request("POST", server_->url(), initBody(), h);
+  EXPECT_EQ(r.status, 403);
+  h = mcpHeaders(kKeyA);
+  h.emplace_back("Origin", "http://evil.example.com");
+  r = request("POST", server_->url(), initBody(), h);
+  EXPECT_EQ(r.status, 403);
+  h = mcpHeaders(kKeyA);
+  h.emplace_back("Origin", "http://127.0.0.1:" + std::to_string(server_->port()));
+  r = request("POST", server_->url(), initBody(), h);
+  EXPECT_EQ(r.status, 200) << r.body;
+  server_->stop();
+  EXPECT_NE(server_->audit().find("\"outcome\":\"forbidden_host\""), std::string::npos);
+  EXPECT_NE(server_->audit().find("\"outcome\":\"forbidden_origin\""), std::string::npos);
+}
+
+TEST_F(HttpServerTest, MissingOrWrongKeyIs401WithBearerChallenge) {
+  startServer(clientsYaml());
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(""));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.header("www-authenticate").value_or("").rfind("Bearer", 0), 0u);
+  r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA + "x"));
+  EXPECT_EQ(r.status, 401);
+  auto h = mcpHeaders("");
+  h.emplace_back("Authorization", "Basic " + kKeyA);
+  r = request("POST", server_->url(), initBody(), h);
+  EXPECT_EQ(r.status, 401);
+  server_->stop();
+  EXPECT_NE(server_->audit().find("\"outcome\":\"unauthorized\""), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
+  startServer(clientsYaml());
+  const std::string a = initialize(*server_, kKeyA);
+  const std::string b = initialize(*server_, kKeyB);
+  ASSERT_FALSE(a.empty());
+  auto names = toolNames(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, a)));
+  EXPECT_EQ(names, (std::vector<std::string>{"pg_lookup", "pg_slow"}));
+  names = toolNames(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyB, b)));
+  EXPECT_EQ(names, (std::vector<std::string>{"mongo_count"}));
+
+  Reply r = request("POST", server_->url(), callBody(3, "mongo_count"), mcpHeaders(kKeyA, a));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_TRUE(r.json().contains("error")) << r.body;  // indistinguishable from an unknown tool
+  r = request("POST", server_->url(), callBody(4, "pg_lookup", {{"email", kSecretArg}}), mcpHeaders(kKeyA, a));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
+  r = request("POST", server_->url(), callBody(5, "pg_lookup", {{"email", kSecretArg}}), mcpHeaders(kKeyB, b));
+  EXPECT_TRUE(r.json().contains("error")) << r.body;
+  server_->stop();
+  const std::string audit = server_->audit();
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"}, {"tool", "mongo_count"}, {"engine", "mongodb"},
+                                {"outcome", "out_of_scope"}}))
+      << audit;
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"}, {"tool", "pg_lookup"}, {"engine", "postgres"},
+                                {"outcome", "ok"}, {"rows", 1}}))
+      << audit;
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-b"}, {"tool", "pg_lookup"}, {"engine", "postgres"},
+                                {"outcome", "out_of_scope"}}))
+      << audit;
+}
+
+TEST_F(HttpServerTest, RateLimitAnswers429WithRetryAfter) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyLimited);  // uses 2 of the 3 tokens
+  Reply r = request("POST", server_->url(), rpc(2, "ping"), mcpHeaders(kKeyLimited, sid));
+  EXPECT_EQ(r.status, 200);
+  r = request("POST", server_->url(), rpc(3, "ping"), mcpHeaders(kKeyLimited, sid));
+  EXPECT_EQ(r.status, 429);
+  const int retry = std::stoi(r.header("retry-after").value_or("0"));
+  EXPECT_GE(retry, 1);
+  EXPECT_LE(retry, 2);
+  // Other clients are not affected.
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, 200);
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"client", "limited"}, {"outcome", "rate_limited"}, {"status", 429}}));
+}
+
+TEST_F(HttpServerTest, ConcurrentCallCapPerClient) {
+  startServer(clientsYaml());
+  // `single` may have one call in flight.
+  const std::string sid = initialize(*server_, kKeySingle);
+  auto slow = std::async(std::launch::async, [&] {
+    return request("POST", server_->url(), callBody(10, "pg_slow", {{"ms", 1500}}), mcpHeaders(kKeySingle, sid));
+  });
+  std::this_thread::sleep_for(400ms);
+  Reply r = request("POST", server_->url(), callBody(11, "pg_lookup"), mcpHeaders(kKeySingle, sid));
+  EXPECT_EQ(r.status, 429);
+  EXPECT_TRUE(r.header("retry-after"));
+  // Requests that are not tool calls still pass.
+  EXPECT_EQ(request("POST", server_->url(), rpc(12, "ping"), mcpHeaders(kKeySingle, sid)).status, 200);
+  EXPECT_EQ(slow.get().status, 200);
+  EXPECT_EQ(request("POST", server_->url(), callBody(13, "pg_lookup"), mcpHeaders(kKeySingle, sid)).status, 200);
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"client", "single"}, {"outcome", "concurrency_limited"}}));
+}
+
+TEST_F(HttpServerTest, BodyAndHeaderLimits) {
+  startServer("  max_body_bytes: 4096\n  max_header_bytes: 2048\n" + clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  const std::string big = callBody(2, "pg_lookup", {{"email", std::string(10000, 'x')}});
+  Reply r = request("POST", server_->url(), big, mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(r.status, 413) << r.body;
+  auto h = mcpHeaders(kKeyA, sid);
+  h.emplace_back("X-Padding", std::string(4000, 'p'));
+  r = request("POST", server_->url(), rpc(3, "ping"), h);
+  EXPECT_EQ(r.status, 431);
+  // Malformed JSON is a JSON-RPC parse error with 400.
+  r = request("POST", server_->url(), "{not json", mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["error"]["code"], -32700);
+  // The server still serves.
+  EXPECT_EQ(request("POST", server_->url(), rpc(4, "ping"), mcpHeaders(kKeyA, sid)).status, 200);
+}
+
+TEST_F(HttpServerTest, SessionLifecycle) {
+  startServer(clientsYaml());
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA));
+  ASSERT_EQ(r.status, 200);
+  const std::string sid = r.header("mcp-session-id").value_or("");
+  EXPECT_TRUE(std::regex_match(sid, std::regex("[0-9a-f]{64}"))) << sid;
+  EXPECT_EQ(r.json()["result"]["protocolVersion"], "2025-11-25");
+  // Notifications are accepted with 202 and no body.
+  r = request("POST", server_->url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+              mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(r.status, 202);
+  EXPECT_TRUE(r.body.empty());
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA)).status, 400);  // no id
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, std::string(64, 'a'))).status,
+            404);
+  // Another client cannot use (or end) the session.
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyB, sid)).status, 404);
+  EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyB, sid)).status, 404);
+  EXPECT_EQ(request("POST", server_->url(), rpc(3, "tools/list"), mcpHeaders(kKeyA, sid)).status, 200);
+  EXPECT_EQ(request("GET", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 405);
+  EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 204);
+  EXPECT_EQ(request("POST", server_->url(), rpc(4, "tools/list"), mcpHeaders(kKeyA, sid)).status, 404);
+  EXPECT_EQ(request("POST", server_->url("/other"), rpc(4, "ping"), mcpHeaders(kKeyA, sid)).status, 404);
+}
+
+TEST_F(HttpServerTest, ProtocolVersionHeaderAndBatches) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  auto h = mcpHeaders(kKeyA, sid);
+  h.emplace_back("MCP-Protocol-Version", "1999-01-01");
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "ping"), h).status, 400);
+  h = mcpHeaders(kKeyA, sid);
+  h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+  EXPECT_EQ(request("POST", server_->url(), rpc(3, "ping"), h).status, 200);
+  // Batches were removed after 2025-03-26: refused for this session.
+  Reply r = request("POST", server_->url(), "[" + rpc(4, "ping") + "," + rpc(5, "ping") + "]", h);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json()["error"]["code"], -32600) << r.body;
+
+  // A 2025-03-26 session accepts a batch and answers with an array.
+  std::string init_old = initBody();
+  init_old.replace(init_old.find("2025-11-25"), 10, "2025-03-26");
+  r = request("POST", server_->url(), init_old, mcpHeaders(kKeyA));
+  const std::string old_sid = r.header("mcp-session-id").value_or("");
+  r = request("POST", server_->url(), "[" + rpc(4, "ping") + "," + rpc(5, "tools/list") + "]",
+              mcpHeaders(kKeyA, old_sid));
+  ASSERT_EQ(r.status, 200);
+  ASSERT_TRUE(r.json().is_array()) << r.body;
+  EXPECT_EQ(r.json().size(), 2u);
+  // Wrong content type, unacceptable Accept.
+  h = mcpHeaders(kKeyA, sid);
+  h[0].second = "text/plain";
+  EXPECT_EQ(request("POST", server_->url(), rpc(6, "ping"), h).status, 415);
+  h = mcpHeaders(kKeyA, sid);
+  h[1].second = "text/html";
+  EXPECT_EQ(request("POST", server_->url(), rpc(7, "ping"), h).status, 406);
+}
+
+TEST_F(HttpServerTest, ProgressStreamsAsServerSentEvents) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  const std::string body =
+      rpc(2, "tools/call", Json{{"name", "pg_slow"}, {"arguments", {{"ms", 100}}}, {"_meta", {{"progressToken", "p1"}}}});
+  Reply r = request("POST", server_->url(), body, mcpHeaders(kKeyA, sid));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("content-type").value_or("").rfind("text/event-stream", 0), 0u);
+  const auto progress = r.body.find("notifications/progress");
+  const auto result = r.body.find("\"slept_ms\":100");
+  EXPECT_NE(progress, std::string::npos) << r.body;
+  EXPECT_NE(result, std::string::npos) << r.body;
+  EXPECT_LT(progress, result);
+  // Without a progress token the same call is a plain JSON response.
+  r = request("POST", server_->url(), callBody(3, "pg_slow", {{"ms", 10}}), mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(r.header("content-type").value_or(""), "application/json");
+}
+
+TEST_F(HttpServerTest, StatelessModeNeedsNoSession) {
+  startServer("  stateless: true\n" + clientsYaml());
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.header("mcp-session-id"));
+  // Any replica can answer any request: no initialize, no session id.
+  auto h = mcpHeaders(kKeyA);
+  h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+  r = request("POST", server_->url(), rpc(2, "tools/list"), h);
+  EXPECT_EQ(toolNames(r), (std::vector<std::string>{"pg_lookup", "pg_slow"})) << r.body;
+  r = request("POST", server_->url(), callBody(3, "pg_lookup", {{"email", kSecretArg}}), h);
+  EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
+  EXPECT_EQ(request("DELETE", server_->url(), "", h).status, 405);
+}
+
+TEST_F(HttpServerTest, SighupReloadRevokesOneClientKeepsOthers) {
+  startServer(clientsYaml());
+  const std::string a = initialize(*server_, kKeyA);
+  const std::string b = initialize(*server_, kKeyB);
+  // Remove client-b's line, narrow nothing else.
+  server_->writeConfig("  clients:\n    - {name: client-a, key_sha256: " + auth::toHex(auth::sha256(kKeyA)) +
+                       ", scope: postgres}\n");
+  server_->signal(SIGHUP);
+  bool revoked = false;
+  for (int i = 0; i < 100 && !revoked; ++i) {
+    std::this_thread::sleep_for(20ms);
+    revoked = request("POST", server_->url(), rpc(2, "ping"), mcpHeaders(kKeyB, b)).status == 401;
+  }
+  EXPECT_TRUE(revoked);
+  // client-a's existing session keeps working.
+  EXPECT_EQ(toolNames(request("POST", server_->url(), rpc(3, "tools/list"), mcpHeaders(kKeyA, a))),
+            (std::vector<std::string>{"pg_lookup", "pg_slow"}));
+}
+
+TEST_F(HttpServerTest, MetricsEndpoint) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  request("POST", server_->url(), callBody(2, "pg_lookup"), mcpHeaders(kKeyA, sid));
+  Reply r = request("GET", server_->url("/metrics"), "", {});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("content-type").value_or("").rfind("text/plain; version=0.0.4", 0), 0u);
+  EXPECT_NE(r.body.find(R"(mcpdb_tool_calls_total{tool="pg_lookup",engine="postgres",outcome="ok"} 1)"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("mcpdb_tool_call_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(r.body.find("mcpdb_http_sessions 1"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, GracefulShutdownDrainsInFlightCalls) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  auto slow = std::async(std::launch::async, [&] {
+    return request("POST", server_->url(), callBody(2, "pg_slow", {{"ms", 800}}), mcpHeaders(kKeyA, sid));
+  });
+  std::this_thread::sleep_for(200ms);
+  server_->signal(SIGTERM);
+  Reply r = slow.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("\"slept_ms\":800"), std::string::npos) << r.body;
+  EXPECT_EQ(server_->waitExit(), 0);
+}
+
+TEST_F(HttpServerTest, SlowClientDoesNotStarveOthers) {
+  startServer("  idle_timeout_ms: 1000\n" + clientsYaml());
+  // A slowloris connection: half a request, then silence.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(server_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string partial = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+  ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
+  // The slow connection is closed once the idle timeout passes.
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[16];
+  const auto t1 = std::chrono::steady_clock::now();
+  EXPECT_LE(::recv(fd, buf, sizeof buf, 0), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, 3s);
+  ::close(fd);
+}
+
+TEST_F(HttpServerTest, TlsWithThrowawayCertificate) {
+  const fs::path dir = tempDir();
+  const std::string cert = (dir / "cert.pem").string();
+  const std::string key = (dir / "key.pem").string();
+  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+                          "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+                          key + " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  startServer("  tls: {cert_file: " + cert + ", key_file: " + key + "}\n" + clientsYaml());
+  EXPECT_EQ(server_->url().rfind("https://", 0), 0u);
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), cert);
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Without trusting the certificate the client refuses; plain HTTP to the TLS port gets nothing.
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, -1);
+  std::string plain = server_->url();
+  plain.replace(0, 5, "http");
+  EXPECT_NE(request("POST", plain, initBody(), mcpHeaders(kKeyA)).status, 200);
+  // TLS 1.1 is refused by the server.
+  const std::string old = "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
+                          " -tls1_1 -cipher DEFAULT@SECLEVEL=0 >/dev/null 2>&1";
+  EXPECT_NE(std::system(old.c_str()), 0);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
+  const std::string yaml = clientsYaml();
+  {
+    ServerProcess s(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "0.0.0.0:0"}, yaml, false);
+    EXPECT_EQ(s.waitExit(), 2);
+    EXPECT_NE(s.log().find("refusing plain HTTP"), std::string::npos) << s.log();
+  }
+  {
+    ServerProcess s(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"},
+                    yaml);
+    EXPECT_TRUE(s.running()) << s.log();
+    EXPECT_NE(s.log().find("PLAIN HTTP"), std::string::npos);
+    EXPECT_EQ(s.stop(), 0);
+  }
+  {
+    // Anonymous access is for loopback only.
+    ServerProcess s(MCPDB_HTTP_TEST_SERVER,
+                    {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"}, "  auth: none\n",
+                    false);
+    EXPECT_EQ(s.waitExit(), 3) << s.log();
+  }
+}
+
+#ifdef MCPDB_BINARY
+// The real binary: `serve --http` with no engine configured still speaks MCP, and keeps the
+// plain-HTTP rule.
+TEST(RealBinary, ServeHttpAndInsecureRefusal) {
+  {
+    ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "0.0.0.0:0"}, clientsYaml(), false);
+    EXPECT_EQ(s.waitExit(), 2) << s.log();
+  }
+  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"}, clientsYaml());
+  ASSERT_TRUE(s.running()) << s.log();
+  Reply r = request("POST", s.url(), initBody(), mcpHeaders(kKeyA));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(request("POST", s.url(), initBody(), mcpHeaders("")).status, 401);
+  EXPECT_EQ(s.stop(), 0);
+  EXPECT_EQ(s.log().find(kKeyA), std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace mcpdb

@@ -1,0 +1,191 @@
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "observe/audit_log.hpp"
+#include "observe/metrics.hpp"
+#include "protocol/session.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::observe {
+namespace {
+
+using protocol::CallRecord;
+
+constexpr const char* kSecretArg = "hunter2-SECRET-arg-7f3a";
+constexpr const char* kSecretRow = "row-value-CONFIDENTIAL-91c2";
+
+class Collect : public protocol::Outbox {
+ public:
+  void send(const Json& m) override {
+    std::lock_guard<std::mutex> lock(mu);
+    got.push_back(m);
+    cv.notify_all();
+  }
+  void waitFor(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(5), [&] { return got.size() >= n; });
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Json> got;
+};
+
+std::shared_ptr<protocol::ToolRegistry> registry() {
+  auto reg = std::make_shared<protocol::ToolRegistry>();
+  protocol::Tool t;
+  t.name = "find_user";
+  t.title = "Find user";
+  t.description = "Finds a user by email.";
+  t.engine = "postgres";
+  t.input_schema = {{"type", "object"},
+                    {"properties", {{"email", {{"type", "string"}}}}},
+                    {"required", {"email"}},
+                    {"additionalProperties", false}};
+  t.output_schema = {{"type", "object"}};
+  t.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    return protocol::ToolOutput{Json{{"rows", Json::array({Json{{"secret_column", kSecretRow}}})}}, 1};
+  };
+  EXPECT_TRUE(reg->add(t));
+  return reg;
+}
+
+// Drives real calls through a Session (as the transports do) and checks what the audit log wrote.
+TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  auto audit = std::make_shared<AuditLog>([&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.emplace_back(line);
+  });
+  protocol::ServerCore core(protocol::ServerOptions{}, registry());
+  core.addObserver(audit);
+  auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"client-a"});
+  auto out = std::make_shared<Collect>();
+  session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+      out);
+  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+                       {"params", {{"name", "find_user"}, {"arguments", {{"email", kSecretArg}}}}}},
+                  out);
+  // Invalid arguments (the value is still secret-looking) and an unknown tool whose name is one.
+  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"},
+                       {"params", {{"name", "find_user"}, {"arguments", {{"email", 5}, {"x", kSecretArg}}}}}},
+                  out);
+  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/call"},
+                       {"params", {{"name", kSecretArg}, {"arguments", {{"email", kSecretArg}}}}}},
+                  out);
+  out->waitFor(4);
+  session->drain(std::chrono::milliseconds(2000));
+  core.pool().shutdown();
+
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(lines.size(), 3u);
+  bool saw_ok = false;
+  for (const auto& l : lines) {
+    EXPECT_EQ(l.find(kSecretArg), std::string::npos) << l;
+    EXPECT_EQ(l.find(kSecretRow), std::string::npos) << l;
+    EXPECT_EQ(l.find("hunter2"), std::string::npos) << l;
+    EXPECT_EQ(l.find('\n'), std::string::npos);
+    const Json j = Json::parse(l);
+    EXPECT_EQ(j["client"], "client-a");
+    EXPECT_EQ(j["event"], "tool_call");
+    EXPECT_TRUE(j.contains("time") && j.contains("duration_ms") && j.contains("rows") && j.contains("bytes"));
+    if (j["outcome"] == "ok") {
+      saw_ok = true;
+      EXPECT_EQ(j["tool"], "find_user");
+      EXPECT_EQ(j["engine"], "postgres");
+      EXPECT_EQ(j["rows"], 1);
+      EXPECT_GT(j["bytes"].get<int>(), 0);
+    }
+    if (j["outcome"] == "unknown_tool") {
+      EXPECT_EQ(j["tool"], "<unknown>");
+    }
+  }
+  EXPECT_TRUE(saw_ok);
+}
+
+TEST(AuditLog, RefusalLineShape) {
+  Refusal r{"", "rate_limited", 429, "POST", "17"};
+  const auto at = AuditLog::SystemClock::time_point{} + std::chrono::milliseconds(1700000000123LL);
+  const Json j = Json::parse(AuditLog::formatRefusal(r, at));
+  EXPECT_EQ(j["time"], "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(j["event"], "refused");
+  EXPECT_EQ(j["client"], "-");
+  EXPECT_EQ(j["outcome"], "rate_limited");
+  EXPECT_EQ(j["status"], 429);
+}
+
+TEST(AuditLog, SettingsParse) {
+  config::Diagnostics diag("t");
+  YAML::Node n = YAML::Load("{enabled: false, path: /tmp/audit.log}");
+  AuditSettings s;
+  parseAuditSettings(config::Node(n, "audit", diag), s);
+  EXPECT_TRUE(diag.ok());
+  EXPECT_FALSE(s.enabled);
+  EXPECT_EQ(s.path, "/tmp/audit.log");
+  YAML::Node bad = YAML::Load("{enabled: 3, where: x}");
+  parseAuditSettings(config::Node(bad, "audit", diag), s);
+  EXPECT_FALSE(diag.ok());
+}
+
+TEST(Metrics, ExpositionFormat) {
+  Metrics m;
+  m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(3000), 2, 100});
+  m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(70000), 1, 50});
+  m.onCall(CallRecord{"c", "find_user", "postgres", "timed_out", std::chrono::microseconds(20000000), 0, 0});
+  m.onCall(CallRecord{"c", "some agent text", "", "unknown_tool", {}, 0, 0});
+  m.onCall(CallRecord{"c", "we\"ird\\na\nme", "mongodb", "ok", std::chrono::microseconds(1), 0, 0});
+  m.onRefused("client-b", "rate_limited");
+  m.onHttpResponse(200);
+  m.callsStarted(3);
+  m.callsFinished(1);
+  m.addGauge("mcpdb_worker_threads", "Worker threads.", [] { return 8.0; });
+  const std::string text = m.render();
+
+  EXPECT_NE(text.find("# TYPE mcpdb_tool_calls_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE mcpdb_tool_call_duration_seconds histogram\n"), std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_calls_total{tool=\"find_user\",engine=\"postgres\",outcome=\"ok\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_errors_total{tool=\"find_user\",engine=\"postgres\",outcome=\"timed_out\"} 1\n"),
+            std::string::npos);
+  // Cumulative buckets: 3 ms lands in le=0.005, 70 ms in le=0.1, 20 s only in +Inf.
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.0025\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.005\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.1\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"10\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"+Inf\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_count{tool=\"find_user\",engine=\"postgres\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_rows_total{tool=\"find_user\",engine=\"postgres\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("tool=\"<unknown>\""), std::string::npos);
+  EXPECT_EQ(text.find("some agent text"), std::string::npos);
+  EXPECT_NE(text.find("tool=\"we\\\"ird\\\\na\\nme\""), std::string::npos);
+  EXPECT_NE(text.find("mcpdb_http_refusals_total{client=\"client-b\",reason=\"rate_limited\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_calls_in_flight 2\n"), std::string::npos);
+  EXPECT_NE(text.find("mcpdb_worker_threads 8\n"), std::string::npos);
+
+  // Every line is a comment or `name{labels} value` (text format 0.0.4).
+  const std::regex sample(R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? [-+0-9.eEInfa]+$)");
+  std::istringstream in(text);
+  std::string line;
+  int samples = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+    EXPECT_TRUE(std::regex_match(line, sample)) << line;
+    ++samples;
+  }
+  EXPECT_GT(samples, 20);
+  EXPECT_EQ(text.back(), '\n');
+}
+
+}  // namespace
+}  // namespace mcpdb::observe
