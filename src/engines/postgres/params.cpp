@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <regex>
 
 #include "engines/postgres/schema_gen.hpp"
 #include "protocol/schema.hpp"
@@ -43,7 +44,19 @@ Oid arrayOid(ScalarType t) {
 }
 
 Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, const std::string& path) {
-  if (auto st = protocol::validateJson(scalarSchema(spec), value, path); !st) return st.error();
+  // Re-checked here (the registry validated the arguments already): type, bounds, lengths, enum,
+  // format, then the pattern, compiled once at configure time.
+  if (spec.check_schema) {
+    if (auto st = protocol::validateJson(*spec.check_schema, value, path); !st) return st.error();
+    if (spec.pattern) {
+      if (!spec.compiled_pattern || !value.is_string() ||
+          !std::regex_search(value.get_ref<const std::string&>(), *spec.compiled_pattern)) {
+        return makeError(Code::InvalidArgument, path + ": does not match the required pattern");
+      }
+    }
+  } else if (auto st = protocol::validateJson(scalarSchema(spec), value, path); !st) {
+    return st.error();
+  }
   switch (spec.type) {
     case ScalarType::Integer: {
       if (value.is_number_integer()) {
@@ -125,7 +138,13 @@ Result<BoundParams> bindArguments(const std::vector<ParamSpec>& params, const Js
       continue;
     }
     if (p.is_array) {
-      if (auto st = protocol::validateJson(paramSchema(p), *value, path); !st) return st.error();
+      if (!value->is_array()) return makeError(Code::InvalidArgument, path + ": must be an array");
+      if (value->size() < p.min_items) {
+        return makeError(Code::InvalidArgument, path + ": must have at least " + std::to_string(p.min_items) + " items");
+      }
+      if (value->size() > p.max_items) {
+        return makeError(Code::InvalidArgument, path + ": must have at most " + std::to_string(p.max_items) + " items");
+      }
       auto e = encodeArray(p.scalar, *value, path);
       if (!e) return e.error();
       out.add(std::move(*e), type);

@@ -26,6 +26,20 @@ std::string_view scalarTypeName(ScalarType t) {
   return "string";
 }
 
+void finalizeScalar(ScalarSpec& spec) {
+  Json schema = scalarSchema(spec);
+  schema.erase("pattern");
+  spec.check_schema = std::make_shared<const Json>(std::move(schema));
+  spec.compiled_pattern.reset();
+  if (spec.pattern) {
+    try {
+      spec.compiled_pattern = std::make_shared<const std::regex>(*spec.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      // Reported by the parser; an invalid pattern never reaches a call.
+    }
+  }
+}
+
 namespace {
 
 using config::Node;
@@ -121,6 +135,7 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
     s.max_num = node.number("max");
     if (s.min_num && s.max_num && *s.min_num > *s.max_num) node.child("min").error("must not exceed max");
   }
+  finalizeScalar(s);
   return s;
 }
 

@@ -14,7 +14,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,14 @@ struct ScalarSpec {
   std::uint32_t max_length = 1024;               // string; bounded by default
   std::optional<std::string> pattern;            // string, ECMAScript, search semantics
   std::vector<std::string> enum_values;          // string
+  // Compiled once at configure time (finalizeScalar) so calls do not recompile: the schema without
+  // its pattern, and the pattern itself.
+  std::shared_ptr<const Json> check_schema;
+  std::shared_ptr<const std::regex> compiled_pattern;
 };
+
+// Fills check_schema / compiled_pattern (call after the constraints are set).
+void finalizeScalar(ScalarSpec& spec);
 
 struct ParamSpec {
   std::string name;
