@@ -38,8 +38,12 @@ export async function connectSdk(env, args = []) {
 }
 
 // A raw line-oriented session with the binary, for inputs the SDK would never send.
+// MCPDB_WRAP (e.g. "valgrind --leak-check=full") runs the binary under a wrapper (scripts/soak.sh).
 export function rawServer(env, args = []) {
-  const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const wrap = (process.env.MCPDB_WRAP ?? '').split(' ').filter(Boolean);
+  const child = wrap.length
+    ? spawn(wrap[0], [...wrap.slice(1), bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let buf = '';
   let stderr = '';
   const waiting = [];
