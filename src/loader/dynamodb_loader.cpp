@@ -6,7 +6,7 @@
 //   mcp_demo_documents  partition key id (S)
 //   mcp_demo_events     partition key category (S), sort key published_id (S) = "<published>#<id>"
 // Credentials: MCPDB_DYNAMODB_ADMIN_ACCESS_KEY_ID / MCPDB_DYNAMODB_ADMIN_SECRET_ACCESS_KEY when set
-// (admin credentials the server never sees), else the standard AWS environment variables.
+// (admin credentials the server never sees), else the standard AWS credential chain.
 
 #include <chrono>
 #include <map>
@@ -170,15 +170,15 @@ Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const Lo
   dynamodb::TransportOptions to;
   to.region = *region;
   to.endpoint = *endpoint;
-  Env cred_env = env;
+  dynamodb::CredentialSource creds = dynamodb::defaultCredentials(env);
   if (env.has("MCPDB_DYNAMODB_ADMIN_ACCESS_KEY_ID")) {
     std::map<std::string, std::string, std::less<>> vars;
     vars["AWS_ACCESS_KEY_ID"] = env.get("MCPDB_DYNAMODB_ADMIN_ACCESS_KEY_ID").value_or("");
     vars["AWS_SECRET_ACCESS_KEY"] = env.get("MCPDB_DYNAMODB_ADMIN_SECRET_ACCESS_KEY").value_or("");
     if (auto tok = env.get("MCPDB_DYNAMODB_ADMIN_SESSION_TOKEN")) vars["AWS_SESSION_TOKEN"] = *tok;
-    cred_env = Env::fromMap(std::move(vars));
+    creds = dynamodb::environmentCredentials(Env::fromMap(std::move(vars)));
   }
-  Transport t(to, dynamodb::environmentCredentials(cred_env));
+  Transport t(to, std::move(creds));
 
   std::vector<Json> documents, events;
   for (const auto& d : docs) {

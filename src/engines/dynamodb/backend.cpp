@@ -14,7 +14,7 @@ Result<std::shared_ptr<Transport>> Backend::transport() {
   t.endpoint = std::move(*endpoint);
   t.retry = options_.retry;
   t.http = options_.http;
-  CredentialSource creds = options_.credentials ? options_.credentials : environmentCredentials(env_);
+  CredentialSource creds = options_.credentials ? options_.credentials : defaultCredentials(env_);
   transport_ = std::make_shared<Transport>(std::move(t), std::move(creds));
   return transport_;
 }

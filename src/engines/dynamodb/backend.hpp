@@ -13,7 +13,7 @@
 namespace mcpdb::dynamodb {
 
 struct BackendOptions {
-  CredentialSource credentials{};  // empty: the default source for the environment
+  CredentialSource credentials{};  // empty: the standard AWS credential chain
   RetryPolicy retry{};
   HttpClientOptions http{};
 };

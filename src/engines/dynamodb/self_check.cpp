@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engines/dynamodb/reply.hpp"
 #include "engines/dynamodb/requests.hpp"
 
 namespace mcpdb::dynamodb {
@@ -18,23 +19,23 @@ Json sentinel(KeyType type) {
   return {{"S", "mcpdb-self-check-probe"}};
 }
 
-std::string typeOf(const Json& defs, const std::string& name) {
-  if (!defs.is_array()) return {};
-  for (const auto& d : defs) {
-    if (d.value("AttributeName", "") == name) return d.value("AttributeType", "");
+std::string typeOf(const Json* defs, const std::string& name) {
+  if (defs == nullptr) return {};
+  for (const auto& d : *defs) {
+    if (stringField(d, "AttributeName") == name) return stringField(d, "AttributeType");
   }
   return {};
 }
 
 // Compares DescribeTable's key schema with the config; empty when they agree.
 std::string keySchemaMismatch(const Target& t, const Json& table) {
-  const Json schema = table.value("KeySchema", Json::array());
-  const Json defs = table.value("AttributeDefinitions", Json::array());
+  const Json* schema = arrayField(table, "KeySchema");
+  const Json* defs = arrayField(table, "AttributeDefinitions");
   std::string hash, range;
-  if (schema.is_array()) {
-    for (const auto& k : schema) {
-      if (k.value("KeyType", "") == "HASH") hash = k.value("AttributeName", "");
-      if (k.value("KeyType", "") == "RANGE") range = k.value("AttributeName", "");
+  if (schema != nullptr) {
+    for (const auto& k : *schema) {
+      if (stringField(k, "KeyType") == "HASH") hash = stringField(k, "AttributeName");
+      if (stringField(k, "KeyType") == "RANGE") range = stringField(k, "AttributeName");
     }
   }
   if (hash != t.partition_key.name || typeOf(defs, hash) != keyTypeName(t.partition_key.type)) {
@@ -89,9 +90,10 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
     if (!desc) {
       out.push_back({Finding::Severity::Warning, "dynamodb.reachable", label + ": " + desc.error().message});
     } else {
-      const Json table = desc->value("Table", Json::object());
+      const Json* table_ptr = field(*desc, "Table");
+      const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
       out.push_back({Finding::Severity::Ok, "dynamodb.reachable",
-                     label + ": reachable, status " + table.value("TableStatus", std::string("UNKNOWN"))});
+                     label + ": reachable, status " + stringField(table, "TableStatus", "UNKNOWN")});
       if (auto why = keySchemaMismatch(t, table); !why.empty()) {
         out.push_back({Finding::Severity::Warning, "dynamodb.key_schema", label + ": " + why});
       }

@@ -5,6 +5,7 @@
 #include "common/cursor.hpp"
 #include "common/row_budget.hpp"
 #include "engines/dynamodb/attribute_value.hpp"
+#include "engines/dynamodb/reply.hpp"
 #include "engines/dynamodb/requests.hpp"
 
 namespace mcpdb::dynamodb {
@@ -35,6 +36,17 @@ CallOptions callOptions(const CallContext& ctx, const Limits& limits) {
   o.deadline = std::chrono::steady_clock::now() + limits.timeout;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) o.deadline = std::min(o.deadline, ctx.deadline);
   return o;
+}
+
+// Handlers must never throw: a last line of defence that turns a surprise into an Internal error.
+protocol::ToolHandler guarded(protocol::ToolHandler inner) {
+  return [inner = std::move(inner)](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
+    try {
+      return inner(args, ctx);
+    } catch (const std::exception&) {
+      return makeError(Code::Internal, "unexpected error while handling a DynamoDB reply");
+    }
+  };
 }
 
 Error forTarget(const Target& t, const Error& e) { return makeError(e.code, "target '" + t.name + "': " + e.message); }
@@ -170,9 +182,9 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
     if (!reply) return forTarget(*target, reply.error());
     ToolOutput out;
     out.structured = {{"target", target->name}, {"found", false}, {"item", nullptr}, {"truncated", false}};
-    auto it = reply->find("Item");
-    if (it == reply->end() || !it->is_object()) return out;
-    auto item = itemToJson(*it);
+    const Json* wire_item = objectField(*reply, "Item");
+    if (wire_item == nullptr) return out;
+    auto item = itemToJson(*wire_item);
     if (!item) return forTarget(*target, makeError(Code::Internal, "unexpected item encoding from DynamoDB"));
     RowBudget budget(Limits{1, limits.max_bytes, limits.timeout});
     out.structured["found"] = true;
@@ -246,7 +258,7 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
     if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {
       auto pos = codec->decode(scanCursorContext(*target), it->get<std::string>());
       if (!pos) return makeError(Code::InvalidArgument, "arguments.cursor: " + pos.error().message);
-      if (!pos->is_object() || pos->value("t", "") != target->table || !pos->contains("k") ||
+      if (stringField(*pos, "t") != target->table || field(*pos, "k") == nullptr ||
           !validateWireKey(*target, (*pos)["k"])) {
         return makeError(Code::InvalidArgument, "arguments.cursor: invalid cursor");
       }
@@ -264,9 +276,9 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
       const auto want = static_cast<std::uint32_t>(limit - budget.rows());
       auto reply = (*transport)->call(readOpName(ReadOp::Scan), scanRequest(*target, want, start), opts);
       if (!reply) return forTarget(*target, reply.error());
-      const Json items = reply->value("Items", Json::array());
-      if (!items.is_array()) return forTarget(*target, makeError(Code::Internal, "unexpected Scan reply from DynamoDB"));
-      for (const auto& wire : items) {
+      const Json* items = arrayField(*reply, "Items");
+      if (items == nullptr) return forTarget(*target, makeError(Code::Internal, "unexpected Scan reply from DynamoDB"));
+      for (const auto& wire : *items) {
         auto key = keyOfItem(*target, wire);
         if (!key) return forTarget(*target, key.error());
         auto item = itemToJson(wire);
@@ -283,8 +295,8 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
         resume = std::move(*key);
       }
       if (stopped_by_budget) break;
-      auto lek = reply->find("LastEvaluatedKey");
-      if (lek == reply->end() || !lek->is_object() || lek->empty()) {
+      const Json* lek = objectField(*reply, "LastEvaluatedKey");
+      if (lek == nullptr) {
         resume.reset();
         break;
       }
@@ -362,12 +374,13 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
     const CallOptions opts = callOptions(ctx, limits);
     auto desc = (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(*target), opts);
     if (!desc) return forTarget(*target, desc.error());
-    const Json table = desc->value("Table", Json::object());
+    const Json* table_ptr = field(*desc, "Table");
+    const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
     ToolOutput out;
     out.structured = {{"target", target->name},
-                      {"approximate_count", table.value("ItemCount", std::uint64_t{0})},
+                      {"approximate_count", uintField(table, "ItemCount").value_or(0)},
                       {"approximate", true},
-                      {"table_status", table.value("TableStatus", std::string("UNKNOWN"))},
+                      {"table_status", stringField(table, "TableStatus", "UNKNOWN")},
                       {"note", kApproximateNote}};
     if (!exact) return out;
 
@@ -393,10 +406,10 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
         return forTarget(*target, reply.error());
       }
       ++pages;
-      counted += reply->value("Count", std::uint64_t{0});
+      counted += uintField(*reply, "Count").value_or(0);
       ctx.progress(static_cast<double>(counted), static_cast<double>(cap), "counted items");
-      auto lek = reply->find("LastEvaluatedKey");
-      if (lek == reply->end() || !lek->is_object() || lek->empty()) {
+      const Json* lek = objectField(*reply, "LastEvaluatedKey");
+      if (lek == nullptr) {
         complete = true;
         break;
       }
@@ -430,6 +443,7 @@ Status registerTools(protocol::ToolRegistry& tools, std::shared_ptr<const Regist
   auto codec = std::make_shared<const CursorCodec>(cursor_key);
   for (Tool t : {listTool(registry), getTool(registry, backend), scanTool(registry, backend, codec),
                  countTool(registry, backend)}) {
+    t.handler = guarded(std::move(t.handler));
     if (auto st = tools.add(std::move(t)); !st) return st;
   }
   return {};

@@ -5,6 +5,7 @@
 #include <random>
 #include <regex>
 
+#include "aws/credential_provider.hpp"
 #include "aws/sigv4.hpp"
 
 namespace mcpdb::dynamodb {
@@ -79,6 +80,15 @@ Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region) {
   }
   const std::string suffix = region.rfind("cn-", 0) == 0 ? ".amazonaws.com.cn" : ".amazonaws.com";
   return parseEndpoint("https://dynamodb." + region + suffix + "/");
+}
+
+CredentialSource defaultCredentials(const Env& env) {
+  std::shared_ptr<aws::CredentialProvider> chain = aws::makeDefaultCredentialChain(env);
+  return [chain]() -> Result<aws::Credentials> {
+    auto c = chain->get();
+    if (!c && c.error().code == Code::NotFound) return makeError(Code::FailedPrecondition, c.error().message);
+    return c;
+  };
 }
 
 CredentialSource environmentCredentials(const Env& env) {

@@ -41,8 +41,11 @@ Result<Endpoint> parseEndpoint(std::string_view url);
 // Where credentials come from; called before every attempt (a chain caches and refreshes).
 using CredentialSource = std::function<Result<aws::Credentials>()>;
 
-// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN only. Interim default until the
-// shared credential chain (src/aws) provides the full standard order.
+// The standard AWS chain (aws/credential_provider.hpp: environment, shared files, web identity,
+// container, IMDSv2), cached and refreshed. "Nothing found" becomes FailedPrecondition (NotFound
+// would read as "table not found").
+CredentialSource defaultCredentials(const Env& env);
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN only (tests, the loader's admin keys).
 CredentialSource environmentCredentials(const Env& env);
 
 struct RetryPolicy {

@@ -294,6 +294,25 @@ TEST_F(DynamoTools, CountApproximateAndCappedExact) {
   EXPECT_EQ(denied.error().code, Code::FailedPrecondition);
 }
 
+TEST_F(DynamoTools, MalformedRepliesNeverThrow) {
+  for (const Json& body : std::vector<Json>{
+           Json{{"Table", "not an object"}, {"Count", "7"}, {"Items", {{"x", 1}}}, {"Item", {{"id", {{"Q", 1}}}}}},
+           Json{{"Table", {{"ItemCount", -5}, {"TableStatus", 3}}}, {"Count", -1}, {"Items", Json::object()},
+                {"LastEvaluatedKey", "k"}},
+           Json::array(), Json("text")}) {
+    SCOPED_TRACE(body.dump());
+    onRequest([body](const FakeRequest&) { return reply(body); });
+    (void)call("count_dynamodb_items", {{"target", "docs"}, {"exact", true}});
+    (void)call("scan_dynamodb_table", {{"target", "docs"}});
+    (void)call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", "x"}});
+    (void)module_->selfCheck(services_);
+  }
+  onRequest([](const FakeRequest&) { return reply({{"Items", {{{"nokey", {{"S", "x"}}}}}}}); });
+  auto r = call("scan_dynamodb_table", {{"target", "docs"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::Internal);
+}
+
 TEST_F(DynamoTools, SelfCheckDeniedWriteIsOk) {
   onRequest([](const FakeRequest& r) {
     if (targetOp(r) == "DescribeTable") {
