@@ -22,7 +22,7 @@ const FLOOR = path.join(BUILD, "bench/mcpdb-pgfloor");
 const OURS = path.join(BUILD, "src/mcp-dbserver");
 
 const REPS = QUICK ? 1 : Number(process.env.BENCH_REPS || 3);
-const LOAD_SECONDS = QUICK ? 1.5 : Number(process.env.BENCH_LOAD_SECONDS || 3);
+const LOAD_SECONDS = QUICK ? 1.5 : Number(process.env.BENCH_LOAD_SECONDS || 2);
 const CONCURRENCY = [1, 8, 64];
 const DOC_ID = "doc-01";
 const SQL_TEMPLATE = "SELECT id, title, body, category, tags, published FROM demo.documents WHERE id = $1";
@@ -84,7 +84,8 @@ const mmm = (xs) => {
 };
 
 // ---- the servers ----------------------------------------------------------------------------
-let port = 59400;
+// Below the ephemeral range (32768+), where a connect to a not-yet-listening port can self-connect.
+let port = 29400;
 const nextPort = () => ++port;
 const toolboxBin = path.join(NM, "@toolbox-sdk/server-linux-x64/bin/toolbox");
 const toolboxYaml = path.join(BENCH, "config/toolbox-tools.yaml");
@@ -238,21 +239,22 @@ function coldStart(s, transport) {
   const repeat = QUICK ? 3 : ours ? 30 : 5;
   const args = ["--mode", "cold", "--repeat", String(repeat), "--settle-ms", "300", "--max-seconds", "60"];
   if (transport === "http") args.push("--url", s.url);
+  if (s.bearer) args.push("--bearer", s.bearer);
   const r = loadgen(args, s.cmd, s.env, `${s.id}-${transport}-cold`, 150);
   return r;
 }
 
-function loadRuns(s, transport, method, concurrency, extra = []) {
+function loadRuns(s, transport, method, concurrency, extra = [], reps = REPS) {
   const ours = s.id === "mcp-dbserver";
   const runs = [];
-  for (let i = 0; i < REPS; ++i) {
+  for (let i = 0; i < reps; ++i) {
     const n = ours ? 200000 : 50000;
     const args = [
       "--method", method,
       "--requests", String(n),
       "--concurrency", String(concurrency),
-      "--warmup", String(Math.max(50, concurrency * 4)),
-      "--max-seconds", String(LOAD_SECONDS),
+      "--warmup", String(20 + concurrency * 2),
+      "--max-seconds", String(method === "tools/list" ? Math.min(LOAD_SECONDS, 1.5) : LOAD_SECONDS),
       "--settle-ms", "300",
       ...extra,
     ];
@@ -344,7 +346,7 @@ for (const transport of ["stdio", "http"]) {
   s.env = baseEnv({});
   results.client_ceiling[transport] = {};
   for (const c of CONCURRENCY) {
-    results.client_ceiling[transport][`c${c}`] = loadRuns({ ...s, id: "mcp-dbserver" }, transport, "tools/call", c, callArgs(s));
+    results.client_ceiling[transport][`c${c}`] = loadRuns({ ...s, id: "mcp-dbserver" }, transport, "tools/call", c, callArgs(s), 1);
   }
 }
 
@@ -402,7 +404,7 @@ if (oid) {
 log("semantic search end to end (mcp-dbserver only: no peer embeds locally)");
 {
   const pgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursPgEnv, call: { tool: "semantic_search_documents", args: { query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
-  const mgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursMongoEnv, call: { tool: "semantic_search_mongodb", args: { target: "documents", query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
+  const mgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursMongoEnv, call: { tool: "semantic_search_mongodb", args: { query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
   results.semantic.pgvector_c1 = loadRuns(pgS, "stdio", "tools/call", 1, callArgs(pgS));
   results.semantic.pgvector_c8 = loadRuns(pgS, "stdio", "tools/call", 8, callArgs(pgS));
   results.semantic.mongodb_c1 = loadRuns(mgS, "stdio", "tools/call", 1, callArgs(mgS));

@@ -6,7 +6,7 @@
 # the same databases with the same query through the same native client, and writes
 # bench/results/latest.{md,json,png}. Bounded: a few minutes on 2 cores.
 # Environment: BENCH_BUILD_DIR (use an existing build instead of the release preset),
-# BENCH_SKIP_BUILD=1, BENCH_SKIP_LOAD=1 (demo data already loaded), BENCH_QUICK=1 (short harness
+# BENCH_SKIP_BUILD=1, BENCH_LOADER (another mcp-dbserver-load), BENCH_SKIP_LOAD=1 (demo data already loaded), BENCH_QUICK=1 (short harness
 # check), BENCH_REPS, BENCH_LOAD_SECONDS, BENCH_OUT_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,7 +26,7 @@ if [[ ${BENCH_SKIP_BUILD:-0} != 1 ]]; then
       --target mcp-dbserver mcp-dbserver-load mcpdb-loadgen mcpdb-echo-server mcpdb-pgfloor
   fi
 fi
-for b in src/mcp-dbserver src/loader/mcp-dbserver-load bench/mcpdb-loadgen bench/mcpdb-echo-server bench/mcpdb-pgfloor; do
+for b in src/mcp-dbserver bench/mcpdb-loadgen bench/mcpdb-echo-server bench/mcpdb-pgfloor; do
   [[ -x $BENCH_BUILD_DIR/$b ]] || { log "missing $BENCH_BUILD_DIR/$b"; exit 1; }
 done
 
@@ -40,7 +40,9 @@ export MCPDB_EMBED_MODEL_DIR="${MCPDB_EMBED_MODEL_DIR:-$ROOT/tools/node_modules/
 
 if [[ ${BENCH_SKIP_LOAD:-0} != 1 ]]; then
   log "loading the demo data into every engine"
-  timeout 300 "$BENCH_BUILD_DIR/src/loader/mcp-dbserver-load" --data "$ROOT/data/demo_documents.jsonl" >&2
+  loader="${BENCH_LOADER:-$BENCH_BUILD_DIR/src/loader/mcp-dbserver-load}"
+  [[ -x $loader ]] || { log "missing $loader"; exit 1; }
+  timeout 300 "$loader" --data "$ROOT/data/demo_documents.jsonl" >&2
 fi
 
 log "machine load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"

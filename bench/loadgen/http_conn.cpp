@@ -53,6 +53,14 @@ bool HttpConn::connect() {
     closeFd();
     return false;
   }
+  // A connect to a port nobody listens on yet can succeed as a TCP self-connect when the port is
+  // in the ephemeral range: that is not a server.
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0 && local.sin_port == addr.sin_port) {
+    closeFd();
+    return false;
+  }
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return true;
