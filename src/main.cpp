@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   keys_new->add_option("--burst", key_opts.burst, "Burst size for this client");
   keys_new->add_option("--max-concurrent", key_opts.max_concurrent, "Concurrent tool calls for this client");
   check->add_flag("--json", json, "Print the tool surface as JSON");
+  bool print_default = false;
+  check->add_flag("--print-default", print_default, "Print the built-in allowlist (a starting point for your own)");
   doctor->add_flag("--json", json, "Print the findings as JSON");
   for (auto* sub : {serve, check, doctor}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");
@@ -60,6 +62,10 @@ int main(int argc, char** argv) {
   if (!config_path.empty()) options.config_path = config_path;
   const Env env = Env::process();
   try {
+    if (check->parsed() && print_default) {
+      std::cout << app::builtInConfigText(engines::allEngineModules());
+      return app::kExitOk;
+    }
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
     if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
     if (keys_new->parsed()) return auth::runKeysNew(key_opts, std::cout, std::cerr);
