@@ -56,8 +56,13 @@ std::string decodeEntities(std::string_view s) {
 }  // namespace
 
 std::optional<std::string> xmlElementText(std::string_view xml, std::string_view tag) {
-  const std::string open = "<" + std::string(tag) + ">";
-  const std::string close = "</" + std::string(tag) + ">";
+  // Built with append: `"<" + std::string(tag) + ">"` trips a g++ 12 -O3 -Wrestrict false positive.
+  std::string open;
+  open.reserve(tag.size() + 2);
+  open.append("<").append(tag).append(">");
+  std::string close;
+  close.reserve(tag.size() + 3);
+  close.append("</").append(tag).append(">");
   auto start = xml.find(open);
   if (start == std::string_view::npos) return std::nullopt;
   start += open.size();
