@@ -12,41 +12,52 @@
 
 int main(int argc, char** argv) {
   using namespace mcpdb;
-  CLI::App cli{"mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL, DynamoDB and MongoDB"};
+  CLI::App cli{
+      "mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL, DynamoDB and MongoDB"};
   cli.set_version_flag("--version", std::string("mcp-dbserver ") + MCPDB_VERSION);
   cli.footer(
-      "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check refused start,\n"
+      "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check "
+      "refused start,\n"
       "5 doctor found write capability.\n"
       "Credentials come only from the environment; see .env.example.");
   app::AppOptions options;
   options.version = MCPDB_VERSION;
   std::string config_path;
-  cli.add_option("-c,--config", config_path, "Allowlist config file (default: $MCPDB_CONFIG, else built-in)");
+  cli.add_option("-c,--config", config_path,
+                 "Allowlist config file (default: $MCPDB_CONFIG, else built-in)");
 
   auto* serve = cli.add_subcommand("serve", "Serve MCP (default: stdio)");
-  auto* check = cli.add_subcommand("check-config", "Validate the config and print the resulting tool surface");
+  auto* check = cli.add_subcommand("check-config",
+                                   "Validate the config and print the resulting tool surface");
   auto* doctor = cli.add_subcommand(
       "doctor", "Check what the configured credentials can do (exit 5 if anything can write)");
   bool json = false;
   std::string http_listen;
   app::HttpServeOptions http;
-  serve->add_option("--http", http_listen,
-                    "Serve MCP Streamable HTTP on ADDR:PORT (e.g. 127.0.0.1:8080) instead of stdio");
+  serve->add_option(
+      "--http", http_listen,
+      "Serve MCP Streamable HTTP on ADDR:PORT (e.g. 127.0.0.1:8080) instead of stdio");
   serve->add_flag("--allow-insecure-http", http.allow_insecure,
                   "Allow plain HTTP (no http.tls) on a non-loopback address (prints a warning)");
   auto* keys = cli.add_subcommand("keys", "Manage HTTP client API keys");
   keys->require_subcommand(1);
-  auto* keys_new = keys->add_subcommand("new", "Create a client API key; prints it once and the config lines");
+  auto* keys_new =
+      keys->add_subcommand("new", "Create a client API key; prints it once and the config lines");
   auth::KeysNewOptions key_opts;
   keys_new->add_option("--name", key_opts.name, "Client name (audit log, metrics)")->required();
-  keys_new->add_option("--scope", key_opts.scope, "Engines and tools: postgres,mongodb:get_mongodb_document,...")
+  keys_new
+      ->add_option("--scope", key_opts.scope,
+                   "Engines and tools: postgres,mongodb:get_mongodb_document,...")
       ->required();
-  keys_new->add_option("--rate", key_opts.rate, "Requests per second for this client (default: http.rate_limit)");
+  keys_new->add_option("--rate", key_opts.rate,
+                       "Requests per second for this client (default: http.rate_limit)");
   keys_new->add_option("--burst", key_opts.burst, "Burst size for this client");
-  keys_new->add_option("--max-concurrent", key_opts.max_concurrent, "Concurrent tool calls for this client");
+  keys_new->add_option("--max-concurrent", key_opts.max_concurrent,
+                       "Concurrent tool calls for this client");
   check->add_flag("--json", json, "Print the tool surface as JSON");
   bool print_default = false;
-  check->add_flag("--print-default", print_default, "Print the built-in allowlist (a starting point for your own)");
+  check->add_flag("--print-default", print_default,
+                  "Print the built-in allowlist (a starting point for your own)");
   doctor->add_flag("--json", json, "Print the findings as JSON");
   for (auto* sub : {serve, check, doctor}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");

@@ -38,8 +38,8 @@ embed::EmbedConfig parseEmbedding(const config::Node& node, bool& preload) {
   embed::EmbedConfig cfg;
   preload = true;
   if (!node.present()) return cfg;
-  if (!node.expectMap({"provider", "model_dir", "url", "model", "dimension", "timeout_ms", "max_retries", "preload",
-                       "verify_model"})) {
+  if (!node.expectMap({"provider", "model_dir", "url", "model", "dimension", "timeout_ms",
+                       "max_retries", "preload", "verify_model"})) {
     return cfg;
   }
   if (auto v = node.choice("provider", {"use-lite", "openai"})) cfg.provider = *v;
@@ -58,15 +58,19 @@ embed::EmbedConfig parseEmbedding(const config::Node& node, bool& preload) {
 // every engine so pgvector and MongoDB search embed queries identically.
 class SharedEmbedder {
  public:
-  SharedEmbedder(embed::EmbedConfig config, const Env& env) : config_(std::move(config)), env_(env) {}
+  SharedEmbedder(embed::EmbedConfig config, const Env& env)
+      : config_(std::move(config)), env_(env) {}
   Result<std::shared_ptr<embed::Embedder>> get() {
     std::call_once(once_, [this] {
       const auto t0 = std::chrono::steady_clock::now();
       auto made = embed::makeEmbedder(config_, env_);
       if (made) {
         embedder_ = std::shared_ptr<embed::Embedder>(std::move(*made));
-        spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(), embedder_->dimension(),
-                     std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+        spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(),
+                     embedder_->dimension(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count());
       } else {
         error_ = made.error();
         spdlog::warn("embedding model unavailable: {}", error_.message);
@@ -92,7 +96,8 @@ std::string instructionsFor(const Assembly& a) {
   if (engines.empty()) engines = "none";
   return "Read-only access to operator-approved database operations (engines: " + engines +
          "). Every tool is a fixed, named operation with typed arguments; there is no way to run "
-         "arbitrary queries or change data. Results are capped in rows and bytes; when a result says "
+         "arbitrary queries or change data. Results are capped in rows and bytes; when a result "
+         "says "
          "truncated, narrow the request or use the returned cursor.";
 }
 
@@ -131,7 +136,8 @@ class ClientLogSink : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_sink) {
-  auto stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never);
+  auto stderr_sink =
+      std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never);
   std::vector<spdlog::sink_ptr> sinks{stderr_sink};
   if (client_sink) sinks.push_back(client_sink);
   auto logger = std::make_shared<spdlog::logger>("mcp-dbserver", sinks.begin(), sinks.end());
@@ -156,16 +162,19 @@ std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modul
   return text;
 }
 
-std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines, std::ostream& err) {
+std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
+                                 std::ostream& err) {
   Assembly a;
   a.modules = engines::allEngineModules();
   std::vector<std::string> sections = otherSections();
   for (const auto& m : a.modules) sections.emplace_back(m->name());
 
-  const std::optional<std::string> path = options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
+  const std::optional<std::string> path =
+      options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
   config::Diagnostics diag(path.value_or("<built-in default>"));
   a.config = path ? config::loadConfigFile(*path, sections, diag)
-                  : config::parseConfig(builtInConfigText(a.modules), "<built-in default>", sections, diag);
+                  : config::parseConfig(builtInConfigText(a.modules), "<built-in default>",
+                                        sections, diag);
   if (diag.ok()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
@@ -188,7 +197,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   {
     config::Diagnostics ediag(a.config.source);
     config::Node root(a.config.root, "", ediag);
-    auto shared = std::make_shared<SharedEmbedder>(parseEmbedding(root.child("embedding"), a.preload_embedder), env);
+    auto shared = std::make_shared<SharedEmbedder>(
+        parseEmbedding(root.child("embedding"), a.preload_embedder), env);
     if (!ediag.ok()) {
       err << "configuration is invalid:\n";
       for (const auto& e : ediag.errors()) err << "  " << e << "\n";
@@ -210,7 +220,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   for (const auto& [set, tools] : a.config.toolsets) {
     for (const auto& t : tools) {
       if (a.registry->find(t) == nullptr && all_engines) {
-        err << "configuration is invalid: toolset '" << set << "' names unknown tool '" << t << "'\n";
+        err << "configuration is invalid: toolset '" << set << "' names unknown tool '" << t
+            << "'\n";
         return std::nullopt;
       }
     }
@@ -218,7 +229,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   return a;
 }
 
-int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err) {
+int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out,
+                   std::ostream& err) {
   auto a = assemble(options, env, /*all_engines=*/true, err);
   if (!a) return kExitConfig;
   if (json) {
@@ -230,14 +242,21 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
     }
     Json engines = Json::array();
     for (std::size_t i = 0; i < a->modules.size(); ++i) {
-      engines.push_back({{"name", a->modules[i]->name()}, {"enabled", static_cast<bool>(a->enabled[i])},
+      engines.push_back({{"name", a->modules[i]->name()},
+                         {"enabled", static_cast<bool>(a->enabled[i])},
                          {"enable_hint", a->modules[i]->enableHint()}});
     }
-    out << Json{{"config", a->config.source}, {"valid", true}, {"engines", engines}, {"tools", tools}}.dump(2) << "\n";
+    out << Json{{"config", a->config.source},
+                {"valid", true},
+                {"engines", engines},
+                {"tools", tools}}
+               .dump(2)
+        << "\n";
     return kExitOk;
   }
   out << "config: " << a->config.source << " (valid)\n";
-  out << "limits: max_rows=" << a->config.limits.max_rows << " max_bytes=" << a->config.limits.max_bytes
+  out << "limits: max_rows=" << a->config.limits.max_rows
+      << " max_bytes=" << a->config.limits.max_bytes
       << " timeout_ms=" << a->config.limits.timeout.count() << "\n";
   for (const auto& w : a->warnings) out << "warning: " << w << "\n";
   for (std::size_t i = 0; i < a->modules.size(); ++i) {
@@ -245,7 +264,8 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
     std::size_t count = 0;
     for (const auto& t : a->registry->tools()) count += t->engine == m->name() ? 1 : 0;
     out << "\nengine " << m->name() << ": " << count << " tool" << (count == 1 ? "" : "s") << ", "
-        << (a->enabled[i] ? "enabled by the environment" : "disabled (" + std::string(m->enableHint()) + ")")
+        << (a->enabled[i] ? "enabled by the environment"
+                          : "disabled (" + std::string(m->enableHint()) + ")")
         << "\n";
     out << "  read-only: " << m->securityPosture() << "\n";
     for (const auto& t : a->registry->tools()) {
@@ -255,7 +275,8 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
       for (const auto& [pname, p] : props.items()) {
         out << "      " << pname << " (" << p.value("type", Json("any")).dump() << ")";
         if (p.contains("minimum") || p.contains("maximum")) {
-          out << " " << p.value("minimum", Json("")).dump() << ".." << p.value("maximum", Json("")).dump();
+          out << " " << p.value("minimum", Json("")).dump() << ".."
+              << p.value("maximum", Json("")).dump();
         }
         out << "\n";
       }
@@ -264,7 +285,8 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
     }
   }
   if (a->modules.empty()) out << "\n(no engines in this build)\n";
-  out << "\n" << a->registry->size() << " tool" << (a->registry->size() == 1 ? "" : "s") << " in total\n";
+  out << "\n"
+      << a->registry->size() << " tool" << (a->registry->size() == 1 ? "" : "s") << " in total\n";
   return kExitOk;
 }
 
@@ -282,7 +304,8 @@ std::string_view severityName(engines::Finding::Severity s) {
 
 }  // namespace
 
-int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err) {
+int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out,
+              std::ostream& err) {
   auto a = assemble(options, env, /*all_engines=*/false, err);
   if (!a) return kExitConfig;
   Json report = {{"config", a->config.source}, {"engines", Json::array()}};
@@ -290,17 +313,25 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
   std::size_t enabled = 0;
   // Config-level checks (engine templates were already guard-checked while assembling).
   Json config_findings = Json::array();
-  config_findings.push_back({{"severity", "ok"}, {"check", "config.valid"},
-                             {"message", "config is valid; every allowlisted statement passed the guardrail"}});
+  config_findings.push_back(
+      {{"severity", "ok"},
+       {"check", "config.valid"},
+       {"message", "config is valid; every allowlisted statement passed the guardrail"}});
   if (a->config.server.self_check == config::SelfCheckMode::Off) {
-    config_findings.push_back({{"severity", "warning"}, {"check", "config.self_check"},
-                               {"message", "server.self_check is off: the server will start even with write-capable credentials"}});
+    config_findings.push_back(
+        {{"severity", "warning"},
+         {"check", "config.self_check"},
+         {"message",
+          "server.self_check is off: the server will start even with write-capable credentials"}});
   }
-  for (const auto& w : a->warnings) config_findings.push_back({{"severity", "warning"}, {"check", "config"}, {"message", w}});
+  for (const auto& w : a->warnings)
+    config_findings.push_back({{"severity", "warning"}, {"check", "config"}, {"message", w}});
   report["config_findings"] = config_findings;
   for (std::size_t i = 0; i < a->modules.size(); ++i) {
     auto& m = a->modules[i];
-    Json e = {{"name", m->name()}, {"enabled", static_cast<bool>(a->enabled[i])}, {"findings", Json::array()}};
+    Json e = {{"name", m->name()},
+              {"enabled", static_cast<bool>(a->enabled[i])},
+              {"findings", Json::array()}};
     if (!a->enabled[i]) {
       e["hint"] = m->enableHint();
       report["engines"].push_back(e);
@@ -309,7 +340,8 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
     ++enabled;
     for (const auto& f : m->selfCheck(a->services)) {
       violation = violation || f.severity == engines::Finding::Severity::Violation;
-      e["findings"].push_back({{"severity", severityName(f.severity)}, {"check", f.check}, {"message", f.message}});
+      e["findings"].push_back(
+          {{"severity", severityName(f.severity)}, {"check", f.check}, {"message", f.message}});
     }
     report["engines"].push_back(e);
   }
@@ -319,8 +351,8 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
   } else {
     out << "mcp-dbserver doctor — config: " << a->config.source << "\n";
     for (const auto& f : report["config_findings"]) {
-      out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
-          << f["message"].get<std::string>() << "\n";
+      out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>()
+          << ": " << f["message"].get<std::string>() << "\n";
     }
     for (const auto& e : report["engines"]) {
       out << "\n" << e["name"].get<std::string>() << ": ";
@@ -330,13 +362,15 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
       }
       out << "enabled\n";
       for (const auto& f : e["findings"]) {
-        out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
-            << f["message"].get<std::string>() << "\n";
+        out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>()
+            << ": " << f["message"].get<std::string>() << "\n";
       }
     }
-    if (enabled == 0) out << "\nno engine is enabled by the environment: nothing to check (see .env.example)\n";
+    if (enabled == 0)
+      out << "\nno engine is enabled by the environment: nothing to check (see .env.example)\n";
     out << "\nverdict: "
-        << (violation ? "VIOLATION: the configured credentials can write; an agent with code execution could change data"
+        << (violation ? "VIOLATION: the configured credentials can write; an agent with code "
+                        "execution could change data"
                       : "no write capability found")
         << "\n";
   }
@@ -444,7 +478,8 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
   const auto reason = transport::runStdio(*session, out, io);
   spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
-               reason == transport::StopReason::Signal ? "signal" : "end of input", session->inFlight());
+               reason == transport::StopReason::Signal ? "signal" : "end of input",
+               session->inFlight());
   session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
   client_sink->attach({});
   core.pool().shutdown();
@@ -471,7 +506,8 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   p.listen = *listen;
   p.allow_insecure_http = http.allow_insecure;
   p.settings = a->http;
-  p.settings.max_body_bytes = std::min<std::size_t>(p.settings.max_body_bytes, a->config.server.max_message_bytes);
+  p.settings.max_body_bytes =
+      std::min<std::size_t>(p.settings.max_body_bytes, a->config.server.max_message_bytes);
   p.drain = std::chrono::milliseconds(a->config.server.drain_ms);
   p.audit = openAudit(*a);
   if (a->audit.enabled && !p.audit) return kExitConfig;

@@ -49,9 +49,11 @@ std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modul
 
 // Loads and validates everything. `all_engines` registers tools of disabled engines too (for
 // check-config). Errors are written to `err`; returns nullopt on any error.
-std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines, std::ostream& err);
+std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
+                                 std::ostream& err);
 
-int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
+int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out,
+                   std::ostream& err);
 int runServeStdio(const AppOptions& options, const Env& env);
 
 struct HttpServeOptions {
@@ -63,6 +65,7 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
 
 // `doctor`: connects with the configured credentials of every enabled engine and reports what
 // each principal can do, plus config checks. Exit 0 when nothing lets an agent write, 5 otherwise.
-int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out, std::ostream& err);
+int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out,
+              std::ostream& err);
 
 }  // namespace mcpdb::app

@@ -10,7 +10,8 @@ namespace mcpdb::auth {
 namespace {
 
 std::string base64Url(const unsigned char* data, std::size_t n) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
   std::size_t i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -80,14 +81,17 @@ std::optional<Digest> digestFromHex(std::string_view hex) {
   return d;
 }
 
-bool digestEquals(const Digest& a, const Digest& b) { return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
+bool digestEquals(const Digest& a, const Digest& b) {
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
 
 std::optional<std::string_view> bearerToken(std::string_view authorization) {
   // RFC 6750: "Bearer" is case-insensitive, one or more spaces, then the token.
   constexpr std::string_view kScheme = "bearer";
   if (authorization.size() <= kScheme.size()) return std::nullopt;
   for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return std::nullopt;
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i])
+      return std::nullopt;
   }
   std::string_view rest = authorization.substr(kScheme.size());
   if (rest.front() != ' ') return std::nullopt;

@@ -30,8 +30,8 @@ std::string formatNumber(double v) {
 bool isValidClientName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -40,7 +40,8 @@ bool isValidClientName(std::string_view name) {
 void parseAuthSettings(const config::Node& http, AuthSettings& out) {
   if (auto mode = http.choice("auth", {"api_key", "none"})) out.required = *mode == "api_key";
   parseRate(http.child("rate_limit"), out.defaults);
-  if (auto v = http.integer("max_concurrent_calls", 1, 10000)) out.defaults.max_concurrent = static_cast<std::size_t>(*v);
+  if (auto v = http.integer("max_concurrent_calls", 1, 10000))
+    out.defaults.max_concurrent = static_cast<std::size_t>(*v);
 
   const config::Node list = http.child("clients");
   if (!list.present()) return;
@@ -51,7 +52,8 @@ void parseAuthSettings(const config::Node& http, AuthSettings& out) {
   std::set<std::string> names;
   std::set<std::string> digests;
   for (const auto& item : list.elements()) {
-    if (!item.expectMap({"name", "key_sha256", "scope", "rate_limit", "max_concurrent_calls"})) continue;
+    if (!item.expectMap({"name", "key_sha256", "scope", "rate_limit", "max_concurrent_calls"}))
+      continue;
     ClientEntry c;
     c.rate = out.defaults;
     auto name = item.string("name", true);
@@ -67,7 +69,8 @@ void parseAuthSettings(const config::Node& http, AuthSettings& out) {
     }
     auto digest = digestFromHex(*hash);
     if (!digest) {
-      item.child("key_sha256").error("must be the 64 hex digits printed by `mcp-dbserver keys new`");
+      item.child("key_sha256")
+          .error("must be the 64 hex digits printed by `mcp-dbserver keys new`");
       continue;
     }
     if (!digests.insert(toHex(*digest)).second) {
@@ -92,7 +95,8 @@ void parseAuthSettings(const config::Node& http, AuthSettings& out) {
     }
     c.scope = std::move(*scope);
     parseRate(item.child("rate_limit"), c.rate);
-    if (auto v = item.integer("max_concurrent_calls", 1, 10000)) c.rate.max_concurrent = static_cast<std::size_t>(*v);
+    if (auto v = item.integer("max_concurrent_calls", 1, 10000))
+      c.rate.max_concurrent = static_cast<std::size_t>(*v);
     out.clients.push_back(std::move(c));
   }
 }
@@ -119,7 +123,8 @@ std::string clientConfigLines(const std::string& name, const Digest& digest, con
   out += "      key_sha256: " + toHex(digest) + "\n";
   out += "      scope: \"" + scope.toString() + "\"\n";
   if (rate) {
-    out += "      rate_limit: {rate: " + formatNumber(rate->rate) + ", burst: " + formatNumber(rate->burst) + "}\n";
+    out += "      rate_limit: {rate: " + formatNumber(rate->rate) +
+           ", burst: " + formatNumber(rate->burst) + "}\n";
     out += "      max_concurrent_calls: " + std::to_string(rate->max_concurrent) + "\n";
   }
   return out;

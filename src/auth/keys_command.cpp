@@ -36,7 +36,8 @@ int runKeysNew(const KeysNewOptions& o, std::ostream& out, std::ostream& err) {
   }
   out << "API key for client '" << o.name << "' (shown once; give it to the client as "
       << "'Authorization: Bearer <key>'):\n\n  " << key << "\n\n"
-      << "Add these lines under `http: clients:` in the config (it stores only the hash), then send\n"
+      << "Add these lines under `http: clients:` in the config (it stores only the hash), then "
+         "send\n"
       << "SIGHUP to the server (or restart it):\n\n"
       << "  clients:\n"
       << clientConfigLines(o.name, sha256(key), *scope, rate);

@@ -2,7 +2,8 @@
 
 namespace mcpdb::auth {
 
-std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& client, const RateSettings& settings,
+std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& client,
+                                                            const RateSettings& settings,
                                                             Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = clients_[client];
@@ -16,7 +17,8 @@ std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& c
   return s.bucket->tryTake(now);
 }
 
-bool RateLimiter::enterCalls(const std::string& client, std::size_t calls, std::size_t max_concurrent) {
+bool RateLimiter::enterCalls(const std::string& client, std::size_t calls,
+                             std::size_t max_concurrent) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = clients_[client];
   if (s.in_flight + calls > max_concurrent) return false;

@@ -20,7 +20,8 @@ class RateLimiter {
   using Clock = TokenBucket::Clock;
 
   // One request by `client`: nullopt when admitted, else the wait before a retry can succeed.
-  std::optional<std::chrono::milliseconds> admit(const std::string& client, const RateSettings& settings,
+  std::optional<std::chrono::milliseconds> admit(const std::string& client,
+                                                 const RateSettings& settings,
                                                  Clock::time_point now = Clock::now());
   // Reserves `calls` concurrent tool-call slots; false (nothing reserved) over the cap.
   bool enterCalls(const std::string& client, std::size_t calls, std::size_t max_concurrent);

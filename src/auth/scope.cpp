@@ -55,9 +55,9 @@ Result<Scope> Scope::parse(std::string_view text) {
             const auto c = tools.find(':');
             const std::string_view tool = trim(tools.substr(0, c));
             if (!protocol::isValidToolName(tool)) {
-              return makeError(Code::InvalidArgument, "scope entry '" + std::string(entry.substr(0, 64)) +
-                                                          "': '" + std::string(tool.substr(0, 64)) +
-                                                          "' is not a valid tool name");
+              return makeError(Code::InvalidArgument,
+                               "scope entry '" + std::string(entry.substr(0, 64)) + "': '" +
+                                   std::string(tool.substr(0, 64)) + "' is not a valid tool name");
             }
             set.emplace(tool);
             if (c == std::string_view::npos) break;
@@ -69,7 +69,8 @@ Result<Scope> Scope::parse(std::string_view text) {
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  if (!any) return makeError(Code::InvalidArgument, "the scope is empty: name at least one engine (or *)");
+  if (!any)
+    return makeError(Code::InvalidArgument, "the scope is empty: name at least one engine (or *)");
   return s;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What a client may see and call: whole engines and/or single tools of an engine.
-// Text form (CLI and config): comma-separated entries, each `*`, `ENGINE` or `ENGINE:TOOL[:TOOL...]`,
-// e.g. "postgres,mongodb:get_mongodb_document:count_mongodb_documents".
+// Text form (CLI and config): comma-separated entries, each `*`, `ENGINE` or
+// `ENGINE:TOOL[:TOOL...]`, e.g. "postgres,mongodb:get_mongodb_document:count_mongodb_documents".
 
 #include <map>
 #include <set>
@@ -24,7 +24,7 @@ class Scope {
 
  private:
   bool all_ = false;
-  std::set<std::string, std::less<>> engines_;                          // every tool of these
+  std::set<std::string, std::less<>> engines_;  // every tool of these
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> tools_;  // engine -> tools
 };
 

@@ -13,7 +13,8 @@ std::string urlHost(std::string_view url) {
   if (scheme == std::string_view::npos) return {};
   auto rest = url.substr(scheme + 3);
   auto authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (auto at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
+  if (auto at = authority.rfind('@'); at != std::string_view::npos)
+    authority = authority.substr(at + 1);
   std::string_view host;
   if (!authority.empty() && authority.front() == '[') {
     host = authority.substr(0, authority.find(']') + 1);
@@ -27,8 +28,8 @@ std::string urlHost(std::string_view url) {
 
 // The AWS SDKs accept plain http only to loopback or to the ECS / EKS Pod Identity agents.
 bool httpHostAllowed(const std::string& host) {
-  if (host == "localhost" || host == "[::1]" || host == "169.254.170.2" || host == "169.254.170.23" ||
-      host == "[fd00:ec2::23]") {
+  if (host == "localhost" || host == "[::1]" || host == "169.254.170.2" ||
+      host == "169.254.170.23" || host == "[fd00:ec2::23]") {
     return true;
   }
   if (host.rfind("127.", 0) != 0) return false;
@@ -49,13 +50,16 @@ Result<Credentials> ContainerProvider::get() {
     const bool https = url.rfind("https://", 0) == 0;
     const bool http = url.rfind("http://", 0) == 0;
     if (!https && !(http && httpHostAllowed(urlHost(url)))) {
-      return makeError(Code::FailedPrecondition,
-                       "AWS_CONTAINER_CREDENTIALS_FULL_URI must be https, or http to a loopback or the ECS/EKS "
-                       "agent address (got " + redactUrl(url) + ")");
+      return makeError(
+          Code::FailedPrecondition,
+          "AWS_CONTAINER_CREDENTIALS_FULL_URI must be https, or http to a loopback or the ECS/EKS "
+          "agent address (got " +
+              redactUrl(url) + ")");
     }
   } else {
-    return makeError(Code::NotFound,
-                     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI not set");
+    return makeError(
+        Code::NotFound,
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI not set");
   }
 
   HttpRequest req;
@@ -73,16 +77,19 @@ Result<Credentials> ContainerProvider::get() {
   }
   if (auth) {
     if (auth->find_first_of("\r\n") != std::string::npos) {
-      return makeError(Code::FailedPrecondition, "container authorization token contains a line break");
+      return makeError(Code::FailedPrecondition,
+                       "container authorization token contains a line break");
     }
     req.headers.emplace_back("Authorization", *auth);
   }
 
   std::lock_guard lock(mu_);
   auto res = http_.send(req);
-  if (!res.ok()) return makeError(res.error().code, "container credentials endpoint: " + res.error().message);
+  if (!res.ok())
+    return makeError(res.error().code, "container credentials endpoint: " + res.error().message);
   if (res->status != 200) {
-    Code code = res->status >= 500 || res->status == 429 ? Code::Unavailable : Code::PermissionDenied;
+    Code code =
+        res->status >= 500 || res->status == 429 ? Code::Unavailable : Code::PermissionDenied;
     return makeError(code, "container credentials endpoint " + redactUrl(url) + " answered HTTP " +
                                std::to_string(res->status));
   }

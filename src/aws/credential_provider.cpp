@@ -4,13 +4,15 @@
 
 namespace mcpdb::aws {
 
-CachingProvider::CachingProvider(std::unique_ptr<CredentialProvider> inner, std::chrono::seconds refreshBefore, Now now)
+CachingProvider::CachingProvider(std::unique_ptr<CredentialProvider> inner,
+                                 std::chrono::seconds refreshBefore, Now now)
     : inner_(std::move(inner)), refreshBefore_(refreshBefore), now_(std::move(now)) {}
 
 Result<Credentials> CachingProvider::get() {
   std::lock_guard lock(mu_);
   const auto now = now_();
-  if (cached_ && (!cached_->expiration || now < *cached_->expiration - refreshBefore_)) return *cached_;
+  if (cached_ && (!cached_->expiration || now < *cached_->expiration - refreshBefore_))
+    return *cached_;
   auto fresh = inner_->get();
   if (fresh.ok()) {
     cached_ = *fresh;
@@ -40,7 +42,8 @@ Result<Credentials> ChainProvider::get() {
       return r;
     }
     if (r.error().code != Code::NotFound) {
-      return makeError(r.error().code, "AWS credentials (" + providers_[i]->name() + "): " + r.error().message);
+      return makeError(r.error().code,
+                       "AWS credentials (" + providers_[i]->name() + "): " + r.error().message);
     }
     if (!tried.empty()) tried += "; ";
     tried += providers_[i]->name() + ": " + r.error().message;
@@ -66,10 +69,12 @@ std::string stsEndpoint(const Env& env) {
   return "https://sts." + *region + suffix;
 }
 
-std::unique_ptr<CredentialProvider> makeDefaultCredentialChain(const Env& env, ChainOptions options) {
+std::unique_ptr<CredentialProvider> makeDefaultCredentialChain(const Env& env,
+                                                               ChainOptions options) {
   std::vector<std::unique_ptr<CredentialProvider>> sources;
   auto add = [&](std::unique_ptr<CredentialProvider> p) {
-    sources.push_back(std::make_unique<CachingProvider>(std::move(p), options.refreshBefore, options.now));
+    sources.push_back(
+        std::make_unique<CachingProvider>(std::move(p), options.refreshBefore, options.now));
   };
   add(std::make_unique<EnvironmentProvider>(env));
   add(std::make_unique<ProfileProvider>(env, options.http));

@@ -1,9 +1,9 @@
 #pragma once
-// The standard AWS credential chain. Each source is one CredentialProvider; the default chain tries,
-// in order: environment, shared files (~/.aws/credentials + ~/.aws/config), web identity (STS),
-// container (ECS/EKS) and EC2 instance metadata (IMDSv2) - the order of the AWS SDKs for JS v3 and
-// Rust. Every environment read goes through mcpdb::Env, every endpoint is overridable (tests point
-// them at a local fake server), and no error message ever contains a secret.
+// The standard AWS credential chain. Each source is one CredentialProvider; the default chain
+// tries, in order: environment, shared files (~/.aws/credentials + ~/.aws/config), web identity
+// (STS), container (ECS/EKS) and EC2 instance metadata (IMDSv2) - the order of the AWS SDKs for JS
+// v3 and Rust. Every environment read goes through mcpdb::Env, every endpoint is overridable (tests
+// point them at a local fake server), and no error message ever contains a secret.
 
 #include <chrono>
 #include <functional>
@@ -39,7 +39,8 @@ class CredentialProvider {
 class CachingProvider final : public CredentialProvider {
  public:
   explicit CachingProvider(std::unique_ptr<CredentialProvider> inner,
-                           std::chrono::seconds refreshBefore = std::chrono::minutes(5), Now now = Clock::now);
+                           std::chrono::seconds refreshBefore = std::chrono::minutes(5),
+                           Now now = Clock::now);
   Result<Credentials> get() override;
   std::string name() const override { return inner_->name(); }
 
@@ -107,11 +108,12 @@ class WebIdentityProvider final : public CredentialProvider {
 };
 
 // (d) AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (against http://169.254.170.2) or
-// AWS_CONTAINER_CREDENTIALS_FULL_URI (https, or http to loopback / the ECS and EKS agent addresses),
-// with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or AWS_CONTAINER_AUTHORIZATION_TOKEN.
+// AWS_CONTAINER_CREDENTIALS_FULL_URI (https, or http to loopback / the ECS and EKS agent
+// addresses), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or AWS_CONTAINER_AUTHORIZATION_TOKEN.
 class ContainerProvider final : public CredentialProvider {
  public:
-  explicit ContainerProvider(Env env, HttpClientOptions http = {}, std::string relativeBase = "http://169.254.170.2");
+  explicit ContainerProvider(Env env, HttpClientOptions http = {},
+                             std::string relativeBase = "http://169.254.170.2");
   Result<Credentials> get() override;
   std::string name() const override { return "container"; }
 
@@ -145,14 +147,17 @@ struct ChainOptions {
 };
 
 // The standard chain (a)..(e), each source cached.
-std::unique_ptr<CredentialProvider> makeDefaultCredentialChain(const Env& env, ChainOptions options = {});
+std::unique_ptr<CredentialProvider> makeDefaultCredentialChain(const Env& env,
+                                                               ChainOptions options = {});
 
 // STS endpoint (no trailing slash) as resolved from the environment (see WebIdentityProvider).
 std::string stsEndpoint(const Env& env);
 
 // Shared by WebIdentityProvider and web-identity profiles.
 Result<Credentials> assumeRoleWithWebIdentity(HttpClient& http, const std::string& endpoint,
-                                              const std::string& roleArn, const std::string& sessionName,
-                                              const std::string& tokenFile, const std::string& source);
+                                              const std::string& roleArn,
+                                              const std::string& sessionName,
+                                              const std::string& tokenFile,
+                                              const std::string& source);
 
 }  // namespace mcpdb::aws

@@ -12,7 +12,8 @@ std::string redactKeyId(std::string_view id) {
 }
 
 std::string Credentials::describe() const {
-  std::string out = (source.empty() ? std::string("unknown source") : source) + " (" + redactKeyId(accessKeyId) + ")";
+  std::string out = (source.empty() ? std::string("unknown source") : source) + " (" +
+                    redactKeyId(accessKeyId) + ")";
   if (expiration) out += ", expires " + formatIso8601(*expiration);
   return out;
 }
@@ -28,8 +29,8 @@ std::string formatIso8601(Clock::time_point t) {
 
 std::optional<Clock::time_point> parseIso8601(std::string_view s) {
   // Fixed layout: a hand-written parse is simpler than std::chrono::parse (absent in libstdc++ 12).
-  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
-      s[16] != ':') {
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+      s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
   auto num = [&](std::size_t pos, std::size_t len) -> int {
@@ -41,9 +42,10 @@ std::optional<Clock::time_point> parseIso8601(std::string_view s) {
     return v;
   };
   std::tm tm{};
-  int year = num(0, 4), mon = num(5, 2), day = num(8, 2), hour = num(11, 2), min = num(14, 2), sec = num(17, 2);
-  if (year < 1970 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || min < 0 || min > 59 ||
-      sec < 0 || sec > 60) {
+  int year = num(0, 4), mon = num(5, 2), day = num(8, 2), hour = num(11, 2), min = num(14, 2),
+      sec = num(17, 2);
+  if (year < 1970 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+      min < 0 || min > 59 || sec < 0 || sec > 60) {
     return std::nullopt;
   }
   std::size_t i = 19;
@@ -62,6 +64,8 @@ std::optional<Clock::time_point> parseIso8601(std::string_view s) {
   return Clock::from_time_t(timegm(&tm));
 }
 
-void PrintTo(const Credentials& credentials, std::ostream* os) { *os << credentials.describe(); }
+void PrintTo(const Credentials& credentials, std::ostream* os) {
+  *os << credentials.describe();
+}
 
 }  // namespace mcpdb::aws

@@ -1,6 +1,7 @@
 #pragma once
-// AWS credentials. Deliberately not printable: no operator<<, no to-string of the secret; describe()
-// gives the source and a redacted key id only. PrintTo keeps GoogleTest from dumping raw bytes.
+// AWS credentials. Deliberately not printable: no operator<<, no to-string of the secret;
+// describe() gives the source and a redacted key id only. PrintTo keeps GoogleTest from dumping raw
+// bytes.
 
 #include <chrono>
 #include <iosfwd>
@@ -15,9 +16,9 @@ using Clock = std::chrono::system_clock;
 struct Credentials {
   std::string accessKeyId;
   std::string secretAccessKey;
-  std::string sessionToken;                // empty for long-term keys
+  std::string sessionToken;                     // empty for long-term keys
   std::optional<Clock::time_point> expiration;  // set for temporary credentials
-  std::string source;                      // e.g. "environment", "profile default", "web identity"
+  std::string source;  // e.g. "environment", "profile default", "web identity"
 
   bool temporary() const { return !sessionToken.empty(); }
   // "<source> (AKIA****MPLE)" plus the expiry time when set. Never the secret or the token.
@@ -29,7 +30,8 @@ std::string redactKeyId(std::string_view accessKeyId);
 
 // "2015-08-30T12:36:00Z".
 std::string formatIso8601(Clock::time_point t);
-// Parses "YYYY-MM-DDTHH:MM:SS[.fff](Z|+00:00)" (the form STS, ECS and IMDS return). Empty on failure.
+// Parses "YYYY-MM-DDTHH:MM:SS[.fff](Z|+00:00)" (the form STS, ECS and IMDS return). Empty on
+// failure.
 std::optional<Clock::time_point> parseIso8601(std::string_view s);
 
 // GoogleTest printer hook (found by ADL): prints describe(), never the secret.

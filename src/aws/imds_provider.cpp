@@ -13,7 +13,8 @@ constexpr auto kTotalTimeout = std::chrono::seconds(2);
 bool validRoleName(const std::string& role) {
   if (role.empty() || role.size() > 128) return false;
   for (unsigned char c : role) {
-    if (!std::isalnum(c) && std::string_view("+=,.@_-").find(static_cast<char>(c)) == std::string_view::npos) {
+    if (!std::isalnum(c) &&
+        std::string_view("+=,.@_-").find(static_cast<char>(c)) == std::string_view::npos) {
       return false;
     }
   }
@@ -22,7 +23,8 @@ bool validRoleName(const std::string& role) {
 
 }  // namespace
 
-ImdsProvider::ImdsProvider(Env env, HttpClientOptions http) : env_(std::move(env)), http_(std::move(http)) {}
+ImdsProvider::ImdsProvider(Env env, HttpClientOptions http)
+    : env_(std::move(env)), http_(std::move(http)) {}
 
 Result<Credentials> ImdsProvider::get() {
   if (auto off = env_.get("AWS_EC2_METADATA_DISABLED"); off && detail::iequals(*off, "true")) {
@@ -31,7 +33,8 @@ Result<Credentials> ImdsProvider::get() {
   std::string endpoint;
   if (auto e = env_.get("AWS_EC2_METADATA_SERVICE_ENDPOINT")) {
     endpoint = *e;
-  } else if (auto mode = env_.get("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE"); mode && detail::iequals(*mode, "IPv6")) {
+  } else if (auto mode = env_.get("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+             mode && detail::iequals(*mode, "IPv6")) {
     endpoint = "http://[fd00:ec2::254]";
   } else {
     endpoint = "http://169.254.169.254";
@@ -51,7 +54,8 @@ Result<Credentials> ImdsProvider::get() {
     return makeError(Code::NotFound, "not reachable at " + redactUrl(endpoint) + " (not on EC2?)");
   }
   if (tokenRes->status != 200 || tokenRes->body.empty()) {
-    return makeError(Code::NotFound, "IMDSv2 session token refused (HTTP " + std::to_string(tokenRes->status) + ")");
+    return makeError(Code::NotFound, "IMDSv2 session token refused (HTTP " +
+                                         std::to_string(tokenRes->status) + ")");
   }
   const std::string token = detail::trim(tokenRes->body);
 
@@ -65,18 +69,24 @@ Result<Credentials> ImdsProvider::get() {
   };
   const std::string base = "/latest/meta-data/iam/security-credentials/";
   auto roleRes = read(base);
-  if (!roleRes.ok()) return makeError(roleRes.error().code, "instance metadata: " + roleRes.error().message);
-  if (roleRes->status == 404) return makeError(Code::NotFound, "no IAM role attached to this instance");
+  if (!roleRes.ok())
+    return makeError(roleRes.error().code, "instance metadata: " + roleRes.error().message);
+  if (roleRes->status == 404)
+    return makeError(Code::NotFound, "no IAM role attached to this instance");
   if (roleRes->status != 200) {
-    return makeError(Code::Unavailable, "instance metadata role lookup answered HTTP " + std::to_string(roleRes->status));
+    return makeError(Code::Unavailable, "instance metadata role lookup answered HTTP " +
+                                            std::to_string(roleRes->status));
   }
   std::string role = detail::trim(roleRes->body.substr(0, roleRes->body.find('\n')));
-  if (!validRoleName(role)) return makeError(Code::Internal, "instance metadata returned an invalid role name");
+  if (!validRoleName(role))
+    return makeError(Code::Internal, "instance metadata returned an invalid role name");
 
   auto credRes = read(base + role);
-  if (!credRes.ok()) return makeError(credRes.error().code, "instance metadata: " + credRes.error().message);
+  if (!credRes.ok())
+    return makeError(credRes.error().code, "instance metadata: " + credRes.error().message);
   if (credRes->status != 200) {
-    return makeError(Code::Unavailable, "instance metadata credentials answered HTTP " + std::to_string(credRes->status));
+    return makeError(Code::Unavailable, "instance metadata credentials answered HTTP " +
+                                            std::to_string(credRes->status));
   }
   return detail::credentialsFromJson(credRes->body, "instance metadata");
 }

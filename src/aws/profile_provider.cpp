@@ -6,7 +6,8 @@
 
 namespace mcpdb::aws {
 
-ProfileProvider::ProfileProvider(Env env, HttpClientOptions http) : env_(std::move(env)), http_(std::move(http)) {}
+ProfileProvider::ProfileProvider(Env env, HttpClientOptions http)
+    : env_(std::move(env)), http_(std::move(http)) {}
 
 Result<Credentials> ProfileProvider::get() {
   auto explicitProfile = env_.get("AWS_PROFILE");
@@ -50,10 +51,11 @@ Result<Credentials> ProfileProvider::get() {
   }
   if (!found) {
     if (explicitProfile) {
-      return makeError(Code::FailedPrecondition,
-                       "AWS profile '" + profile + "' not found in " + (searched.empty() ? "(no files)" : searched));
+      return makeError(Code::FailedPrecondition, "AWS profile '" + profile + "' not found in " +
+                                                     (searched.empty() ? "(no files)" : searched));
     }
-    return makeError(Code::NotFound, "no profile '" + profile + "' in " + (searched.empty() ? "(no HOME)" : searched));
+    return makeError(Code::NotFound, "no profile '" + profile + "' in " +
+                                         (searched.empty() ? "(no HOME)" : searched));
   }
 
   const std::string source = "profile " + profile;
@@ -65,8 +67,9 @@ Result<Credentials> ProfileProvider::get() {
   const std::string secret = value("aws_secret_access_key");
   if (!id.empty() || !secret.empty()) {
     if (id.empty() || secret.empty()) {
-      return makeError(Code::FailedPrecondition,
-                       "AWS profile '" + profile + "' needs both aws_access_key_id and aws_secret_access_key");
+      return makeError(
+          Code::FailedPrecondition,
+          "AWS profile '" + profile + "' needs both aws_access_key_id and aws_secret_access_key");
     }
     Credentials c;
     c.accessKeyId = id;
@@ -83,12 +86,13 @@ Result<Credentials> ProfileProvider::get() {
                                      detail::expandHome(value("web_identity_token_file"), home),
                                      source + " (web identity)");
   }
-  for (const char* unsupported : {"credential_process", "sso_session", "sso_start_url", "source_profile",
-                                  "credential_source", "role_arn"}) {
+  for (const char* unsupported : {"credential_process", "sso_session", "sso_start_url",
+                                  "source_profile", "credential_source", "role_arn"}) {
     if (!value(unsupported).empty()) {
-      return makeError(Code::FailedPrecondition, "AWS profile '" + profile + "' uses " + unsupported +
-                                                     ", which mcp-dbserver does not support; use static keys, "
-                                                     "web identity, container or instance credentials");
+      return makeError(Code::FailedPrecondition,
+                       "AWS profile '" + profile + "' uses " + unsupported +
+                           ", which mcp-dbserver does not support; use static keys, "
+                           "web identity, container or instance credentials");
     }
   }
   return makeError(Code::NotFound, "AWS profile '" + profile + "' has no credentials");

@@ -15,7 +15,8 @@ std::string trim(std::string_view s) {
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
            return std::tolower(x) == std::tolower(y);
          });
 }
@@ -23,12 +24,16 @@ bool iequals(std::string_view a, std::string_view b) {
 Result<std::string> readSmallFile(const std::string& path, std::string_view what) {
   constexpr std::size_t kMax = 1 << 20;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(Code::FailedPrecondition, "cannot read " + std::string(what) + " file " + path);
+  if (!in)
+    return makeError(Code::FailedPrecondition,
+                     "cannot read " + std::string(what) + " file " + path);
   std::string data;
   data.resize(kMax + 1);
   in.read(data.data(), static_cast<std::streamsize>(data.size()));
   data.resize(static_cast<std::size_t>(in.gcount()));
-  if (data.size() > kMax) return makeError(Code::FailedPrecondition, std::string(what) + " file " + path + " is too large");
+  if (data.size() > kMax)
+    return makeError(Code::FailedPrecondition,
+                     std::string(what) + " file " + path + " is too large");
   return data;
 }
 
@@ -54,7 +59,8 @@ Result<Credentials> credentialsFromJson(std::string_view body, const std::string
   }
   if (auto exp = field("Expiration"); !exp.empty()) {
     c.expiration = parseIso8601(exp);
-    if (!c.expiration) return makeError(Code::Internal, source + " response has an unreadable Expiration");
+    if (!c.expiration)
+      return makeError(Code::Internal, source + " response has an unreadable Expiration");
   }
   return c;
 }

@@ -5,7 +5,8 @@
 namespace mcpdb::aws {
 
 std::string generateRdsAuthToken(std::string_view host, std::uint16_t port, std::string_view dbUser,
-                                 std::string_view region, const Credentials& credentials, Clock::time_point now) {
+                                 std::string_view region, const Credentials& credentials,
+                                 Clock::time_point now) {
   const std::string endpoint = std::string(host) + ":" + std::to_string(port);
   SignableRequest request;
   request.method = "GET";

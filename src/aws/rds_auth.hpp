@@ -16,6 +16,7 @@ inline constexpr std::chrono::seconds kRdsTokenLifetime{900};
 // "host:port/?Action=connect&DBUser=...&X-Amz-Algorithm=...&X-Amz-Expires=900&...&X-Amz-Signature=..."
 // (parameters in canonical order). The token is a secret: never log it.
 std::string generateRdsAuthToken(std::string_view host, std::uint16_t port, std::string_view dbUser,
-                                 std::string_view region, const Credentials& credentials, Clock::time_point now);
+                                 std::string_view region, const Credentials& credentials,
+                                 Clock::time_point now);
 
 }  // namespace mcpdb::aws

@@ -16,14 +16,16 @@ std::string lower(std::string s) {
 // Strips an inline comment: '#' or ';' preceded by whitespace.
 std::string_view stripInlineComment(std::string_view v) {
   for (std::size_t i = 1; i < v.size(); ++i) {
-    if ((v[i] == '#' || v[i] == ';') && (v[i - 1] == ' ' || v[i - 1] == '\t')) return v.substr(0, i);
+    if ((v[i] == '#' || v[i] == ';') && (v[i - 1] == ' ' || v[i - 1] == '\t'))
+      return v.substr(0, i);
   }
   return v;
 }
 
 }  // namespace
 
-Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind, std::string_view fileLabel) {
+Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind,
+                                 std::string_view fileLabel) {
   Profiles out;
   ProfileValues* current = nullptr;  // null: outside any section, or inside an ignored one
   bool inIgnoredSection = false;
@@ -31,7 +33,8 @@ Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind, std
   int lineNo = 0;
   std::size_t pos = 0;
   auto fail = [&](const std::string& why) {
-    return makeError(Code::FailedPrecondition, std::string(fileLabel) + ": line " + std::to_string(lineNo) + ": " + why);
+    return makeError(Code::FailedPrecondition,
+                     std::string(fileLabel) + ": line " + std::to_string(lineNo) + ": " + why);
   };
   while (pos <= text.size()) {
     auto nl = text.find('\n', pos);
@@ -69,7 +72,8 @@ Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind, std
     if (indented && lastKeyEmpty) continue;  // sub-property of a nested block: not needed here
     auto eq = line.find('=');
     if (eq == std::string::npos) return fail("expected 'key = value'");
-    if (current == nullptr && !inIgnoredSection) return fail("setting outside of a [profile] section");
+    if (current == nullptr && !inIgnoredSection)
+      return fail("setting outside of a [profile] section");
     std::string key = lower(detail::trim(std::string_view(line).substr(0, eq)));
     std::string value = detail::trim(stripInlineComment(std::string_view(line).substr(eq + 1)));
     if (key.empty()) return fail("empty key");

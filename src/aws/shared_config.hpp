@@ -18,6 +18,7 @@ enum class SharedFileKind { Credentials, Config };
 
 // Profiles of one file, keyed by profile name ("default", "x" for "[profile x]" in config). Keys
 // are lower-cased. Errors name the file and line, never the line's content (it may be a secret).
-Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind, std::string_view fileLabel);
+Result<Profiles> parseSharedFile(std::string_view text, SharedFileKind kind,
+                                 std::string_view fileLabel);
 
 }  // namespace mcpdb::aws

@@ -14,12 +14,14 @@ constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
            return std::tolower(x) == std::tolower(y);
          });
 }
@@ -55,7 +57,7 @@ std::string formatUtc(Clock::time_point t, const char* fmt) {
 }
 
 struct CanonicalHeaders {
-  std::string block;   // "name:value\n" lines
+  std::string block;        // "name:value\n" lines
   std::string signedNames;  // "a;b;c"
 };
 
@@ -86,29 +88,37 @@ std::string credentialScope(const SigningScope& scope) {
 }
 
 // Fills canonicalRequest, stringToSign, signature.
-void computeSignature(Signature& sig, const SignableRequest& request, const std::string& canonicalQuery,
-                      const CanonicalHeaders& headers, const std::string& payloadHash, const Credentials& credentials,
+void computeSignature(Signature& sig, const SignableRequest& request,
+                      const std::string& canonicalQuery, const CanonicalHeaders& headers,
+                      const std::string& payloadHash, const Credentials& credentials,
                       const SigningScope& scope, const SignOptions& options) {
   sig.signedHeaders = headers.signedNames;
-  sig.canonicalRequest = request.method + "\n" + canonicalUri(request.path, options.normalizePath) + "\n" +
-                         canonicalQuery + "\n" + headers.block + "\n" + headers.signedNames + "\n" + payloadHash;
-  sig.stringToSign = std::string(kAlgorithm) + "\n" + amzDate(scope.time) + "\n" + credentialScope(scope) + "\n" +
-                     sha256Hex(sig.canonicalRequest);
-  auto key = deriveSigningKey(credentials.secretAccessKey, amzShortDate(scope.time), scope.region, scope.service);
+  sig.canonicalRequest = request.method + "\n" + canonicalUri(request.path, options.normalizePath) +
+                         "\n" + canonicalQuery + "\n" + headers.block + "\n" + headers.signedNames +
+                         "\n" + payloadHash;
+  sig.stringToSign = std::string(kAlgorithm) + "\n" + amzDate(scope.time) + "\n" +
+                     credentialScope(scope) + "\n" + sha256Hex(sig.canonicalRequest);
+  auto key = deriveSigningKey(credentials.secretAccessKey, amzShortDate(scope.time), scope.region,
+                              scope.service);
   sig.signature = toHex(hmacSha256(key, sig.stringToSign));
 }
 
 }  // namespace
 
-std::string amzDate(Clock::time_point t) { return formatUtc(t, "%Y%m%dT%H%M%SZ"); }
-std::string amzShortDate(Clock::time_point t) { return formatUtc(t, "%Y%m%d"); }
+std::string amzDate(Clock::time_point t) {
+  return formatUtc(t, "%Y%m%dT%H%M%SZ");
+}
+std::string amzShortDate(Clock::time_point t) {
+  return formatUtc(t, "%Y%m%d");
+}
 
 std::string uriEncode(std::string_view s, bool keepSlash) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size() * 3);
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (keepSlash && c == '/')) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        (keepSlash && c == '/')) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
@@ -142,7 +152,8 @@ std::string uriDecode(std::string_view s) {
 std::string canonicalUri(std::string_view path, bool normalize) {
   if (path.empty()) return "/";
   if (!normalize) return uriEncode(path, true);
-  // RFC 3986 dot-segment removal plus collapsing of empty segments, as AWS does for non-S3 services.
+  // RFC 3986 dot-segment removal plus collapsing of empty segments, as AWS does for non-S3
+  // services.
   std::vector<std::string_view> segments;
   std::string_view last;
   std::size_t pos = 0;
@@ -181,48 +192,57 @@ std::string canonicalQueryString(const QueryParams& query) {
   return out;
 }
 
-std::string deriveSigningKey(std::string_view secretAccessKey, std::string_view shortDate, std::string_view region,
-                             std::string_view service) {
+std::string deriveSigningKey(std::string_view secretAccessKey, std::string_view shortDate,
+                             std::string_view region, std::string_view service) {
   auto kDate = hmacSha256("AWS4" + std::string(secretAccessKey), shortDate);
   auto kRegion = hmacSha256(kDate, region);
   auto kService = hmacSha256(kRegion, service);
   return hmacSha256(kService, "aws4_request");
 }
 
-Signature signHeaders(SignableRequest& request, const Credentials& credentials, const SigningScope& scope,
-                      const SignOptions& options) {
-  const std::string payloadHash = options.payloadHash ? *options.payloadHash : sha256Hex(request.body);
-  for (auto name : {"X-Amz-Date", "Authorization", "X-Amz-Security-Token", "X-Amz-Content-Sha256"}) {
+Signature signHeaders(SignableRequest& request, const Credentials& credentials,
+                      const SigningScope& scope, const SignOptions& options) {
+  const std::string payloadHash =
+      options.payloadHash ? *options.payloadHash : sha256Hex(request.body);
+  for (auto name :
+       {"X-Amz-Date", "Authorization", "X-Amz-Security-Token", "X-Amz-Content-Sha256"}) {
     removeHeader(request.headers, name);
   }
   request.headers.emplace_back("X-Amz-Date", amzDate(scope.time));
   const bool token = !credentials.sessionToken.empty();
-  if (token && options.signSecurityToken) request.headers.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
-  if (options.addContentSha256Header) request.headers.emplace_back("x-amz-content-sha256", payloadHash);
+  if (token && options.signSecurityToken)
+    request.headers.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
+  if (options.addContentSha256Header)
+    request.headers.emplace_back("x-amz-content-sha256", payloadHash);
 
   Signature sig;
-  computeSignature(sig, request, canonicalQueryString(request.query), canonicalHeaders(request.headers), payloadHash,
-                   credentials, scope, options);
+  computeSignature(sig, request, canonicalQueryString(request.query),
+                   canonicalHeaders(request.headers), payloadHash, credentials, scope, options);
   sig.authorization = std::string(kAlgorithm) + " Credential=" + credentials.accessKeyId + "/" +
                       credentialScope(scope) + ", SignedHeaders=" + sig.signedHeaders +
                       ", Signature=" + sig.signature;
-  if (token && !options.signSecurityToken) request.headers.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
+  if (token && !options.signSecurityToken)
+    request.headers.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
   request.headers.emplace_back("Authorization", sig.authorization);
   return sig;
 }
 
-Signature presignQuery(SignableRequest& request, const Credentials& credentials, const SigningScope& scope,
-                       std::optional<std::chrono::seconds> expires, const SignOptions& options) {
-  const std::string payloadHash = options.payloadHash ? *options.payloadHash : sha256Hex(request.body);
+Signature presignQuery(SignableRequest& request, const Credentials& credentials,
+                       const SigningScope& scope, std::optional<std::chrono::seconds> expires,
+                       const SignOptions& options) {
+  const std::string payloadHash =
+      options.payloadHash ? *options.payloadHash : sha256Hex(request.body);
   std::erase_if(request.query, [](const auto& q) { return q.first.rfind("X-Amz-", 0) == 0; });
   auto headers = canonicalHeaders(request.headers);
   request.query.emplace_back("X-Amz-Algorithm", std::string(kAlgorithm));
-  request.query.emplace_back("X-Amz-Credential", credentials.accessKeyId + "/" + credentialScope(scope));
+  request.query.emplace_back("X-Amz-Credential",
+                             credentials.accessKeyId + "/" + credentialScope(scope));
   request.query.emplace_back("X-Amz-Date", amzDate(scope.time));
   if (expires) request.query.emplace_back("X-Amz-Expires", std::to_string(expires->count()));
   request.query.emplace_back("X-Amz-SignedHeaders", headers.signedNames);
   const bool token = !credentials.sessionToken.empty();
-  if (token && options.signSecurityToken) request.query.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
+  if (token && options.signSecurityToken)
+    request.query.emplace_back("X-Amz-Security-Token", credentials.sessionToken);
 
   Signature sig;
   const std::string canonicalQuery = canonicalQueryString(request.query);

@@ -37,7 +37,8 @@ struct SigningScope {
 };
 
 struct SignOptions {
-  // Remove "." / ".." segments and duplicate slashes from the path before signing (all services but S3).
+  // Remove "." / ".." segments and duplicate slashes from the path before signing (all services but
+  // S3).
   bool normalizePath = true;
   // Sign X-Amz-Security-Token (most services, DynamoDB included). When false the token header is
   // added after signing.
@@ -54,7 +55,8 @@ struct Signature {
   std::string stringToSign;
   std::string signedHeaders;  // "host;x-amz-date"
   std::string signature;      // 64 hex chars
-  std::string authorization;  // header form only: "AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=..."
+  std::string authorization;  // header form only: "AWS4-HMAC-SHA256 Credential=...,
+                              // SignedHeaders=..., Signature=..."
   std::string query;          // presign only: the canonical query string including X-Amz-Signature
 };
 
@@ -62,8 +64,8 @@ struct Signature {
 std::string amzDate(Clock::time_point t);
 std::string amzShortDate(Clock::time_point t);
 
-// RFC 3986 percent-encoding as AWS requires: unreserved A-Z a-z 0-9 - . _ ~ pass, everything else is
-// %XX (upper-case hex). With keepSlash, '/' passes too (paths).
+// RFC 3986 percent-encoding as AWS requires: unreserved A-Z a-z 0-9 - . _ ~ pass, everything else
+// is %XX (upper-case hex). With keepSlash, '/' passes too (paths).
 std::string uriEncode(std::string_view s, bool keepSlash);
 // Decodes %XX sequences ('+' is left alone, as AWS does for query strings it signs).
 std::string uriDecode(std::string_view s);
@@ -74,18 +76,20 @@ std::string canonicalUri(std::string_view path, bool normalize);
 std::string canonicalQueryString(const QueryParams& query);
 
 // Derives kSigning = HMAC(HMAC(HMAC(HMAC("AWS4"+secret, date), region), service), "aws4_request").
-std::string deriveSigningKey(std::string_view secretAccessKey, std::string_view shortDate, std::string_view region,
-                             std::string_view service);
+std::string deriveSigningKey(std::string_view secretAccessKey, std::string_view shortDate,
+                             std::string_view region, std::string_view service);
 
 // Header signing: sets X-Amz-Date (and X-Amz-Security-Token, x-amz-content-sha256 as configured)
 // and Authorization on `request.headers`, and returns all intermediates.
-Signature signHeaders(SignableRequest& request, const Credentials& credentials, const SigningScope& scope,
-                      const SignOptions& options = {});
+Signature signHeaders(SignableRequest& request, const Credentials& credentials,
+                      const SigningScope& scope, const SignOptions& options = {});
 
 // Query-string presigning: adds X-Amz-Algorithm, -Credential, -Date, (-Expires), -SignedHeaders and
-// (-Security-Token) to the query, signs, and returns the canonical query string with X-Amz-Signature
-// appended in `Signature::query`. `request.query` is updated to the final parameters.
-Signature presignQuery(SignableRequest& request, const Credentials& credentials, const SigningScope& scope,
-                       std::optional<std::chrono::seconds> expires, const SignOptions& options = {});
+// (-Security-Token) to the query, signs, and returns the canonical query string with
+// X-Amz-Signature appended in `Signature::query`. `request.query` is updated to the final
+// parameters.
+Signature presignQuery(SignableRequest& request, const Credentials& credentials,
+                       const SigningScope& scope, std::optional<std::chrono::seconds> expires,
+                       const SignOptions& options = {});
 
 }  // namespace mcpdb::aws

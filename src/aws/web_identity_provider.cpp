@@ -22,27 +22,37 @@ std::string safeErrorCode(const std::optional<std::string>& code) {
 }  // namespace
 
 Result<Credentials> assumeRoleWithWebIdentity(HttpClient& http, const std::string& endpoint,
-                                              const std::string& roleArn, const std::string& sessionName,
-                                              const std::string& tokenFile, const std::string& source) {
+                                              const std::string& roleArn,
+                                              const std::string& sessionName,
+                                              const std::string& tokenFile,
+                                              const std::string& source) {
   auto token = detail::readSmallFile(tokenFile, "web identity token");
   if (!token.ok()) return token.error();
   const std::string jwt = detail::trim(*token);
-  if (jwt.empty()) return makeError(Code::FailedPrecondition, "web identity token file " + tokenFile + " is empty");
+  if (jwt.empty())
+    return makeError(Code::FailedPrecondition,
+                     "web identity token file " + tokenFile + " is empty");
 
   // Unsigned Query API call; POSTed as a form so the token never appears in a URL.
   HttpRequest req;
   req.method = "POST";
   req.url = endpoint + "/";
-  req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}, {"Accept", "text/xml"}};
-  req.body = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + uriEncode(roleArn, false) +
-             "&RoleSessionName=" + uriEncode(sessionName, false) + "&WebIdentityToken=" + uriEncode(jwt, false);
+  req.headers = {{"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
+                 {"Accept", "text/xml"}};
+  req.body =
+      "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + uriEncode(roleArn, false) +
+      "&RoleSessionName=" + uriEncode(sessionName, false) +
+      "&WebIdentityToken=" + uriEncode(jwt, false);
   auto res = http.send(req);
-  if (!res.ok()) return makeError(res.error().code, "STS AssumeRoleWithWebIdentity: " + res.error().message);
+  if (!res.ok())
+    return makeError(res.error().code, "STS AssumeRoleWithWebIdentity: " + res.error().message);
   if (res->status != 200) {
     // Only STS's error code is reported: its message text may quote request details.
     std::string code = safeErrorCode(xmlElementText(res->body, "Code"));
-    Code mapped = res->status >= 500 || res->status == 429 ? Code::Unavailable : Code::PermissionDenied;
-    return makeError(mapped, "STS AssumeRoleWithWebIdentity failed: HTTP " + std::to_string(res->status) + " " + code);
+    Code mapped =
+        res->status >= 500 || res->status == 429 ? Code::Unavailable : Code::PermissionDenied;
+    return makeError(mapped, "STS AssumeRoleWithWebIdentity failed: HTTP " +
+                                 std::to_string(res->status) + " " + code);
   }
   Credentials c;
   c.accessKeyId = xmlElementText(res->body, "AccessKeyId").value_or("");
@@ -54,7 +64,9 @@ Result<Credentials> assumeRoleWithWebIdentity(HttpClient& http, const std::strin
   }
   if (auto exp = xmlElementText(res->body, "Expiration")) {
     c.expiration = parseIso8601(*exp);
-    if (!c.expiration) return makeError(Code::Internal, "STS AssumeRoleWithWebIdentity returned an unreadable Expiration");
+    if (!c.expiration)
+      return makeError(Code::Internal,
+                       "STS AssumeRoleWithWebIdentity returned an unreadable Expiration");
   }
   return c;
 }
@@ -65,12 +77,19 @@ WebIdentityProvider::WebIdentityProvider(Env env, HttpClientOptions http)
 Result<Credentials> WebIdentityProvider::get() {
   auto tokenFile = env_.get("AWS_WEB_IDENTITY_TOKEN_FILE");
   auto roleArn = env_.get("AWS_ROLE_ARN");
-  if (!tokenFile && !roleArn) return makeError(Code::NotFound, "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN not set");
-  if (!tokenFile) return makeError(Code::FailedPrecondition, "AWS_ROLE_ARN is set but AWS_WEB_IDENTITY_TOKEN_FILE is not");
-  if (!roleArn) return makeError(Code::FailedPrecondition, "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not");
-  std::string session = env_.get("AWS_ROLE_SESSION_NAME").value_or("mcp-dbserver-" + std::to_string(std::time(nullptr)));
+  if (!tokenFile && !roleArn)
+    return makeError(Code::NotFound, "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN not set");
+  if (!tokenFile)
+    return makeError(Code::FailedPrecondition,
+                     "AWS_ROLE_ARN is set but AWS_WEB_IDENTITY_TOKEN_FILE is not");
+  if (!roleArn)
+    return makeError(Code::FailedPrecondition,
+                     "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not");
+  std::string session = env_.get("AWS_ROLE_SESSION_NAME")
+                            .value_or("mcp-dbserver-" + std::to_string(std::time(nullptr)));
   std::lock_guard lock(mu_);
-  return assumeRoleWithWebIdentity(http_, stsEndpoint(env_), *roleArn, session, *tokenFile, "web identity");
+  return assumeRoleWithWebIdentity(http_, stsEndpoint(env_), *roleArn, session, *tokenFile,
+                                   "web identity");
 }
 
 }  // namespace mcpdb::aws

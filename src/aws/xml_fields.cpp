@@ -37,11 +37,16 @@ std::string decodeEntities(std::string_view s) {
       continue;
     }
     std::string_view ent = s.substr(i + 1, semi - i - 1);
-    if (ent == "amp") out.push_back('&');
-    else if (ent == "lt") out.push_back('<');
-    else if (ent == "gt") out.push_back('>');
-    else if (ent == "quot") out.push_back('"');
-    else if (ent == "apos") out.push_back('\'');
+    if (ent == "amp")
+      out.push_back('&');
+    else if (ent == "lt")
+      out.push_back('<');
+    else if (ent == "gt")
+      out.push_back('>');
+    else if (ent == "quot")
+      out.push_back('"');
+    else if (ent == "apos")
+      out.push_back('\'');
     else if (ent.size() > 1 && ent[0] == '#') {
       std::string digits(ent.substr(ent[1] == 'x' ? 2 : 1));
       appendUtf8(out, std::strtoul(digits.c_str(), nullptr, ent[1] == 'x' ? 16 : 10));

@@ -9,7 +9,8 @@
 namespace mcpdb {
 namespace {
 
-constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 constexpr std::size_t kMaxCursorBytes = 8192;
 
 std::string hmac(std::string_view key, std::string_view context, std::string_view payload) {
@@ -19,16 +20,20 @@ std::string hmac(std::string_view key, std::string_view context, std::string_vie
   msg.append(payload);
   std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(msg.data()),
-       msg.size(), out.data(), &len);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out.data(), &len);
   return std::string(reinterpret_cast<const char*>(out.data()), len);
 }
 
 std::int64_t nowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-Error badCursor() { return makeError(Code::InvalidArgument, "invalid cursor: pass back a cursor exactly as returned"); }
+Error badCursor() {
+  return makeError(Code::InvalidArgument, "invalid cursor: pass back a cursor exactly as returned");
+}
 
 }  // namespace
 
@@ -39,7 +44,8 @@ std::string base64UrlEncode(std::string_view bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16U) | (static_cast<unsigned char>(bytes[i + 1]) << 8U) |
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16U) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8U) |
                        static_cast<unsigned char>(bytes[i + 2]);
     out += kAlphabet[(v >> 18U) & 63U];
     out += kAlphabet[(v >> 12U) & 63U];
@@ -51,7 +57,8 @@ std::string base64UrlEncode(std::string_view bytes) {
     out += kAlphabet[(v >> 18U) & 63U];
     out += kAlphabet[(v >> 12U) & 63U];
   } else if (i + 2 == bytes.size()) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16U) | (static_cast<unsigned char>(bytes[i + 1]) << 8U);
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16U) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8U);
     out += kAlphabet[(v >> 18U) & 63U];
     out += kAlphabet[(v >> 12U) & 63U];
     out += kAlphabet[(v >> 6U) & 63U];
@@ -91,11 +98,13 @@ Result<Json> CursorCodec::decode(std::string_view context, std::string_view curs
   auto sig = base64UrlDecode(cursor.substr(dot + 1));
   if (!payload || !sig) return badCursor();
   const std::string expected = hmac(key_, context, *payload);
-  if (sig->size() != expected.size() || CRYPTO_memcmp(sig->data(), expected.data(), expected.size()) != 0) {
+  if (sig->size() != expected.size() ||
+      CRYPTO_memcmp(sig->data(), expected.data(), expected.size()) != 0) {
     return badCursor();
   }
   Json j = Json::parse(*payload, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("p") || !j.contains("e") || !j["e"].is_number_integer()) {
+  if (j.is_discarded() || !j.is_object() || !j.contains("p") || !j.contains("e") ||
+      !j["e"].is_number_integer()) {
     return badCursor();
   }
   if (j["e"].get<std::int64_t>() < nowSeconds()) {

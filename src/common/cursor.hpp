@@ -1,8 +1,9 @@
 #pragma once
 // Opaque, signed cursors handed to agents (DynamoDB ExclusiveStartKey, Mongo _id positions).
-// The payload is JSON chosen by the engine; the cursor is base64url(payload) "." base64url(HMAC-SHA256)
-// over a context string (engine, tool, target) plus the payload, so an agent can neither forge a
-// position nor replay a cursor against another table, collection or tool. Expired cursors are refused.
+// The payload is JSON chosen by the engine; the cursor is base64url(payload) "."
+// base64url(HMAC-SHA256) over a context string (engine, tool, target) plus the payload, so an agent
+// can neither forge a position nor replay a cursor against another table, collection or tool.
+// Expired cursors are refused.
 
 #include <chrono>
 #include <string>

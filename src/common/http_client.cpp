@@ -15,13 +15,15 @@ void globalInitOnce() {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return s;
@@ -56,7 +58,8 @@ size_t onHeader(char* data, size_t size, size_t count, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string_view::npos) {
-    t->response.headers.emplace_back(lower(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    t->response.headers.emplace_back(lower(trim(line.substr(0, colon))),
+                                     std::string(trim(line.substr(colon + 1))));
   }
   return n;
 }
@@ -75,7 +78,8 @@ Error transportError(CURLcode rc, const Transfer& t, const std::string& where) {
   if (t.cancelled || rc == CURLE_ABORTED_BY_CALLBACK) {
     return makeError(Code::Cancelled, "request to " + where + " cancelled");
   }
-  if (t.tooLarge) return makeError(Code::ResourceExhausted, "response from " + where + " too large");
+  if (t.tooLarge)
+    return makeError(Code::ResourceExhausted, "response from " + where + " too large");
   std::string what = curl_easy_strerror(rc);
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
@@ -157,7 +161,8 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
     headers.reset(next);
   }
 
-  auto connectMs = request.connectTimeout.count() > 0 ? request.connectTimeout : options_.connectTimeout;
+  auto connectMs =
+      request.connectTimeout.count() > 0 ? request.connectTimeout : options_.connectTimeout;
   auto totalMs = request.totalTimeout.count() > 0 ? request.totalTimeout : options_.totalTimeout;
 
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
@@ -169,7 +174,8 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verifyTls ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verifyTls ? 2L : 0L);
   if (!options_.caFile.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.caFile.c_str());
-  if (!options_.userAgent.empty()) curl_easy_setopt(h, CURLOPT_USERAGENT, options_.userAgent.c_str());
+  if (!options_.userAgent.empty())
+    curl_easy_setopt(h, CURLOPT_USERAGENT, options_.userAgent.c_str());
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever this libcurl can decode
 
   if (request.method == "GET") {
@@ -177,7 +183,8 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
   } else if (request.method == "HEAD") {
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else {
-    if (request.method != "POST") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (request.method != "POST")
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     // Sets the body (possibly empty: then "Content-Length: 0") and makes it a request with a body.
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());

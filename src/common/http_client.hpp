@@ -51,7 +51,9 @@ struct HttpResponse {
   HttpHeaders headers{};  // names lower-cased, values trimmed, in arrival order
   std::string body{};
 
-  std::optional<std::string> header(std::string_view name) const { return findHeader(headers, name); }
+  std::optional<std::string> header(std::string_view name) const {
+    return findHeader(headers, name);
+  }
 };
 
 struct HttpClientOptions {

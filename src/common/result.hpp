@@ -34,7 +34,7 @@ struct Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -58,7 +58,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
@@ -71,6 +72,8 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Error makeError(Code code, std::string message) { return Error{code, std::move(message)}; }
+inline Error makeError(Code code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 }  // namespace mcpdb

@@ -24,8 +24,9 @@ bool RowBudget::add(Json row) {
 std::string RowBudget::note() const {
   if (!truncated_) return {};
   if (truncated_by_ == "max_bytes") {
-    return "Result truncated at " + std::to_string(rows_.size()) + " rows: the next row would exceed the " +
-           std::to_string(max_bytes_) + "-byte response cap (max_bytes). Narrow the request to see more.";
+    return "Result truncated at " + std::to_string(rows_.size()) +
+           " rows: the next row would exceed the " + std::to_string(max_bytes_) +
+           "-byte response cap (max_bytes). Narrow the request to see more.";
   }
   return "Result truncated at " + std::to_string(rows_.size()) +
          " rows (max_rows). Narrow the request or page with the cursor to see more.";

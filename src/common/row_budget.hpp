@@ -11,13 +11,17 @@ namespace mcpdb {
 
 class RowBudget {
  public:
-  explicit RowBudget(const Limits& limits) : max_rows_(limits.max_rows), max_bytes_(limits.max_bytes) {}
+  explicit RowBudget(const Limits& limits)
+      : max_rows_(limits.max_rows), max_bytes_(limits.max_bytes) {}
 
   // Adds a row if it fits; returns false (and marks truncation) when a cap is reached.
   // Callers stop fetching as soon as this returns false.
   bool add(Json row);
   // Marks truncation because the source had more rows than were fetched.
-  void markMore() { truncated_ = true; truncated_by_ = truncated_by_.empty() ? "max_rows" : truncated_by_; }
+  void markMore() {
+    truncated_ = true;
+    truncated_by_ = truncated_by_.empty() ? "max_rows" : truncated_by_;
+  }
 
   bool truncated() const { return truncated_; }
   std::uint64_t rows() const { return rows_.size(); }

@@ -11,7 +11,8 @@ namespace {
 int g_pipe[2] = {-1, -1};
 
 void onSignal(int sig) {
-  const char c = sig == SIGHUP ? static_cast<char>(SignalKind::Reload) : static_cast<char>(SignalKind::Terminate);
+  const char c = sig == SIGHUP ? static_cast<char>(SignalKind::Reload)
+                               : static_cast<char>(SignalKind::Terminate);
   // write() is async-signal-safe; a full pipe only means a signal is already pending.
   [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
 }

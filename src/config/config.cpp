@@ -13,11 +13,15 @@ Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling) 
   if (!node.present()) return out;
   if (!node.expectMap({"max_rows", "max_bytes", "timeout_ms"})) return out;
   const std::int64_t max_rows_cap = ceiling != nullptr ? ceiling->max_rows : 100000;
-  const std::int64_t max_bytes_cap = ceiling != nullptr ? static_cast<std::int64_t>(ceiling->max_bytes) : 64LL << 20;
+  const std::int64_t max_bytes_cap =
+      ceiling != nullptr ? static_cast<std::int64_t>(ceiling->max_bytes) : 64LL << 20;
   const std::int64_t timeout_cap = ceiling != nullptr ? ceiling->timeout.count() : 600000;
-  if (auto v = node.integer("max_rows", 1, max_rows_cap)) out.max_rows = static_cast<std::uint32_t>(*v);
-  if (auto v = node.integer("max_bytes", 1024, max_bytes_cap)) out.max_bytes = static_cast<std::uint64_t>(*v);
-  if (auto v = node.integer("timeout_ms", 10, timeout_cap)) out.timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("max_rows", 1, max_rows_cap))
+    out.max_rows = static_cast<std::uint32_t>(*v);
+  if (auto v = node.integer("max_bytes", 1024, max_bytes_cap))
+    out.max_bytes = static_cast<std::uint64_t>(*v);
+  if (auto v = node.integer("timeout_ms", 10, timeout_cap))
+    out.timeout = std::chrono::milliseconds(*v);
   return out;
 }
 
@@ -31,7 +35,8 @@ bool keyLooksSecret(const std::string& key) {
 }
 
 const char* valueLooksSecret(const std::string& value) {
-  static const std::regex kDsnWithPassword(R"(^[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@)", std::regex::icase);
+  static const std::regex kDsnWithPassword(R"(^[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@)",
+                                           std::regex::icase);
   static const std::regex kKvPassword(R"((^|\s)password\s*=)", std::regex::icase);
   static const std::regex kAwsKeyId(R"((^|[^A-Z0-9])(AKIA|ASIA)[A-Z0-9]{16}([^A-Z0-9]|$))");
   static const std::regex kPrivateKey(R"(-----BEGIN [A-Z ]*PRIVATE KEY-----)");
@@ -46,7 +51,9 @@ void scan(const Node& node) {
   if (node.isMap()) {
     for (auto& [key, child] : node.entries()) {
       if (keyLooksSecret(key)) {
-        child.error("looks like a secret; secrets come only from the environment (see .env.example), never the config file");
+        child.error(
+            "looks like a secret; secrets come only from the environment (see .env.example), never "
+            "the config file");
         continue;
       }
       scan(child);
@@ -63,10 +70,12 @@ void scan(const Node& node) {
 
 }  // namespace
 
-void scanForSecrets(const Node& root) { scan(root); }
+void scanForSecrets(const Node& root) {
+  scan(root);
+}
 
-Config parseConfig(const std::string& text, const std::string& source, const std::vector<std::string>& extra_sections,
-                   Diagnostics& diag) {
+Config parseConfig(const std::string& text, const std::string& source,
+                   const std::vector<std::string>& extra_sections, Diagnostics& diag) {
   Config cfg;
   cfg.source = source;
   try {
@@ -85,15 +94,23 @@ Config parseConfig(const std::string& text, const std::string& source, const std
   if (auto v = root.integer("version", 1, 1)) (void)v;
 
   Node server = root.child("server");
-  if (server.present() && server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size", "drain_ms"})) {
+  if (server.present() && server.expectMap({"self_check", "workers", "max_queue",
+                                            "max_message_bytes", "page_size", "drain_ms"})) {
     if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
-      cfg.server.self_check = *v == "off" ? SelfCheckMode::Off : *v == "refuse" ? SelfCheckMode::Refuse : SelfCheckMode::Warn;
+      cfg.server.self_check = *v == "off"      ? SelfCheckMode::Off
+                              : *v == "refuse" ? SelfCheckMode::Refuse
+                                               : SelfCheckMode::Warn;
     }
-    if (auto v = server.integer("workers", 1, 256)) cfg.server.workers = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_queue", 0, 100000)) cfg.server.max_queue = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20)) cfg.server.max_message_bytes = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("page_size", 1, 1000)) cfg.server.page_size = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("drain_ms", 0, 600000)) cfg.server.drain_ms = static_cast<std::uint32_t>(*v);
+    if (auto v = server.integer("workers", 1, 256))
+      cfg.server.workers = static_cast<std::size_t>(*v);
+    if (auto v = server.integer("max_queue", 0, 100000))
+      cfg.server.max_queue = static_cast<std::size_t>(*v);
+    if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
+      cfg.server.max_message_bytes = static_cast<std::size_t>(*v);
+    if (auto v = server.integer("page_size", 1, 1000))
+      cfg.server.page_size = static_cast<std::size_t>(*v);
+    if (auto v = server.integer("drain_ms", 0, 600000))
+      cfg.server.drain_ms = static_cast<std::uint32_t>(*v);
   }
   cfg.limits = parseLimits(root.child("limits"), Limits{}, nullptr);
 
@@ -112,7 +129,8 @@ Config parseConfig(const std::string& text, const std::string& source, const std
   return cfg;
 }
 
-Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections, Diagnostics& diag) {
+Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
+                      Diagnostics& diag) {
   std::ifstream in(path);
   if (!in) {
     diag.error(0, "", "cannot read the config file");

@@ -44,11 +44,12 @@ inline const std::vector<std::string>& genericSections() {
 
 // Parses YAML text; `extra_sections` are the other top-level keys allowed (engine names,
 // "embedding", "http"). Problems go to `diag`; the result is usable only when diag.ok().
-Config parseConfig(const std::string& text, const std::string& source, const std::vector<std::string>& extra_sections,
-                   Diagnostics& diag);
+Config parseConfig(const std::string& text, const std::string& source,
+                   const std::vector<std::string>& extra_sections, Diagnostics& diag);
 
 // Reads a file (a clear error when unreadable) then parseConfig.
-Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections, Diagnostics& diag);
+Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
+                      Diagnostics& diag);
 
 // Parses a `limits:` mapping, each value bounded, on top of `base` (tools may only lower limits
 // below the server-wide ones; `ceiling` enforces that).

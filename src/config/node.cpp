@@ -7,7 +7,8 @@
 
 namespace mcpdb::config {
 
-std::string Diagnostics::format(int line, const std::string& key_path, const std::string& message) const {
+std::string Diagnostics::format(int line, const std::string& key_path,
+                                const std::string& message) const {
   std::string s = file_;
   if (line > 0) s += ":" + std::to_string(line);
   s += ": ";
@@ -24,7 +25,9 @@ void Diagnostics::warning(int line, const std::string& key_path, const std::stri
 }
 
 namespace {
-std::string join(const std::string& a, std::string_view b) { return a.empty() ? std::string(b) : a + "." + std::string(b); }
+std::string join(const std::string& a, std::string_view b) {
+  return a.empty() ? std::string(b) : a + "." + std::string(b);
+}
 }  // namespace
 
 bool Node::expectMap(const std::vector<std::string>& allowed) const {
@@ -90,7 +93,8 @@ std::optional<std::string> Node::string(std::string_view key, bool required) con
   return c.asString();
 }
 
-std::optional<std::int64_t> Node::integer(std::string_view key, std::int64_t min, std::int64_t max, bool required) const {
+std::optional<std::int64_t> Node::integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                          bool required) const {
   Node c = child(key);
   if (!c.present()) {
     if (required) diag_->error(line(), c.path(), "is required");
@@ -132,7 +136,8 @@ std::optional<bool> Node::boolean(std::string_view key, bool required) const {
   return std::nullopt;
 }
 
-std::optional<std::vector<std::string>> Node::stringList(std::string_view key, bool required) const {
+std::optional<std::vector<std::string>> Node::stringList(std::string_view key,
+                                                         bool required) const {
   Node c = child(key);
   if (!c.present()) {
     if (required) diag_->error(line(), c.path(), "is required");
@@ -151,7 +156,8 @@ std::optional<std::vector<std::string>> Node::stringList(std::string_view key, b
   return out;
 }
 
-std::optional<std::string> Node::choice(std::string_view key, std::initializer_list<std::string_view> choices,
+std::optional<std::string> Node::choice(std::string_view key,
+                                        std::initializer_list<std::string_view> choices,
                                         bool required) const {
   auto s = string(key, required);
   if (!s) return s;

@@ -35,7 +35,8 @@ class Diagnostics {
 // A YAML node with its key path (e.g. "postgres.tools.find_user.parameters[0].type").
 class Node {
  public:
-  Node(YAML::Node node, std::string path, Diagnostics& diag) : node_(std::move(node)), path_(std::move(path)), diag_(&diag) {}
+  Node(YAML::Node node, std::string path, Diagnostics& diag)
+      : node_(std::move(node)), path_(std::move(path)), diag_(&diag) {}
 
   bool present() const { return node_.IsDefined() && !node_.IsNull(); }
   bool isMap() const { return node_.IsMap(); }
@@ -49,7 +50,9 @@ class Node {
   // Reports keys of this map that are not in `allowed`. Returns false if this is not a map.
   bool expectMap(std::initializer_list<std::string_view> allowed) const;
   bool expectMap(const std::vector<std::string>& allowed) const;
-  bool has(std::string_view key) const { return node_.IsMap() && node_[std::string(key)].IsDefined(); }
+  bool has(std::string_view key) const {
+    return node_.IsMap() && node_[std::string(key)].IsDefined();
+  }
   Node child(std::string_view key) const;
 
   // Typed getters: report a located error and return nullopt when the key is required and missing
@@ -59,9 +62,11 @@ class Node {
                                       bool required = false) const;
   std::optional<double> number(std::string_view key, bool required = false) const;
   std::optional<bool> boolean(std::string_view key, bool required = false) const;
-  std::optional<std::vector<std::string>> stringList(std::string_view key, bool required = false) const;
+  std::optional<std::vector<std::string>> stringList(std::string_view key,
+                                                     bool required = false) const;
   // One of `choices`.
-  std::optional<std::string> choice(std::string_view key, std::initializer_list<std::string_view> choices,
+  std::optional<std::string> choice(std::string_view key,
+                                    std::initializer_list<std::string_view> choices,
                                     bool required = false) const;
 
   // This node's own scalar value.

@@ -22,37 +22,43 @@ Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const E
   std::string dir = config.model_dir;
   if (dir.empty()) dir = env.get("MCPDB_EMBED_MODEL_DIR").value_or("");
   if (dir.empty()) {
-    return makeError(Code::FailedPrecondition,
-                     "no embedding model directory: set embedding.model_dir in the config or the "
-                     "MCPDB_EMBED_MODEL_DIR environment variable to the folder holding model.json and "
-                     "vocab.json (scripts/install.sh puts it in tools/node_modules/@energetic-ai/"
-                     "model-embeddings-en/dist)");
+    return makeError(
+        Code::FailedPrecondition,
+        "no embedding model directory: set embedding.model_dir in the config or the "
+        "MCPDB_EMBED_MODEL_DIR environment variable to the folder holding model.json and "
+        "vocab.json (scripts/install.sh puts it in tools/node_modules/@energetic-ai/"
+        "model-embeddings-en/dist)");
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(std::filesystem::path(dir) / "model.json", ec) ||
       !std::filesystem::is_regular_file(std::filesystem::path(dir) / "vocab.json", ec)) {
-    return makeError(Code::FailedPrecondition,
-                     "embedding model directory " + dir +
-                         " has no readable model.json and vocab.json: check embedding.model_dir in the "
-                         "config or the MCPDB_EMBED_MODEL_DIR environment variable (run scripts/install.sh "
-                         "to fetch the model)");
+    return makeError(
+        Code::FailedPrecondition,
+        "embedding model directory " + dir +
+            " has no readable model.json and vocab.json: check embedding.model_dir in the "
+            "config or the MCPDB_EMBED_MODEL_DIR environment variable (run scripts/install.sh "
+            "to fetch the model)");
   }
-  auto e = UseLiteEmbedder::load(dir, UseLiteOptions{config.verify_model, config.max_input_bytes, config.blas_threads});
+  auto e = UseLiteEmbedder::load(
+      dir, UseLiteOptions{config.verify_model, config.max_input_bytes, config.blas_threads});
   if (!e.ok()) {
-    return makeError(e.error().code, e.error().message +
-                                         " (embedding.model_dir / MCPDB_EMBED_MODEL_DIR; run scripts/install.sh "
-                                         "to restore the model)");
+    return makeError(e.error().code,
+                     e.error().message +
+                         " (embedding.model_dir / MCPDB_EMBED_MODEL_DIR; run scripts/install.sh "
+                         "to restore the model)");
   }
   return std::unique_ptr<Embedder>(std::move(e.value()));
 }
 
 Result<std::unique_ptr<Embedder>> makeOpenAi(const EmbedConfig& config, const Env& env) {
   OpenAiOptions o;
-  const std::string url = !config.url.empty() ? config.url : env.get("MCPDB_EMBED_URL").value_or("");
+  const std::string url =
+      !config.url.empty() ? config.url : env.get("MCPDB_EMBED_URL").value_or("");
   if (url.empty()) {
-    return makeError(Code::FailedPrecondition,
-                     "embedding provider openai needs an endpoint: set embedding.url in the config or the "
-                     "MCPDB_EMBED_URL environment variable");
+    return makeError(
+        Code::FailedPrecondition,
+        "embedding provider openai needs an endpoint: set embedding.url in the config or the "
+        "MCPDB_EMBED_URL environment variable");
   }
   o.url = resolveEmbeddingsUrl(url);
   o.model = !config.model.empty() ? config.model : env.get("MCPDB_EMBED_MODEL").value_or("");
@@ -62,7 +68,8 @@ Result<std::unique_ptr<Embedder>> makeOpenAi(const EmbedConfig& config, const En
       std::size_t v = 0;
       auto [p, ec] = std::from_chars(d->data(), d->data() + d->size(), v);
       if (ec != std::errc() || p != d->data() + d->size()) {
-        return makeError(Code::FailedPrecondition, "MCPDB_EMBED_DIMENSION must be a positive integer");
+        return makeError(Code::FailedPrecondition,
+                         "MCPDB_EMBED_DIMENSION must be a positive integer");
       }
       o.dimension = v;
     }
@@ -86,8 +93,9 @@ Result<std::unique_ptr<Embedder>> makeOpenAi(const EmbedConfig& config, const En
 Result<std::unique_ptr<Embedder>> makeEmbedder(const EmbedConfig& config, const Env& env) {
   if (config.provider == "use-lite" || config.provider.empty()) return makeUseLite(config, env);
   if (config.provider == "openai") return makeOpenAi(config, env);
-  return makeError(Code::FailedPrecondition,
-                   "embedding.provider must be \"use-lite\" or \"openai\", not \"" + config.provider + "\"");
+  return makeError(
+      Code::FailedPrecondition,
+      "embedding.provider must be \"use-lite\" or \"openai\", not \"" + config.provider + "\"");
 }
 
 }  // namespace mcpdb::embed

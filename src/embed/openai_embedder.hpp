@@ -20,7 +20,7 @@
 namespace mcpdb::embed {
 
 struct OpenAiOptions {
-  std::string url;     // the full .../embeddings endpoint (see resolveEmbeddingsUrl)
+  std::string url;  // the full .../embeddings endpoint (see resolveEmbeddingsUrl)
   std::string model;
   std::string apiKey;  // may be empty (local servers); never logged
   std::size_t dimension = 0;
@@ -36,7 +36,8 @@ struct OpenAiOptions {
   std::function<void(std::chrono::milliseconds)> sleep;
 };
 
-// ".../embeddings" stays as is; "http://h/v1" -> "http://h/v1/embeddings"; "http://h" -> "http://h/v1/embeddings".
+// ".../embeddings" stays as is; "http://h/v1" -> "http://h/v1/embeddings"; "http://h" ->
+// "http://h/v1/embeddings".
 std::string resolveEmbeddingsUrl(std::string_view url);
 
 class OpenAiEmbedder final : public Embedder {

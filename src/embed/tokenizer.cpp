@@ -31,8 +31,11 @@ EncodeScratch& encodeScratch() {
 Result<Tokenizer> Tokenizer::fromFile(const std::filesystem::path& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return makeError(Code::FailedPrecondition, "cannot read vocabulary " + path.string() + ": " + ec.message());
-  if (size > kMaxVocabBytes) return makeError(Code::FailedPrecondition, "vocabulary " + path.string() + " is too large");
+  if (ec)
+    return makeError(Code::FailedPrecondition,
+                     "cannot read vocabulary " + path.string() + ": " + ec.message());
+  if (size > kMaxVocabBytes)
+    return makeError(Code::FailedPrecondition, "vocabulary " + path.string() + " is too large");
   std::ifstream in(path, std::ios::binary);
   if (!in) return makeError(Code::FailedPrecondition, "cannot open vocabulary " + path.string());
   std::string text(static_cast<std::size_t>(size), '\0');
@@ -49,8 +52,10 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view vocabJson) {
   Json doc = Json::parse(vocabJson, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return makeError(Code::InvalidArgument, "vocabulary is not valid JSON");
   if (!doc.is_array()) return makeError(Code::InvalidArgument, "vocabulary must be a JSON array");
-  if (doc.size() <= kReservedIds) return makeError(Code::InvalidArgument, "vocabulary has too few pieces");
-  if (doc.size() > (1u << 24)) return makeError(Code::InvalidArgument, "vocabulary has too many pieces");
+  if (doc.size() <= kReservedIds)
+    return makeError(Code::InvalidArgument, "vocabulary has too few pieces");
+  if (doc.size() > (1u << 24))
+    return makeError(Code::InvalidArgument, "vocabulary has too many pieces");
 
   Tokenizer t;
   t.pieces_.reserve(doc.size());
@@ -60,22 +65,26 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view vocabJson) {
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const Json& e = doc[i];
     const std::string where = "vocabulary entry " + std::to_string(i);
-    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !(e[1].is_number() || e[1].is_null())) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() ||
+        !(e[1].is_number() || e[1].is_null())) {
       return makeError(Code::InvalidArgument, where + " is not [piece, score]");
     }
     const auto& piece = e[0].get_ref<const std::string&>();
     // The reference adds a null score to a number, which reads it as 0.
     const double score = e[1].is_null() ? 0.0 : e[1].get<double>();
     cps.clear();
-    if (auto st = appendCodePoints(piece, cps); !st.ok()) return makeError(Code::InvalidArgument, where + ": " + st.error().message);
-    if (cps.size() > 256) return makeError(Code::InvalidArgument, where + " is longer than 256 code points");
+    if (auto st = appendCodePoints(piece, cps); !st.ok())
+      return makeError(Code::InvalidArgument, where + ": " + st.error().message);
+    if (cps.size() > 256)
+      return makeError(Code::InvalidArgument, where + " is longer than 256 code points");
     t.pieces_.push_back(piece);
     t.utf16Len_.push_back(static_cast<std::uint32_t>(utf16Length(cps)));
     if (i < kReservedIds || cps.empty()) continue;
 
     std::uint32_t node = 0;
     for (char32_t c : cps) {
-      auto [it, inserted] = t.edges_.try_emplace(edgeKey(node, c), static_cast<std::uint32_t>(t.nodes_.size()));
+      auto [it, inserted] =
+          t.edges_.try_emplace(edgeKey(node, c), static_cast<std::uint32_t>(t.nodes_.size()));
       if (inserted) t.nodes_.emplace_back();
       node = it->second;
     }
@@ -84,7 +93,8 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view vocabJson) {
     t.nodes_[node].id = static_cast<std::int32_t>(i);
   }
   // Back-tracking over an unknown piece steps by the length of piece 0; zero would never end.
-  if (t.utf16Len_[kUnknownId] == 0) return makeError(Code::InvalidArgument, "vocabulary entry 0 (unknown piece) is empty");
+  if (t.utf16Len_[kUnknownId] == 0)
+    return makeError(Code::InvalidArgument, "vocabulary entry 0 (unknown piece) is empty");
   return t;
 }
 

@@ -78,7 +78,8 @@ Status appendNfkcCodePoints(std::string_view utf8, std::vector<char32_t>& out) {
 }
 
 Status appendCodePoints(std::string_view utf8, std::vector<char32_t>& out) {
-  if (utf8.size() > kMaxUnicodeInputBytes) return makeError(Code::ResourceExhausted, "text is too large");
+  if (utf8.size() > kMaxUnicodeInputBytes)
+    return makeError(Code::ResourceExhausted, "text is too large");
   const auto* p = reinterpret_cast<const uint8_t*>(utf8.data());
   const auto len = static_cast<int32_t>(utf8.size());
   int32_t i = 0;

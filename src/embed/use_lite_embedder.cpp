@@ -12,8 +12,9 @@ namespace {
 // The reference (@energetic-ai/embeddings@0.2.0) embeds this sentence to a vector starting with
 // these components; a model directory holding other or damaged weights will not reproduce them.
 constexpr std::string_view kCheckSentence = "Which indexes does the orders table have?";
-constexpr std::array<float, 8> kCheckVector = {0.03701432f, -0.06189336f, 0.04825011f, 0.05250293f,
-                                               -0.02587187f, 0.00636246f, -0.04413069f, -0.06163186f};
+constexpr std::array<float, 8> kCheckVector = {0.03701432f,  -0.06189336f, 0.04825011f,
+                                               0.05250293f,  -0.02587187f, 0.00636246f,
+                                               -0.04413069f, -0.06163186f};
 constexpr float kCheckTolerance = 1e-3f;
 
 struct EmbedScratch {
@@ -28,11 +29,12 @@ EmbedScratch& embedScratch() {
 
 }  // namespace
 
-UseLiteEmbedder::UseLiteEmbedder(Tokenizer tokenizer, std::unique_ptr<UseLiteModel> model, UseLiteOptions options)
+UseLiteEmbedder::UseLiteEmbedder(Tokenizer tokenizer, std::unique_ptr<UseLiteModel> model,
+                                 UseLiteOptions options)
     : tokenizer_(std::move(tokenizer)), model_(std::move(model)), options_(options) {}
 
 Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::load(const std::filesystem::path& dir,
-                                                              UseLiteOptions options) {
+                                                               UseLiteOptions options) {
   // Per-query matrices are small (tokens x 512): OpenBLAS's worker threads cost more CPU than they
   // save (measured 4x the CPU time per query), and requests already run in parallel on the
   // server's workers. The setting is process-wide; mcpdb_embed is the only BLAS user.
@@ -50,7 +52,8 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::load(const std::filesy
   std::unique_ptr<UseLiteEmbedder> e(
       new UseLiteEmbedder(std::move(tokenizer.value()), std::move(model.value()), options));
   if (options.verify_model) {
-    if (auto st = e->verify(); !st.ok()) return makeError(st.error().code, "model " + dir.string() + ": " + st.error().message);
+    if (auto st = e->verify(); !st.ok())
+      return makeError(st.error().code, "model " + dir.string() + ": " + st.error().message);
   }
   return e;
 }
@@ -62,8 +65,8 @@ Status UseLiteEmbedder::verify() const {
   for (std::size_t i = 0; i < kCheckVector.size(); ++i) {
     if (!(std::abs((*v)[0][i] - kCheckVector[i]) <= kCheckTolerance)) {
       return makeError(Code::FailedPrecondition,
-                       "the weights do not reproduce the reference embedding of " + std::string(kUseLiteModelId) +
-                           " (wrong or damaged model files)");
+                       "the weights do not reproduce the reference embedding of " +
+                           std::string(kUseLiteModelId) + " (wrong or damaged model files)");
     }
   }
   return {};
@@ -75,7 +78,8 @@ Result<std::vector<Vector>> UseLiteEmbedder::embed(std::span<const std::string> 
   for (std::size_t i = 0; i < texts.size(); ++i) {
     if (texts[i].size() > options_.max_input_bytes) {
       return makeError(Code::InvalidArgument, "text " + std::to_string(i) + " is longer than " +
-                                                  std::to_string(options_.max_input_bytes) + " bytes");
+                                                  std::to_string(options_.max_input_bytes) +
+                                                  " bytes");
     }
     if (auto st = tokenizer_.encodeInto(texts[i], s.ids[i]); !st.ok()) return st.error();
     for (std::int32_t id : s.ids[i]) {

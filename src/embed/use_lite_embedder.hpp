@@ -21,7 +21,8 @@ class UseLiteEmbedder final : public Embedder {
  public:
   // Loads dir/model.json, its shards and dir/vocab.json; checks every tensor and, when asked,
   // that a fixed sentence embeds to the reference's vector.
-  static Result<std::unique_ptr<UseLiteEmbedder>> load(const std::filesystem::path& dir, UseLiteOptions options = {});
+  static Result<std::unique_ptr<UseLiteEmbedder>> load(const std::filesystem::path& dir,
+                                                       UseLiteOptions options = {});
 
   Result<std::vector<Vector>> embed(std::span<const std::string> texts) const override;
   std::size_t dimension() const override { return UseLiteModel::kOutputDim; }

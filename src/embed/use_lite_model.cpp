@@ -30,27 +30,28 @@ Scratch& scratch() {
 }
 
 // C[m x n] = A[m x k] @ B[k x n] + bias (broadcast over rows); row-major, contiguous.
-void denseBias(const float* a, std::size_t m, std::size_t k, std::span<const float> b, std::span<const float> bias,
-               std::size_t n, float* c) {
+void denseBias(const float* a, std::size_t m, std::size_t k, std::span<const float> b,
+               std::span<const float> bias, std::size_t n, float* c) {
   for (std::size_t r = 0; r < m; ++r) std::copy(bias.begin(), bias.end(), c + r * n);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n), 1.0f, c,
-              static_cast<int>(n));
+              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n),
+              1.0f, c, static_cast<int>(n));
 }
 
 // C += A @ B + bias (the residual connection).
-void addDenseBias(const float* a, std::size_t m, std::size_t k, std::span<const float> b, std::span<const float> bias,
-                  std::size_t n, float* c) {
+void addDenseBias(const float* a, std::size_t m, std::size_t k, std::span<const float> b,
+                  std::span<const float> bias, std::size_t n, float* c) {
   for (std::size_t r = 0; r < m; ++r) {
     float* row = c + r * n;
     for (std::size_t j = 0; j < n; ++j) row[j] += bias[j];
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n), 1.0f, c,
-              static_cast<int>(n));
+              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n),
+              1.0f, c, static_cast<int>(n));
 }
 
-// Layer norm over the last axis, as the graph spells it: scale * rsqrt(mean((x-mu)^2) + eps) * (x-mu) + bias.
+// Layer norm over the last axis, as the graph spells it: scale * rsqrt(mean((x-mu)^2) + eps) *
+// (x-mu) + bias.
 void layerNorm(const float* x, std::size_t rows, std::size_t width, std::span<const float> scale,
                std::span<const float> bias, float eps, float* y) {
   for (std::size_t r = 0; r < rows; ++r) {
@@ -86,8 +87,8 @@ void softmaxRows(float* s, std::size_t rows, std::size_t cols) {
 // One pre-norm transformer block applied in place to h (rows x 512). For layer 0 the input is x0
 // (rows x 256) and h already holds the projected residual.
 void transformerLayer(const UseLiteModel::Layer& L, const float* input, std::size_t rows,
-                      std::span<const std::vector<std::int32_t>> batch, std::size_t maxTokens, float eps,
-                      Scratch& s) {
+                      std::span<const std::vector<std::int32_t>> batch, std::size_t maxTokens,
+                      float eps, Scratch& s) {
   const std::size_t w = L.width;
   const std::size_t w3 = 3 * w;
   layerNorm(input, rows, w, L.lnScale, L.lnBias, eps, s.ln.data());
@@ -103,11 +104,12 @@ void transformerLayer(const UseLiteModel::Layer& L, const float* input, std::siz
       const float* k = q + w;
       const float* v = q + 2 * w;
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t), static_cast<int>(t),
-                  static_cast<int>(L.headDim), L.queryScale, q, static_cast<int>(w3), k, static_cast<int>(w3), 0.0f,
-                  s.scores.data(), static_cast<int>(t));
+                  static_cast<int>(L.headDim), L.queryScale, q, static_cast<int>(w3), k,
+                  static_cast<int>(w3), 0.0f, s.scores.data(), static_cast<int>(t));
       softmaxRows(s.scores.data(), t, t);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t), static_cast<int>(L.headDim),
-                  static_cast<int>(t), 1.0f, s.scores.data(), static_cast<int>(t), v, static_cast<int>(w3), 0.0f,
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t),
+                  static_cast<int>(L.headDim), static_cast<int>(t), 1.0f, s.scores.data(),
+                  static_cast<int>(t), v, static_cast<int>(w3), 0.0f,
                   s.attn.data() + r0 * w + head * L.headDim, static_cast<int>(w));
     }
     r0 += t;
@@ -135,7 +137,8 @@ Result<std::unique_ptr<UseLiteModel>> UseLiteModel::load(const std::filesystem::
 
 Status UseLiteModel::bind() {
   Status status;
-  auto f = [&](const std::string& name, std::initializer_list<std::int64_t> shape) -> std::span<const float> {
+  auto f = [&](const std::string& name,
+               std::initializer_list<std::int64_t> shape) -> std::span<const float> {
     auto r = store_.floats(name, shape);
     if (!r.ok()) {
       if (status.ok()) status = r.error();
@@ -147,7 +150,8 @@ Status UseLiteModel::bind() {
     auto v = f(name, {});
     return v.empty() ? 0.0f : v[0];
   };
-  auto ints = [&](const std::string& name, std::initializer_list<std::int64_t> shape) -> std::vector<std::int32_t> {
+  auto ints = [&](const std::string& name,
+                  std::initializer_list<std::int64_t> shape) -> std::vector<std::int32_t> {
     auto r = store_.ints(name, shape);
     if (!r.ok()) {
       if (status.ok()) status = r.error();
@@ -159,15 +163,21 @@ Status UseLiteModel::bind() {
 
   embeddings_ = f("module/Embeddings_en", {static_cast<std::int64_t>(kVocabRows), kEmbedDim});
   vocabRows_ = kVocabRows;
-  invTimescales_ = f(stack + "Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", {1, kEmbedDim / 2});
-  residualW_ = f(kApply + "Encode/Layer_0/TransformerLayer/dense/kernel/ConcatPartitions/concat", {kEmbedDim, kOutputDim});
-  residualB_ = f(kApply + "Encode/Layer_0/TransformerLayer/dense/bias/ConcatPartitions/concat", {kOutputDim});
+  invTimescales_ =
+      f(stack + "Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", {1, kEmbedDim / 2});
+  residualW_ = f(kApply + "Encode/Layer_0/TransformerLayer/dense/kernel/ConcatPartitions/concat",
+                 {kEmbedDim, kOutputDim});
+  residualB_ = f(kApply + "Encode/Layer_0/TransformerLayer/dense/bias/ConcatPartitions/concat",
+                 {kOutputDim});
   tanhW_ = f("module/Encoder_en/hidden_layers/tanh_layer_0/weights", {kOutputDim, kOutputDim});
   tanhB_ = f("module/Encoder_en/hidden_layers/tanh_layer_0/bias", {kOutputDim});
   epsilon_ = scalar(stack + "Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x");
   l2Floor_ = scalar("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y");
   auto maxLen = ints(kApply + "ClipToMaxLength/Less/y", {});
-  auto heads = ints(stack + "Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2", {});
+  auto heads = ints(stack +
+                        "Layer_1/TransformerLayer/MultiheadAttention/split_heads/"
+                        "split_last_dimension/Reshape/shape/2",
+                    {});
 
   for (std::size_t i = 0; i < 2; ++i) {
     Layer& L = layers_[i];
@@ -177,37 +187,51 @@ Status UseLiteModel::bind() {
     L.headDim = L.width / kHeads;
     const std::string layer = kApply + "Encode/Layer_" + n + "/TransformerLayer/";
     const std::string stackLayer = stack + "Layer_" + n + "/TransformerLayer/";
-    const std::string kernels = kModule + "Encode/Layer_" + n + "/TransformerLayer/MultiheadAttention/";
+    const std::string kernels =
+        kModule + "Encode/Layer_" + n + "/TransformerLayer/MultiheadAttention/";
     L.queryScale = scalar(stackLayer + "MultiheadAttention/mul/y");
-    L.lnScale = f(layer + "layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", {w});
-    L.lnBias = f(layer + "layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", {w});
+    L.lnScale =
+        f(layer + "layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", {w});
+    L.lnBias =
+        f(layer + "layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", {w});
     L.qkvW = f(kernels + "qkv_transform_single/kernel/part_0", {1, 1, w, 3 * w});
-    L.qkvB = f(layer + "MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", {3 * w});
+    L.qkvB =
+        f(layer + "MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", {3 * w});
     L.outW = f(kernels + "output_transform_single/kernel/part_0", {1, 1, w, kOutputDim});
-    L.outB = f(layer + "MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", {kOutputDim});
-    L.ffnLnScale = f(layer + "FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", {kOutputDim});
-    L.ffnLnBias = f(layer + "FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", {kOutputDim});
+    L.outB = f(layer + "MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat",
+               {kOutputDim});
+    L.ffnLnScale =
+        f(layer + "FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat",
+          {kOutputDim});
+    L.ffnLnBias =
+        f(layer + "FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat",
+          {kOutputDim});
     L.ffn1W = f(stackLayer + "FFN/conv1/Tensordot/Reshape_1", {kOutputDim, kFfnDim});
     L.ffn1B = f(layer + "FFN/conv1/bias/ConcatPartitions/concat", {kFfnDim});
     L.ffn2W = f(stackLayer + "FFN/conv2/Tensordot/Reshape_1", {kFfnDim, kOutputDim});
     L.ffn2B = f(layer + "FFN/conv2/bias/ConcatPartitions/concat", {kOutputDim});
     // The q/k/v split and per-head width are structural: check the graph agrees with this code.
     auto split = ints(stackLayer + "MultiheadAttention/Const", {3});
-    auto headDim = ints(stackLayer + "MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/3", {});
+    auto headDim = ints(
+        stackLayer + "MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/3", {});
     if (status.ok() && (split != std::vector<std::int32_t>(3, static_cast<std::int32_t>(w)) ||
                         headDim[0] != static_cast<std::int32_t>(L.headDim))) {
-      status = makeError(Code::FailedPrecondition, "model layer " + n + " attention layout is not 4 heads of " +
-                                                       std::to_string(L.headDim));
+      status = makeError(
+          Code::FailedPrecondition,
+          "model layer " + n + " attention layout is not 4 heads of " + std::to_string(L.headDim));
     }
-    if (status.ok() && std::abs(L.queryScale - 1.0f / std::sqrt(static_cast<float>(L.headDim))) > 1e-6f) {
-      status = makeError(Code::FailedPrecondition, "model layer " + n + " has an unexpected attention scale");
+    if (status.ok() &&
+        std::abs(L.queryScale - 1.0f / std::sqrt(static_cast<float>(L.headDim))) > 1e-6f) {
+      status = makeError(Code::FailedPrecondition,
+                         "model layer " + n + " has an unexpected attention scale");
     }
   }
   if (!status.ok()) return status;
   if (heads[0] != static_cast<std::int32_t>(kHeads)) {
     return makeError(Code::FailedPrecondition, "model does not have 4 attention heads");
   }
-  if (maxLen[0] < 1 || maxLen[0] > 4096) return makeError(Code::FailedPrecondition, "model max length is out of range");
+  if (maxLen[0] < 1 || maxLen[0] > 4096)
+    return makeError(Code::FailedPrecondition, "model max length is out of range");
   maxTokens_ = static_cast<std::size_t>(maxLen[0]);
   // The timing signal only depends on the position: tabulate it once. Like the graph, the angle
   // is a float32 product; sin/cos are taken in double and rounded.
@@ -226,7 +250,8 @@ Status UseLiteModel::bind() {
   return {};
 }
 
-void UseLiteModel::forward(std::span<const std::vector<std::int32_t>> batch, std::span<float> out) const {
+void UseLiteModel::forward(std::span<const std::vector<std::int32_t>> batch,
+                           std::span<float> out) const {
   std::size_t i = 0;
   while (i < batch.size()) {
     std::size_t rows = 0;
@@ -242,7 +267,8 @@ void UseLiteModel::forward(std::span<const std::vector<std::int32_t>> batch, std
   }
 }
 
-void UseLiteModel::runChunk(std::span<const std::vector<std::int32_t>> batch, std::size_t rows, float* out) const {
+void UseLiteModel::runChunk(std::span<const std::vector<std::int32_t>> batch, std::size_t rows,
+                            float* out) const {
   Scratch& s = scratch();
   const std::size_t r = std::max<std::size_t>(rows, 1);
   s.x0.resize(r * kEmbedDim);
@@ -293,7 +319,8 @@ void UseLiteModel::runChunk(std::span<const std::vector<std::int32_t>> batch, st
       v[j] = std::tanh(v[j]);
       sq += static_cast<double>(v[j]) * v[j];
     }
-    const auto inv = static_cast<float>(1.0 / std::sqrt(std::max(sq, static_cast<double>(l2Floor_))));
+    const auto inv =
+        static_cast<float>(1.0 / std::sqrt(std::max(sq, static_cast<double>(l2Floor_))));
     for (std::size_t j = 0; j < kOutputDim; ++j) v[j] *= inv;
   }
 }

@@ -51,7 +51,8 @@ class UseLiteModel {
  private:
   UseLiteModel() = default;
   Status bind();
-  void runChunk(std::span<const std::vector<std::int32_t>> batch, std::size_t rows, float* out) const;
+  void runChunk(std::span<const std::vector<std::int32_t>> batch, std::size_t rows,
+                float* out) const;
 
   WeightStore store_;
   std::size_t maxTokens_ = 0;

@@ -43,7 +43,8 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
   {
     std::ifstream in(modelPath, std::ios::binary);
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!in || in.gcount() != static_cast<std::streamsize>(text.size())) return loadError(modelPath, "short read");
+    if (!in || in.gcount() != static_cast<std::streamsize>(text.size()))
+      return loadError(modelPath, "short read");
   }
   Json doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return loadError(modelPath, "not a JSON object");
@@ -62,13 +63,14 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
   std::vector<Group> groups;
   std::size_t total = 0;
   for (const Json& g : *manifest) {
-    if (!g.is_object() || !g.contains("paths") || !g.contains("weights") || !g["paths"].is_array() ||
-        !g["weights"].is_array()) {
+    if (!g.is_object() || !g.contains("paths") || !g.contains("weights") ||
+        !g["paths"].is_array() || !g["weights"].is_array()) {
       return loadError(modelPath, "malformed weightsManifest group");
     }
     Group group;
     for (const Json& p : g["paths"]) {
-      if (!p.is_string() || !isPlainFileName(p.get<std::string>())) return loadError(modelPath, "bad shard path");
+      if (!p.is_string() || !isPlainFileName(p.get<std::string>()))
+        return loadError(modelPath, "bad shard path");
       group.paths.push_back(p.get<std::string>());
     }
     for (const Json& w : g["weights"]) {
@@ -77,7 +79,8 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
         return loadError(modelPath, "malformed weight entry");
       }
       const auto name = w["name"].get<std::string>();
-      if (w.contains("quantization")) return loadError(modelPath, "tensor " + name + " is quantized (unsupported)");
+      if (w.contains("quantization"))
+        return loadError(modelPath, "tensor " + name + " is quantized (unsupported)");
       Tensor t;
       t.dtype = w["dtype"].get<std::string>();
       if (t.dtype != "float32" && t.dtype != "int32") {
@@ -85,19 +88,22 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
       }
       std::size_t count = 1;
       for (const Json& d : w["shape"]) {
-        if (!d.is_number_integer() || d.get<std::int64_t>() < 0 || d.get<std::int64_t>() > (1 << 28)) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
+            d.get<std::int64_t>() > (1 << 28)) {
           return loadError(modelPath, "tensor " + name + " has a bad shape");
         }
         t.shape.push_back(d.get<std::int64_t>());
         count *= static_cast<std::size_t>(d.get<std::int64_t>());
-        if (count > kMaxWeightBytes / 4) return loadError(modelPath, "tensor " + name + " is too large");
+        if (count > kMaxWeightBytes / 4)
+          return loadError(modelPath, "tensor " + name + " is too large");
       }
       t.offset = total;
       t.count = count;
       total += count;
       group.elements += count;
       if (total > kMaxWeightBytes / 4) return loadError(modelPath, "weights are too large");
-      if (!store.tensors_.emplace(name, std::move(t)).second) return loadError(modelPath, "tensor " + name + " listed twice");
+      if (!store.tensors_.emplace(name, std::move(t)).second)
+        return loadError(modelPath, "tensor " + name + " listed twice");
     }
     groups.push_back(std::move(group));
   }
@@ -112,17 +118,20 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
       const auto size = std::filesystem::file_size(shardPath, ec);
       if (ec) return loadError(shardPath, "missing weight shard: " + ec.message());
       if (groupBytes + size > g.elements * 4) {
-        return loadError(shardPath, "weight shard is larger than the manifest says (corrupt or wrong model)");
+        return loadError(shardPath,
+                         "weight shard is larger than the manifest says (corrupt or wrong model)");
       }
       std::ifstream in(shardPath, std::ios::binary);
       in.read(out, static_cast<std::streamsize>(size));
-      if (!in || in.gcount() != static_cast<std::streamsize>(size)) return loadError(shardPath, "short read");
+      if (!in || in.gcount() != static_cast<std::streamsize>(size))
+        return loadError(shardPath, "short read");
       out += size;
       groupBytes += size;
     }
     if (groupBytes != g.elements * 4) {
-      return loadError(dir, "weight shards hold " + std::to_string(groupBytes) + " bytes but the manifest needs " +
-                                std::to_string(g.elements * 4) + " (truncated or missing shard)");
+      return loadError(dir, "weight shards hold " + std::to_string(groupBytes) +
+                                " bytes but the manifest needs " + std::to_string(g.elements * 4) +
+                                " (truncated or missing shard)");
     }
   }
   // Corruption that keeps the size often shows as NaN/Inf; no trained weight is non-finite.
@@ -130,37 +139,40 @@ Result<WeightStore> WeightStore::load(const std::filesystem::path& dir) {
     if (t.dtype != "float32") continue;
     for (std::size_t i = 0; i < t.count; ++i) {
       const float v = store.data_[t.offset + i];
-      if (!(v - v == 0.0f)) return loadError(dir, "tensor " + name + " holds a non-finite value (corrupt shard)");
+      if (!(v - v == 0.0f))
+        return loadError(dir, "tensor " + name + " holds a non-finite value (corrupt shard)");
     }
   }
   return store;
 }
 
-Result<const WeightStore::Tensor*> WeightStore::find(std::string_view name, std::string_view dtype,
-                                                     std::initializer_list<std::int64_t> shape) const {
+Result<const WeightStore::Tensor*> WeightStore::find(
+    std::string_view name, std::string_view dtype,
+    std::initializer_list<std::int64_t> shape) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) return loadError(dir_, "tensor " + std::string(name) + " is missing");
   const Tensor& t = it->second;
   if (t.dtype != dtype) {
-    return loadError(dir_, "tensor " + std::string(name) + " is " + t.dtype + ", expected " + std::string(dtype));
+    return loadError(dir_, "tensor " + std::string(name) + " is " + t.dtype + ", expected " +
+                               std::string(dtype));
   }
   const std::vector<std::int64_t> want(shape);
   if (t.shape != want) {
-    return loadError(dir_, "tensor " + std::string(name) + " has shape " + shapeText(t.shape) + ", expected " +
-                               shapeText(want));
+    return loadError(dir_, "tensor " + std::string(name) + " has shape " + shapeText(t.shape) +
+                               ", expected " + shapeText(want));
   }
   return &t;
 }
 
-Result<std::span<const float>> WeightStore::floats(std::string_view name,
-                                                   std::initializer_list<std::int64_t> shape) const {
+Result<std::span<const float>> WeightStore::floats(
+    std::string_view name, std::initializer_list<std::int64_t> shape) const {
   auto t = find(name, "float32", shape);
   if (!t.ok()) return t.error();
   return std::span<const float>(data_.data() + (*t)->offset, (*t)->count);
 }
 
-Result<std::vector<std::int32_t>> WeightStore::ints(std::string_view name,
-                                                    std::initializer_list<std::int64_t> shape) const {
+Result<std::vector<std::int32_t>> WeightStore::ints(
+    std::string_view name, std::initializer_list<std::int64_t> shape) const {
   auto t = find(name, "int32", shape);
   if (!t.ok()) return t.error();
   std::vector<std::int32_t> v((*t)->count);

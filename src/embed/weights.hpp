@@ -23,9 +23,11 @@ class WeightStore {
   static Result<WeightStore> load(const std::filesystem::path& dir);
 
   // The float32 tensor `name`, required to have exactly `shape` (FailedPrecondition otherwise).
-  Result<std::span<const float>> floats(std::string_view name, std::initializer_list<std::int64_t> shape) const;
+  Result<std::span<const float>> floats(std::string_view name,
+                                        std::initializer_list<std::int64_t> shape) const;
   // The int32 tensor `name` with exactly `shape`, copied out.
-  Result<std::vector<std::int32_t>> ints(std::string_view name, std::initializer_list<std::int64_t> shape) const;
+  Result<std::vector<std::int32_t>> ints(std::string_view name,
+                                         std::initializer_list<std::int64_t> shape) const;
 
   std::size_t tensorCount() const { return tensors_.size(); }
   std::size_t byteCount() const { return data_.size() * sizeof(float); }

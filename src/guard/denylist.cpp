@@ -21,13 +21,14 @@ constexpr std::string_view kDump = "dumps whole tables or schemas";
 
 // PostgreSQL 15 built-ins plus common extensions (adminpack, dblink, pgsql-http, pg_net, tablefunc,
 // pg_prewarm, pageinspect, pg_walinspect, pg_stat_statements, RDS aws_s3/aws_lambda). The role's
-// privileges are the real boundary; this list catches templates that should never have been written.
+// privileges are the real boundary; this list catches templates that should never have been
+// written.
 constexpr std::array kDenied = {
     // Server files: read, list, stat, write (adminpack) and log/config file contents.
     DeniedFunction{"pg_read_file", Exact, kFiles},
     DeniedFunction{"pg_read_binary_file", Exact, kFiles},
     DeniedFunction{"pg_stat_file", Exact, kFiles},
-    DeniedFunction{"pg_ls_", Prefix, kFiles},  // pg_ls_dir and every pg_ls_*dir
+    DeniedFunction{"pg_ls_", Prefix, kFiles},    // pg_ls_dir and every pg_ls_*dir
     DeniedFunction{"pg_file_", Prefix, kFiles},  // adminpack: pg_file_write/rename/unlink/sync/read
     DeniedFunction{"pg_logdir_ls", Exact, kFiles},
     DeniedFunction{"pg_current_logfile", Exact, kFiles},
@@ -101,7 +102,7 @@ constexpr std::array kDenied = {
     DeniedFunction{"cursor_to_xml", Prefix, kSqlText},  // and cursor_to_xmlschema
     DeniedFunction{"ts_stat", Exact, kSqlText},
     DeniedFunction{"ts_rewrite", Exact, kSqlText},  // the two-argument form runs a query
-    DeniedFunction{"crosstab", Prefix, kSqlText},  // tablefunc
+    DeniedFunction{"crosstab", Prefix, kSqlText},   // tablefunc
     DeniedFunction{"connectby", Exact, kSqlText},
     DeniedFunction{"database_to_xml", Prefix, kDump},
     DeniedFunction{"schema_to_xml", Prefix, kDump},
@@ -131,7 +132,9 @@ std::string foldAscii(std::string_view s) {
 
 }  // namespace
 
-std::span<const DeniedFunction> deniedFunctions() { return kDenied; }
+std::span<const DeniedFunction> deniedFunctions() {
+  return kDenied;
+}
 
 const DeniedFunction* findDeniedFunction(std::string_view name) {
   const std::string folded = foldAscii(name);

@@ -21,18 +21,18 @@ constexpr std::array<std::string_view, 4> kDataModifying = {"insert", "update", 
 // comment, lock, cluster, import, set, show...) are left to the first-keyword rule, since a single
 // SELECT statement cannot contain those statements.
 constexpr std::array<std::string_view, 20> kForbidden = {
-    "truncate", "create",     "alter",   "drop",       "grant",   "revoke",  "copy",
-    "vacuum",   "analyze",    "analyse", "reindex",    "execute", "prepare", "deallocate",
-    "do",       "checkpoint", "discard", "refresh",    "listen",  "unlisten",
+    "truncate", "create",     "alter",   "drop",    "grant",   "revoke",   "copy",
+    "vacuum",   "analyze",    "analyse", "reindex", "execute", "prepare",  "deallocate",
+    "do",       "checkpoint", "discard", "refresh", "listen",  "unlisten",
 };
 
 // Statement keywords that the not_select message may name (anything else is not echoed).
 constexpr std::array<std::string_view, 40> kStatementKeywords = {
-    "insert",   "update",  "delete",  "merge",     "truncate", "create",   "alter",    "drop",
-    "grant",    "revoke",  "copy",    "vacuum",    "analyze",  "analyse",  "reindex",  "execute",
-    "prepare",  "deallocate", "do",   "checkpoint", "discard", "refresh",  "listen",   "unlisten",
-    "notify",   "call",    "explain", "values",    "table",    "show",     "set",      "reset",
-    "begin",    "start",   "commit",  "rollback",  "end",      "abort",    "lock",     "load",
+    "insert",  "update",     "delete",  "merge",      "truncate", "create",  "alter",   "drop",
+    "grant",   "revoke",     "copy",    "vacuum",     "analyze",  "analyse", "reindex", "execute",
+    "prepare", "deallocate", "do",      "checkpoint", "discard",  "refresh", "listen",  "unlisten",
+    "notify",  "call",       "explain", "values",     "table",    "show",    "set",     "reset",
+    "begin",   "start",      "commit",  "rollback",   "end",      "abort",   "lock",    "load",
 };
 
 template <std::size_t N>
@@ -112,7 +112,8 @@ std::optional<Verdict> checkLocking(const Tokens& t, std::size_t end) {
       clause = "FOR UPDATE";
     } else if (isKeyword(t, i + 1, "share")) {
       clause = "FOR SHARE";
-    } else if (isKeyword(t, i + 1, "no") && isKeyword(t, i + 2, "key") && isKeyword(t, i + 3, "update")) {
+    } else if (isKeyword(t, i + 1, "no") && isKeyword(t, i + 2, "key") &&
+               isKeyword(t, i + 3, "update")) {
       clause = "FOR NO KEY UPDATE";
     } else if (isKeyword(t, i + 1, "key") && isKeyword(t, i + 2, "share")) {
       clause = "FOR KEY SHARE";
@@ -137,12 +138,12 @@ std::optional<Verdict> checkKeywords(const Tokens& t, std::size_t end, bool isWi
         return deny(Rule::DataModifyingCte,
                     upper(word) + " is not allowed: a WITH query must not modify data");
       }
-      return deny(Rule::ForbiddenKeyword, "keyword " + upper(word) +
-                                              " is not allowed (double-quote it if it is a name)");
+      return deny(Rule::ForbiddenKeyword,
+                  "keyword " + upper(word) + " is not allowed (double-quote it if it is a name)");
     }
     if (contains(kForbidden, word)) {
-      return deny(Rule::ForbiddenKeyword, "keyword " + upper(word) +
-                                              " is not allowed (double-quote it if it is a name)");
+      return deny(Rule::ForbiddenKeyword,
+                  "keyword " + upper(word) + " is not allowed (double-quote it if it is a name)");
     }
   }
   return std::nullopt;
@@ -152,7 +153,8 @@ std::optional<Verdict> checkKeywords(const Tokens& t, std::size_t end, bool isWi
 // and U&"\0070g_sleep" ( both land here with their decoded name.
 std::optional<Verdict> checkFunctions(const Tokens& t, std::size_t end) {
   for (std::size_t i = 0; i + 1 < end; ++i) {
-    const bool name = t[i].kind == TokenKind::Identifier || t[i].kind == TokenKind::QuotedIdentifier;
+    const bool name =
+        t[i].kind == TokenKind::Identifier || t[i].kind == TokenKind::QuotedIdentifier;
     if (!name || !isPunct(t, i + 1, "(")) continue;
     if (const DeniedFunction* entry = findDeniedFunction(t[i].value)) {
       std::string shown(entry->name);
@@ -177,8 +179,8 @@ std::vector<std::uint32_t> collectPlaceholders(const Tokens& t) {
 std::optional<Verdict> checkPlaceholders(const std::vector<std::uint32_t>& numbers) {
   if (numbers.empty()) return std::nullopt;
   if (numbers.front() == 0 || numbers.back() > kMaxPlaceholder) {
-    return deny(Rule::PlaceholderRange,
-                "placeholders must be numbered from $1 to at most $" + std::to_string(kMaxPlaceholder));
+    return deny(Rule::PlaceholderRange, "placeholders must be numbered from $1 to at most $" +
+                                            std::to_string(kMaxPlaceholder));
   }
   // Sorted and distinct, so contiguous from 1 exactly when the largest equals the count.
   if (numbers.back() != numbers.size()) {
@@ -255,8 +257,8 @@ Verdict checkTemplate(std::string_view sql) {
 Status toStatus(const Verdict& verdict) {
   if (verdict.allowed) return {};
   return makeError(Code::PermissionDenied, "query template refused by the SQL guardrail (" +
-                                               std::string(ruleId(verdict.rule)) + "): " +
-                                               verdict.message);
+                                               std::string(ruleId(verdict.rule)) +
+                                               "): " + verdict.message);
 }
 
 }  // namespace mcpdb::guard

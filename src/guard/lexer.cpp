@@ -10,11 +10,20 @@ namespace {
 
 constexpr std::size_t kNpos = std::string_view::npos;
 
-bool isNewline(char c) { return c == '\n' || c == '\r'; }
-// \v counts as whitespace as in PostgreSQL 16; PostgreSQL 15 rejects it, so either way nothing hides.
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || isNewline(c); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isOctalDigit(char c) { return c >= '0' && c <= '7'; }
+bool isNewline(char c) {
+  return c == '\n' || c == '\r';
+}
+// \v counts as whitespace as in PostgreSQL 16; PostgreSQL 15 rejects it, so either way nothing
+// hides.
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\f' || c == '\v' || isNewline(c);
+}
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool isOctalDigit(char c) {
+  return c >= '0' && c <= '7';
+}
 bool isHexDigit(char c) {
   return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -23,17 +32,29 @@ std::uint32_t hexValue(char c) {
   if (c >= 'a' && c <= 'f') return static_cast<std::uint32_t>(c - 'a' + 10);
   return static_cast<std::uint32_t>(c - 'A' + 10);
 }
-char toLowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char toLowerAscii(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 // Every byte >= 0x80 is an identifier byte for the server, so non-ASCII "spaces" join identifiers.
 bool isIdentStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
          static_cast<unsigned char>(c) >= 0x80;
 }
-bool isIdentCont(char c) { return isIdentStart(c) || isDigit(c) || c == '$'; }
-bool isDollarTagCont(char c) { return isIdentStart(c) || isDigit(c); }
-bool isOpChar(char c) { return c != '\0' && std::string_view("~!@#^&|`?+-*/%<>=").find(c) != kNpos; }
-bool isHighSurrogate(std::uint32_t cp) { return cp >= 0xD800 && cp <= 0xDBFF; }
-bool isLowSurrogate(std::uint32_t cp) { return cp >= 0xDC00 && cp <= 0xDFFF; }
+bool isIdentCont(char c) {
+  return isIdentStart(c) || isDigit(c) || c == '$';
+}
+bool isDollarTagCont(char c) {
+  return isIdentStart(c) || isDigit(c);
+}
+bool isOpChar(char c) {
+  return c != '\0' && std::string_view("~!@#^&|`?+-*/%<>=").find(c) != kNpos;
+}
+bool isHighSurrogate(std::uint32_t cp) {
+  return cp >= 0xD800 && cp <= 0xDBFF;
+}
+bool isLowSurrogate(std::uint32_t cp) {
+  return cp >= 0xDC00 && cp <= 0xDFFF;
+}
 bool isValidCodePoint(std::uint32_t cp) {
   return cp > 0 && cp <= 0x10FFFF && !isHighSurrogate(cp) && !isLowSurrogate(cp);
 }
@@ -214,7 +235,8 @@ class Lexer {
     }
     if (lc == 'u' && n1 == '&') {
       if (n2 == '\'') {
-        // The server refuses U&'' when backslashes escape, as the escape character would be ambiguous.
+        // The server refuses U&'' when backslashes escape, as the escape character would be
+        // ambiguous.
         if (!options_.standardConformingStrings) {
           return lexError("unsafe use of string constant with Unicode escapes", pos_);
         }
@@ -298,17 +320,33 @@ class Lexer {
     const std::size_t at0 = i;
     const char c = sql_[i + 1];
     switch (c) {
-      case 'b': out += '\b'; i += 2; return {};
-      case 'f': out += '\f'; i += 2; return {};
-      case 'n': out += '\n'; i += 2; return {};
-      case 'r': out += '\r'; i += 2; return {};
-      case 't': out += '\t'; i += 2; return {};
+      case 'b':
+        out += '\b';
+        i += 2;
+        return {};
+      case 'f':
+        out += '\f';
+        i += 2;
+        return {};
+      case 'n':
+        out += '\n';
+        i += 2;
+        return {};
+      case 'r':
+        out += '\r';
+        i += 2;
+        return {};
+      case 't':
+        out += '\t';
+        i += 2;
+        return {};
       default: break;
     }
     if (isOctalDigit(c)) {
       std::uint32_t v = 0;
       std::size_t k = i + 1;
-      for (int n = 0; n < 3 && isOctalDigit(at(k)); ++n, ++k) v = v * 8 + static_cast<std::uint32_t>(at(k) - '0');
+      for (int n = 0; n < 3 && isOctalDigit(at(k)); ++n, ++k)
+        v = v * 8 + static_cast<std::uint32_t>(at(k) - '0');
       out += static_cast<char>(v & 0xFF);
       i = k;
       return {};
@@ -417,7 +455,8 @@ class Lexer {
     return {};
   }
 
-  // `$` starts a placeholder ($1), a dollar-quoted string ($$...$$, $tag$...$tag$), or nothing valid.
+  // `$` starts a placeholder ($1), a dollar-quoted string ($$...$$, $tag$...$tag$), or nothing
+  // valid.
   Status lexDollar() {
     const std::size_t start = pos_;
     if (isDigit(at(start + 1))) {
@@ -502,7 +541,8 @@ class Lexer {
     const std::size_t start = pos_;
     push(TokenKind::Operator, std::move(value), start, start + len);
     // The stripped signs would each lex again as a run of only + and -, which is stripped down to
-    // its first character: emit them one by one here instead of rescanning (quadratic on `++++...`).
+    // its first character: emit them one by one here instead of rescanning (quadratic on
+    // `++++...`).
     for (std::size_t k = start + len; k < end; ++k) {
       push(TokenKind::Operator, std::string(1, sql_[k]), k, k + 1);
     }

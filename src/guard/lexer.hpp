@@ -1,8 +1,8 @@
 #pragma once
 // A PostgreSQL (15) lexer for query templates, written by hand: no Debian package tokenises SQL
-// with PostgreSQL's quoting rules (libpg_query is not packaged), and the guardrail must see the same
-// token boundaries the server will see. Implemented from the documented lexical rules ("Lexical
-// Structure" in the PostgreSQL manual), not from the server's scanner source.
+// with PostgreSQL's quoting rules (libpg_query is not packaged), and the guardrail must see the
+// same token boundaries the server will see. Implemented from the documented lexical rules
+// ("Lexical Structure" in the PostgreSQL manual), not from the server's scanner source.
 //
 // Guarantees for any input: no crash, no out-of-bounds read, linear time, and every byte either
 // belongs to a token, whitespace or a comment, or the whole input is an error.

@@ -40,9 +40,9 @@ struct TableSpec {
 Json documentItem(const DemoDocument& d) {
   Json tags = Json::array();
   for (const auto& t : d.tags) tags.push_back({{"S", t}});
-  return {{"id", {{"S", d.id}}},          {"title", {{"S", d.title}}},
-          {"body", {{"S", d.body}}},      {"category", {{"S", d.category}}},
-          {"tags", {{"L", tags}}},        {"published", {{"S", d.published}}}};
+  return {{"id", {{"S", d.id}}},     {"title", {{"S", d.title}}},
+          {"body", {{"S", d.body}}}, {"category", {{"S", d.category}}},
+          {"tags", {{"L", tags}}},   {"published", {{"S", d.published}}}};
 }
 
 Json eventItem(const DemoDocument& d) {
@@ -67,10 +67,13 @@ Status ensureTable(Transport& t, const TableSpec& spec) {
       schema.push_back({{"AttributeName", k}, {"KeyType", role}});
     }
     auto created = t.call("CreateTable",
-                          {{"TableName", spec.name}, {"AttributeDefinitions", defs}, {"KeySchema", schema},
+                          {{"TableName", spec.name},
+                           {"AttributeDefinitions", defs},
+                           {"KeySchema", schema},
                            {"BillingMode", "PAY_PER_REQUEST"}},
                           opts());
-    if (!created && created.error().code != Code::InvalidArgument) return created.error();  // raced: in use
+    if (!created && created.error().code != Code::InvalidArgument)
+      return created.error();  // raced: in use
   }
   for (int i = 0; i < 120; ++i) {
     auto d = t.call("DescribeTable", {{"TableName", spec.name}}, opts());
@@ -83,10 +86,12 @@ Status ensureTable(Transport& t, const TableSpec& spec) {
 Status batchWrite(Transport& t, const std::string& table, std::vector<Json> requests) {
   for (std::size_t i = 0; i < requests.size(); i += kBatch) {
     Json chunk = Json::array();
-    for (std::size_t j = i; j < std::min(requests.size(), i + kBatch); ++j) chunk.push_back(requests[j]);
+    for (std::size_t j = i; j < std::min(requests.size(), i + kBatch); ++j)
+      chunk.push_back(requests[j]);
     Json pending = {{table, chunk}};
     for (int attempt = 0; !pending.empty(); ++attempt) {
-      if (attempt == 10) return makeError(Code::ResourceExhausted, "BatchWriteItem kept leaving items unprocessed");
+      if (attempt == 10)
+        return makeError(Code::ResourceExhausted, "BatchWriteItem kept leaving items unprocessed");
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 << attempt));
       auto r = t.call("BatchWriteItem", {{"RequestItems", pending}}, opts());
       if (!r) return r.error();
@@ -107,7 +112,9 @@ Result<std::vector<Json>> allKeys(Transport& t, const TableSpec& spec) {
   }
   std::optional<Json> start;
   while (true) {
-    Json req = {{"TableName", spec.name}, {"ProjectionExpression", projection}, {"ExpressionAttributeNames", names}};
+    Json req = {{"TableName", spec.name},
+                {"ProjectionExpression", projection},
+                {"ExpressionAttributeNames", names}};
     if (start) req["ExclusiveStartKey"] = *start;
     auto r = t.call("Scan", req, opts());
     if (!r) return r.error();
@@ -134,7 +141,8 @@ Result<std::uint64_t> countItems(Transport& t, const std::string& table) {
 }
 
 Status loadTable(Transport& t, const TableSpec& spec, const std::vector<Json>& items) {
-  if (auto st = ensureTable(t, spec); !st) return makeError(st.error().code, spec.name + ": " + st.error().message);
+  if (auto st = ensureTable(t, spec); !st)
+    return makeError(st.error().code, spec.name + ": " + st.error().message);
   std::set<std::string> wanted;
   std::vector<Json> requests;
   for (const auto& item : items) {
@@ -142,7 +150,8 @@ Status loadTable(Transport& t, const TableSpec& spec, const std::vector<Json>& i
     requests.push_back({{"PutRequest", {{"Item", item}}}});
   }
   auto existing = allKeys(t, spec);
-  if (!existing) return makeError(existing.error().code, spec.name + ": " + existing.error().message);
+  if (!existing)
+    return makeError(existing.error().code, spec.name + ": " + existing.error().message);
   for (const auto& k : *existing) {
     if (wanted.count(k.dump()) == 0) requests.push_back({{"DeleteRequest", {{"Key", k}}}});
   }
@@ -152,8 +161,9 @@ Status loadTable(Transport& t, const TableSpec& spec, const std::vector<Json>& i
   auto n = countItems(t, spec.name);
   if (!n) return makeError(n.error().code, spec.name + ": " + n.error().message);
   if (*n != items.size()) {
-    return makeError(Code::Internal, spec.name + ": verification failed: Scan COUNT found " + std::to_string(*n) +
-                                         " items, expected " + std::to_string(items.size()));
+    return makeError(Code::Internal, spec.name + ": verification failed: Scan COUNT found " +
+                                         std::to_string(*n) + " items, expected " +
+                                         std::to_string(items.size()));
   }
   return {};
 }
@@ -186,21 +196,27 @@ Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const Lo
     events.push_back(eventItem(d));
   }
   const TableSpec docs_spec{dynamodb::kDemoDocumentsTable, {{"id", "HASH"}}};
-  const TableSpec events_spec{dynamodb::kDemoEventsTable, {{"category", "HASH"}, {"published_id", "RANGE"}}};
+  const TableSpec events_spec{dynamodb::kDemoEventsTable,
+                              {{"category", "HASH"}, {"published_id", "RANGE"}}};
   if (auto st = loadTable(t, docs_spec, documents); !st) return st.error();
   if (auto st = loadTable(t, events_spec, events); !st) return st.error();
 
   // Sanity read: the first document comes back as written.
   if (!docs.empty()) {
-    auto r = t.call("GetItem", {{"TableName", docs_spec.name}, {"Key", {{"id", {{"S", docs[0].id}}}}}, {"ConsistentRead", true}},
+    auto r = t.call("GetItem",
+                    {{"TableName", docs_spec.name},
+                     {"Key", {{"id", {{"S", docs[0].id}}}}},
+                     {"ConsistentRead", true}},
                     opts());
     if (!r) return r.error();
     if (r->value("Item", Json::object()) != documents[0]) {
-      return makeError(Code::Internal, "verification failed: " + docs[0].id + " reads back differently");
+      return makeError(Code::Internal,
+                       "verification failed: " + docs[0].id + " reads back differently");
     }
   }
-  return std::to_string(docs.size()) + " items in " + docs_spec.name + " and " + std::to_string(docs.size()) + " in " +
-         events_spec.name + " (verified by Scan COUNT and a read-back)";
+  return std::to_string(docs.size()) + " items in " + docs_spec.name + " and " +
+         std::to_string(docs.size()) + " in " + events_spec.name +
+         " (verified by Scan COUNT and a read-back)";
 }
 
 }  // namespace mcpdb::loader

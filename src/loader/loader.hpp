@@ -24,7 +24,7 @@ struct DemoDocument {
 
 struct LoadContext {
   const Env* env = nullptr;
-  std::string model_id;     // Embedder::modelId(), stored with the vectors
+  std::string model_id;  // Embedder::modelId(), stored with the vectors
   std::size_t dimension = 0;
   // Embeds a query for the verifier's semantic sanity check.
   std::function<Result<std::vector<float>>(const std::string&)> embed;

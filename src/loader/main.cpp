@@ -52,11 +52,14 @@ std::vector<DemoDocument> readDocuments(const std::string& path, std::string& er
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App cli{"mcp-dbserver-load: load the demo data set (admin credentials; never used by the server)"};
+  CLI::App cli{
+      "mcp-dbserver-load: load the demo data set (admin credentials; never used by the server)"};
   std::string data = "data/demo_documents.jsonl";
   std::string engines = "auto";
   cli.add_option("--data", data, "JSON Lines file of demo documents");
-  cli.add_option("--engines", engines, "Comma-separated engines to load, or auto (every engine whose admin environment is set)");
+  cli.add_option(
+      "--engines", engines,
+      "Comma-separated engines to load, or auto (every engine whose admin environment is set)");
   CLI11_PARSE(cli, argc, argv);
 
   const mcpdb::Env env = mcpdb::Env::process();
@@ -85,9 +88,11 @@ int main(int argc, char** argv) {
     return 3;
   }
   for (std::size_t i = 0; i < docs.size(); ++i) docs[i].embedding = std::move((*vectors)[i]);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  std::cerr << "[load] embedded with " << (*embedder)->modelId() << " (" << (*embedder)->dimension() << "-d) in " << ms
-            << " ms\n";
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::cerr << "[load] embedded with " << (*embedder)->modelId() << " (" << (*embedder)->dimension()
+            << "-d) in " << ms << " ms\n";
 
   mcpdb::loader::LoadContext ctx;
   ctx.env = &env;
@@ -103,10 +108,12 @@ int main(int argc, char** argv) {
   };
   std::vector<Target> targets;
 #ifdef MCPDB_LOADER_POSTGRES
-  targets.push_back({"postgres", env.has("MCPDB_PG_ADMIN_DSN"), [&] { return mcpdb::loader::loadPostgres(docs, ctx); }});
+  targets.push_back({"postgres", env.has("MCPDB_PG_ADMIN_DSN"),
+                     [&] { return mcpdb::loader::loadPostgres(docs, ctx); }});
 #endif
 #ifdef MCPDB_LOADER_DYNAMODB
-  targets.push_back({"dynamodb", env.has("AWS_REGION"), [&] { return mcpdb::loader::loadDynamoDb(docs, ctx); }});
+  targets.push_back(
+      {"dynamodb", env.has("AWS_REGION"), [&] { return mcpdb::loader::loadDynamoDb(docs, ctx); }});
 #endif
 #ifdef MCPDB_LOADER_MONGODB
   targets.push_back({"mongodb", env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"),
@@ -115,7 +122,10 @@ int main(int argc, char** argv) {
   int failures = 0;
   int loaded = 0;
   for (auto& t : targets) {
-    const bool wanted = engines == "auto" ? t.configured : ("," + engines + ",").find(std::string(",") + t.name + ",") != std::string::npos;
+    const bool wanted =
+        engines == "auto"
+            ? t.configured
+            : ("," + engines + ",").find(std::string(",") + t.name + ",") != std::string::npos;
     if (!wanted) {
       std::cerr << "[load] " << t.name << ": skipped (admin environment not set)\n";
       continue;
@@ -129,6 +139,7 @@ int main(int argc, char** argv) {
       std::cerr << "[load] " << t.name << ": FAILED: " << r.error().message << "\n";
     }
   }
-  if (loaded == 0 && failures == 0) std::cerr << "[load] nothing to load: no engine's admin environment is set\n";
+  if (loaded == 0 && failures == 0)
+    std::cerr << "[load] nothing to load: no engine's admin environment is set\n";
   return failures == 0 ? 0 : 1;
 }

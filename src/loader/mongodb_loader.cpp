@@ -25,7 +25,8 @@ namespace mcpdb::loader {
 namespace mongo_detail {
 
 // The createSearchIndexes command for the demo target (exposed for the wire-shape unit test).
-mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target, std::uint32_t dimensions) {
+mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target,
+                                            std::uint32_t dimensions) {
   mongodb::BsonPtr cmd = mongodb::newDoc();
   bson_append_utf8(cmd.get(), "createSearchIndexes", -1, target.collection.c_str(), -1);
   bson_t indexes;
@@ -63,7 +64,8 @@ std::int64_t dateMillis(const std::string& ymd) {
   unsigned m = 0;
   unsigned d = 0;
   if (std::sscanf(ymd.c_str(), "%d-%u-%u", &y, &m, &d) != 3) return 0;
-  const std::chrono::sys_days days{std::chrono::year{y} / std::chrono::month{m} / std::chrono::day{d}};
+  const std::chrono::sys_days days{std::chrono::year{y} / std::chrono::month{m} /
+                                   std::chrono::day{d}};
   return std::chrono::duration_cast<std::chrono::milliseconds>(days.time_since_epoch()).count();
 }
 
@@ -92,7 +94,8 @@ void appendDocumentFields(bson_t* doc, const DemoDocument& d, const LoadContext&
 
 Error driverError(const std::string& what, const bson_error_t& err) {
   // The driver's messages do not carry credentials for these operations, but stay terse anyway.
-  return makeError(Code::Unavailable, what + " failed (" + std::to_string(err.domain) + "." + std::to_string(err.code) + ")");
+  return makeError(Code::Unavailable, what + " failed (" + std::to_string(err.domain) + "." +
+                                          std::to_string(err.code) + ")");
 }
 
 bool searchIndexesUnsupported(const bson_error_t& err) {
@@ -100,9 +103,10 @@ bool searchIndexesUnsupported(const bson_error_t& err) {
   // "no such command" with another code.
   if (err.code == 59 || err.code == 115 || err.code == 31082) return true;
   const std::string msg = err.message;
-  return msg.find("no such command") != std::string::npos || msg.find("not supported") != std::string::npos ||
-         msg.find("nrecognized") != std::string::npos || msg.find("not found") != std::string::npos ||
-         msg.find("not allowed") != std::string::npos;
+  return msg.find("no such command") != std::string::npos ||
+         msg.find("not supported") != std::string::npos ||
+         msg.find("nrecognized") != std::string::npos ||
+         msg.find("not found") != std::string::npos || msg.find("not allowed") != std::string::npos;
 }
 
 }  // namespace
@@ -114,7 +118,8 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
   const auto uri_text = admin_uri ? admin_uri : ctx.env->get("MONGODB_URI");
   const auto database = ctx.env->get("MONGODB_DATABASE");
   if (!uri_text || !database) {
-    return makeError(Code::FailedPrecondition, "set MCPDB_MONGO_ADMIN_URI (or MONGODB_URI) and MONGODB_DATABASE");
+    return makeError(Code::FailedPrecondition,
+                     "set MCPDB_MONGO_ADMIN_URI (or MONGODB_URI) and MONGODB_DATABASE");
   }
   auto target_r = mongo_detail::demoTarget();
   if (!target_r) return target_r.error();
@@ -123,12 +128,15 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
 
   bson_error_t err;
   Owned<mongoc_uri_t, mongoc_uri_destroy> uri(mongoc_uri_new_with_error(uri_text->c_str(), &err));
-  if (!uri) return makeError(Code::FailedPrecondition, "the MongoDB URI is not a valid connection string");
+  if (!uri)
+    return makeError(Code::FailedPrecondition, "the MongoDB URI is not a valid connection string");
   ClientPtr client(mongoc_client_new_from_uri_with_error(uri.get(), &err));
-  if (!client) return makeError(Code::FailedPrecondition, "could not create a MongoDB client from the URI");
+  if (!client)
+    return makeError(Code::FailedPrecondition, "could not create a MongoDB client from the URI");
   mongoc_client_set_error_api(client.get(), MONGOC_ERROR_API_VERSION_2);
   mongoc_client_set_appname(client.get(), "mcp-dbserver-load");
-  CollectionPtr coll(mongoc_client_get_collection(client.get(), database->c_str(), target.collection.c_str()));
+  CollectionPtr coll(
+      mongoc_client_get_collection(client.get(), database->c_str(), target.collection.c_str()));
 
   // 1. Upsert by doc_id, keeping the existing ObjectId _id when the document is already there.
   std::size_t inserted = 0;
@@ -141,7 +149,8 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
     BSON_APPEND_INT32(proj.get(), "_id", 1);
     BSON_APPEND_DOCUMENT(opts.get(), "projection", proj.get());
     BSON_APPEND_INT64(opts.get(), "limit", 1);
-    CursorPtr cur(mongoc_collection_find_with_opts(coll.get(), selector.get(), opts.get(), nullptr));
+    CursorPtr cur(
+        mongoc_collection_find_with_opts(coll.get(), selector.get(), opts.get(), nullptr));
     const bson_t* existing = nullptr;
     bson_oid_t oid;
     bool found = false;
@@ -152,7 +161,8 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
         found = true;
       }
     }
-    if (mongoc_cursor_error(cur.get(), &err)) return driverError("reading existing demo documents", err);
+    if (mongoc_cursor_error(cur.get(), &err))
+      return driverError("reading existing demo documents", err);
     if (!found) bson_oid_init(&oid, nullptr);
     BsonPtr doc = mongodb::newDoc();
     BSON_APPEND_OID(doc.get(), "_id", &oid);
@@ -160,7 +170,8 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
     if (found) {
       BsonPtr by_id = mongodb::newDoc();
       BSON_APPEND_OID(by_id.get(), "_id", &oid);
-      if (!mongoc_collection_replace_one(coll.get(), by_id.get(), doc.get(), nullptr, nullptr, &err)) {
+      if (!mongoc_collection_replace_one(coll.get(), by_id.get(), doc.get(), nullptr, nullptr,
+                                         &err)) {
         return driverError("replacing a demo document", err);
       }
       ++replaced;
@@ -189,7 +200,8 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
     bson_append_document_end(&indexes, &index);
     bson_append_array_end(cmd.get(), &indexes);
     bson_t reply;
-    const bool ok = mongoc_client_write_command_with_opts(client.get(), database->c_str(), cmd.get(), nullptr, &reply, &err);
+    const bool ok = mongoc_client_write_command_with_opts(client.get(), database->c_str(),
+                                                          cmd.get(), nullptr, &reply, &err);
     bson_destroy(&reply);
     if (!ok) index_note = "doc_id index not created (" + std::to_string(err.code) + ")";
   }
@@ -198,20 +210,26 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
   bool atlas_index = false;
   std::string search_note;
   {
-    BsonPtr cmd = mongo_detail::createSearchIndexesCommand(target, static_cast<std::uint32_t>(ctx.dimension));
+    BsonPtr cmd =
+        mongo_detail::createSearchIndexesCommand(target, static_cast<std::uint32_t>(ctx.dimension));
     bson_t reply;
-    const bool ok = mongoc_client_write_command_with_opts(client.get(), database->c_str(), cmd.get(), nullptr, &reply, &err);
+    const bool ok = mongoc_client_write_command_with_opts(client.get(), database->c_str(),
+                                                          cmd.get(), nullptr, &reply, &err);
     bson_destroy(&reply);
     if (ok) {
       atlas_index = true;
       search_note = "Atlas Vector Search index '" + vs.index + "' requested";
-    } else if (err.code == 68 || std::string(err.message).find("already exists") != std::string::npos) {
+    } else if (err.code == 68 ||
+               std::string(err.message).find("already exists") != std::string::npos) {
       atlas_index = true;
       search_note = "Atlas Vector Search index '" + vs.index + "' already exists";
     } else if (searchIndexesUnsupported(err)) {
-      search_note = "this server has no Atlas Search: vector index not created (semantic_search_mongodb will use its exact scan)";
+      search_note =
+          "this server has no Atlas Search: vector index not created (semantic_search_mongodb will "
+          "use its exact scan)";
     } else {
-      search_note = "Atlas Vector Search index not created (error " + std::to_string(err.code) + ")";
+      search_note =
+          "Atlas Vector Search index not created (error " + std::to_string(err.code) + ")";
     }
   }
 
@@ -227,19 +245,23 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
   }
   bson_append_array_end(&in_list, &ids);
   bson_append_document_end(count_filter.get(), &in_list);
-  const std::int64_t n = mongoc_collection_count_documents(coll.get(), count_filter.get(), nullptr, nullptr, nullptr, &err);
+  const std::int64_t n = mongoc_collection_count_documents(coll.get(), count_filter.get(), nullptr,
+                                                           nullptr, nullptr, &err);
   if (n < 0) return driverError("counting demo documents", err);
   if (static_cast<std::size_t>(n) != docs.size()) {
-    return makeError(Code::Internal, "verification: expected " + std::to_string(docs.size()) + " demo documents, found " +
-                                         std::to_string(n));
+    return makeError(Code::Internal, "verification: expected " + std::to_string(docs.size()) +
+                                         " demo documents, found " + std::to_string(n));
   }
 
   std::string verify_note;
   if (ctx.embed) {
     const std::string query = "how to speed up slow SQL queries";
     auto qv = ctx.embed(query);
-    if (!qv) return makeError(Code::Internal, "verification: embedding the sanity query failed: " + qv.error().message);
-    auto engine_client = mongodb::Client::create(*uri_text, *database, "primary", std::chrono::seconds(30));
+    if (!qv)
+      return makeError(Code::Internal,
+                       "verification: embedding the sanity query failed: " + qv.error().message);
+    auto engine_client =
+        mongodb::Client::create(*uri_text, *database, "primary", std::chrono::seconds(30));
     if (!engine_client) return engine_client.error();
     std::string method;
     std::string top1;
@@ -258,26 +280,33 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
       if (!atlas_index) out = mongodb::exactScan(**engine_client, target, *qv, 3, {}, ro, bounds);
       if (out && !out->hits.empty()) {
         method = out->method;
-        top1 = out->hits.front().id.is_string() ? out->hits.front().id.get<std::string>() : out->hits.front().id.dump();
+        top1 = out->hits.front().id.is_string() ? out->hits.front().id.get<std::string>()
+                                                : out->hits.front().id.dump();
         break;
       }
       if (std::chrono::steady_clock::now() > give_up) {
-        return makeError(Code::Internal, "verification: the semantic sanity query returned nothing" +
-                                             std::string(atlas_index ? " (Atlas index still building after 2 minutes?)" : ""));
+        return makeError(
+            Code::Internal,
+            "verification: the semantic sanity query returned nothing" +
+                std::string(atlas_index ? " (Atlas index still building after 2 minutes?)" : ""));
       }
       std::this_thread::sleep_for(std::chrono::seconds(attempt < 5 ? 2 : 5));
     }
-    const bool has_expected = std::any_of(docs.begin(), docs.end(), [](const DemoDocument& d) { return d.id == "doc-01"; });
+    const bool has_expected = std::any_of(docs.begin(), docs.end(),
+                                          [](const DemoDocument& d) { return d.id == "doc-01"; });
     if (has_expected && top1 != "doc-01") {
-      return makeError(Code::Internal, "verification: top-1 for '" + query + "' is " + top1 + ", expected doc-01 (" + method + ")");
+      return makeError(Code::Internal, "verification: top-1 for '" + query + "' is " + top1 +
+                                           ", expected doc-01 (" + method + ")");
     }
     verify_note = "top-1 for '" + query + "' = " + top1 + " (" + method + ")";
   }
 
-  return "upserted " + std::to_string(docs.size()) + " documents into " + *database + "." + target.collection + " (" +
-         std::to_string(inserted) + " new, " + std::to_string(replaced) + " replaced) using " +
-         (admin_uri ? "MCPDB_MONGO_ADMIN_URI" : "MONGODB_URI (no MCPDB_MONGO_ADMIN_URI set)") + "; " + index_note + "; " +
-         search_note + "; verified count " + std::to_string(n) + (verify_note.empty() ? "" : ", " + verify_note);
+  return "upserted " + std::to_string(docs.size()) + " documents into " + *database + "." +
+         target.collection + " (" + std::to_string(inserted) + " new, " + std::to_string(replaced) +
+         " replaced) using " +
+         (admin_uri ? "MCPDB_MONGO_ADMIN_URI" : "MONGODB_URI (no MCPDB_MONGO_ADMIN_URI set)") +
+         "; " + index_note + "; " + search_note + "; verified count " + std::to_string(n) +
+         (verify_note.empty() ? "" : ", " + verify_note);
 }
 
 }  // namespace mcpdb::loader

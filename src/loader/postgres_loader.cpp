@@ -36,8 +36,10 @@ Result<ConnPtr> connect(const std::string& dsn, const char* what) {
 }
 
 // One statement through the extended protocol; the error names the step and SQLSTATE only.
-Result<ResPtr> exec(PGconn* conn, const char* step, const std::string& sql, const std::vector<const char*>& values = {}) {
-  ResPtr r(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
+Result<ResPtr> exec(PGconn* conn, const char* step, const std::string& sql,
+                    const std::vector<const char*>& values = {}) {
+  ResPtr r(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                        nullptr, nullptr, 0));
   const auto st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     const char* state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
@@ -74,7 +76,8 @@ std::string readerRole(const Env& env) {
     if (err != nullptr) PQfreemem(err);
     if (opts) {
       for (PQconninfoOption* o = opts.get(); o->keyword != nullptr; ++o) {
-        if (std::string_view(o->keyword) == "user" && o->val != nullptr && *o->val != '\0') return o->val;
+        if (std::string_view(o->keyword) == "user" && o->val != nullptr && *o->val != '\0')
+          return o->val;
       }
     }
   }
@@ -89,21 +92,26 @@ std::string quoteIdent(PGconn* conn, const std::string& name) {
   return s;
 }
 
-Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const LoadContext& ctx, const std::string& reader) {
+Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const LoadContext& ctx,
+                 const std::string& reader) {
   const std::string dim = std::to_string(ctx.dimension);
   if (auto r = exec(conn, "begin", "BEGIN"); !r) return r.error();
-  if (auto r = exec(conn, "create schema", "CREATE SCHEMA IF NOT EXISTS demo"); !r) return r.error();
+  if (auto r = exec(conn, "create schema", "CREATE SCHEMA IF NOT EXISTS demo"); !r)
+    return r.error();
   // A table made for another dimension is replaced (vector(N) cannot change in place).
-  auto typmod = exec(conn, "inspect table",
-                     "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('demo.documents') "
-                     "AND a.attname = 'embedding' AND NOT a.attisdropped");
+  auto typmod = exec(
+      conn, "inspect table",
+      "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('demo.documents') "
+      "AND a.attname = 'embedding' AND NOT a.attisdropped");
   if (!typmod) return typmod.error();
   if (PQntuples(typmod->get()) == 1 && std::string(PQgetvalue(typmod->get(), 0, 0)) != dim) {
     if (auto r = exec(conn, "drop table", "DROP TABLE demo.documents"); !r) return r.error();
   }
   const std::string ddl =
-      "CREATE TABLE IF NOT EXISTS demo.documents (id text PRIMARY KEY, title text NOT NULL, body text NOT NULL, "
-      "category text NOT NULL, tags text[] NOT NULL, published date NOT NULL, embedding vector(" + dim + ") NOT NULL)";
+      "CREATE TABLE IF NOT EXISTS demo.documents (id text PRIMARY KEY, title text NOT NULL, body "
+      "text NOT NULL, "
+      "category text NOT NULL, tags text[] NOT NULL, published date NOT NULL, embedding vector(" +
+      dim + ") NOT NULL)";
   if (auto r = exec(conn, "create table", ddl); !r) return r.error();
   if (auto r = exec(conn, "create index",
                     "CREATE INDEX IF NOT EXISTS documents_embedding_hnsw ON demo.documents "
@@ -112,12 +120,14 @@ Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const Load
     return r.error();
   }
   if (auto r = exec(conn, "create model table",
-                    "CREATE TABLE IF NOT EXISTS demo.embedding_model (model_id text NOT NULL, dimension int NOT NULL)");
+                    "CREATE TABLE IF NOT EXISTS demo.embedding_model (model_id text NOT NULL, "
+                    "dimension int NOT NULL)");
       !r) {
     return r.error();
   }
   if (auto r = exec(conn, "clear model", "DELETE FROM demo.embedding_model"); !r) return r.error();
-  if (auto r = exec(conn, "record model", "INSERT INTO demo.embedding_model (model_id, dimension) VALUES ($1, $2)",
+  if (auto r = exec(conn, "record model",
+                    "INSERT INTO demo.embedding_model (model_id, dimension) VALUES ($1, $2)",
                     {ctx.model_id.c_str(), dim.c_str()});
       !r) {
     return r.error();
@@ -125,18 +135,21 @@ Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const Load
   std::vector<std::string> ids;
   for (const auto& d : docs) {
     if (d.embedding.size() != ctx.dimension) {
-      return makeError(Code::InvalidArgument, "document " + d.id + " has a vector of the wrong dimension");
+      return makeError(Code::InvalidArgument,
+                       "document " + d.id + " has a vector of the wrong dimension");
     }
     auto tags = textArray(d.tags);
     if (!tags) return tags.error();
     const std::string vec = vectorText(d.embedding);
-    if (auto r = exec(conn, "upsert document",
-                      "INSERT INTO demo.documents (id, title, body, category, tags, published, embedding) "
-                      "VALUES ($1, $2, $3, $4, $5::text[], $6::date, $7::vector) ON CONFLICT (id) DO UPDATE SET "
-                      "title = EXCLUDED.title, body = EXCLUDED.body, category = EXCLUDED.category, "
-                      "tags = EXCLUDED.tags, published = EXCLUDED.published, embedding = EXCLUDED.embedding",
-                      {d.id.c_str(), d.title.c_str(), d.body.c_str(), d.category.c_str(), tags->c_str(),
-                       d.published.c_str(), vec.c_str()});
+    if (auto r = exec(
+            conn, "upsert document",
+            "INSERT INTO demo.documents (id, title, body, category, tags, published, embedding) "
+            "VALUES ($1, $2, $3, $4, $5::text[], $6::date, $7::vector) ON CONFLICT (id) DO UPDATE "
+            "SET "
+            "title = EXCLUDED.title, body = EXCLUDED.body, category = EXCLUDED.category, "
+            "tags = EXCLUDED.tags, published = EXCLUDED.published, embedding = EXCLUDED.embedding",
+            {d.id.c_str(), d.title.c_str(), d.body.c_str(), d.category.c_str(), tags->c_str(),
+             d.published.c_str(), vec.c_str()});
         !r) {
       return r.error();
     }
@@ -144,14 +157,17 @@ Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const Load
   }
   auto id_list = textArray(ids);
   if (!id_list) return id_list.error();
-  if (auto r = exec(conn, "remove stale documents", "DELETE FROM demo.documents WHERE id <> ALL($1::text[])",
-                    {id_list->c_str()});
+  if (auto r = exec(conn, "remove stale documents",
+                    "DELETE FROM demo.documents WHERE id <> ALL($1::text[])", {id_list->c_str()});
       !r) {
     return r.error();
   }
   const std::string role = quoteIdent(conn, reader);
-  if (auto r = exec(conn, "grant usage", "GRANT USAGE ON SCHEMA demo TO " + role); !r) return r.error();
-  if (auto r = exec(conn, "grant select", "GRANT SELECT ON demo.documents, demo.embedding_model TO " + role); !r) {
+  if (auto r = exec(conn, "grant usage", "GRANT USAGE ON SCHEMA demo TO " + role); !r)
+    return r.error();
+  if (auto r = exec(conn, "grant select",
+                    "GRANT SELECT ON demo.documents, demo.embedding_model TO " + role);
+      !r) {
     return r.error();
   }
   if (auto r = exec(conn, "commit", "COMMIT"); !r) return r.error();
@@ -176,14 +192,16 @@ Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const Lo
 
   // Verify through the serving role when its DSN is set (proves the grant), else as admin.
   const auto reader_dsn = ctx.env->get("POSTGRES_DSN");
-  auto verifier = reader_dsn ? connect(*reader_dsn, "serving connection (POSTGRES_DSN)") : std::move(admin);
+  auto verifier =
+      reader_dsn ? connect(*reader_dsn, "serving connection (POSTGRES_DSN)") : std::move(admin);
   if (!verifier) return verifier.error();
   PGconn* v = verifier->get();
   auto count = exec(v, "verify count", "SELECT count(*) FROM demo.documents");
   if (!count) return count.error();
   const std::string n = PQgetvalue(count->get(), 0, 0);
   if (n != std::to_string(docs.size())) {
-    return makeError(Code::Internal, "verify: demo.documents has " + n + " rows, expected " + std::to_string(docs.size()));
+    return makeError(Code::Internal, "verify: demo.documents has " + n + " rows, expected " +
+                                         std::to_string(docs.size()));
   }
   std::string sanity = "no semantic check (no embedder)";
   if (ctx.embed) {
@@ -191,23 +209,26 @@ Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const Lo
     if (!q) return q.error();
     const std::string qv = vectorText(*q);
     auto top = exec(v, "verify semantic query",
-                    "SELECT id, 1 - (embedding <=> $1::vector) FROM demo.documents ORDER BY embedding <=> $1::vector LIMIT 1",
+                    "SELECT id, 1 - (embedding <=> $1::vector) FROM demo.documents ORDER BY "
+                    "embedding <=> $1::vector LIMIT 1",
                     {qv.c_str()});
     if (!top) return top.error();
-    if (PQntuples(top->get()) != 1) return makeError(Code::Internal, "verify: the semantic query returned nothing");
+    if (PQntuples(top->get()) != 1)
+      return makeError(Code::Internal, "verify: the semantic query returned nothing");
     const std::string id = PQgetvalue(top->get(), 0, 0);
     bool expected_present = false;
     for (const auto& d : docs) expected_present = expected_present || d.id == kSanityExpected;
     if (expected_present && id != kSanityExpected) {
-      return makeError(Code::Internal, std::string("verify: the sanity query's top result is ") + id + ", expected " +
-                                           kSanityExpected);
+      return makeError(Code::Internal, std::string("verify: the sanity query's top result is ") +
+                                           id + ", expected " + kSanityExpected);
     }
     sanity = std::string("top-1 for \"") + kSanityQuery + "\" is " + id + " (score " +
              std::string(PQgetvalue(top->get(), 0, 1)).substr(0, 6) + ")";
   }
-  return "demo.documents: " + n + " rows, vector(" + std::to_string(ctx.dimension) + ") + HNSW cosine index, model " +
-         ctx.model_id + "; SELECT granted to " + reader + "; verified as " +
-         (reader_dsn ? std::string("the serving role") : std::string("admin")) + ": " + sanity;
+  return "demo.documents: " + n + " rows, vector(" + std::to_string(ctx.dimension) +
+         ") + HNSW cosine index, model " + ctx.model_id + "; SELECT granted to " + reader +
+         "; verified as " + (reader_dsn ? std::string("the serving role") : std::string("admin")) +
+         ": " + sanity;
 }
 
 }  // namespace mcpdb::loader

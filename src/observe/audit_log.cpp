@@ -11,7 +11,8 @@ namespace mcpdb::observe {
 namespace {
 
 std::string isoTime(AuditLog::SystemClock::time_point at) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
@@ -23,7 +24,9 @@ std::string isoTime(AuditLog::SystemClock::time_point at) {
 }
 
 // Tool names of unknown tools are agent text: they never reach the log.
-std::string toolLabel(const protocol::CallRecord& r) { return r.outcome == "unknown_tool" ? "<unknown>" : r.tool; }
+std::string toolLabel(const protocol::CallRecord& r) {
+  return r.outcome == "unknown_tool" ? "<unknown>" : r.tool;
+}
 
 }  // namespace
 
@@ -82,16 +85,24 @@ std::string AuditLog::formatCall(const protocol::CallRecord& r, SystemClock::tim
 
 std::string AuditLog::formatRefusal(const Refusal& r, SystemClock::time_point at) {
   Json line = {
-      {"time", isoTime(at)},     {"event", "refused"}, {"client", r.client_id.empty() ? "-" : r.client_id},
-      {"outcome", r.reason},     {"status", r.status}, {"method", r.method},
+      {"time", isoTime(at)},
+      {"event", "refused"},
+      {"client", r.client_id.empty() ? "-" : r.client_id},
+      {"outcome", r.reason},
+      {"status", r.status},
+      {"method", r.method},
       {"request_id", r.request_id},
   };
   return protocol::serialize(line);
 }
 
-void AuditLog::onCall(const protocol::CallRecord& record) { write(formatCall(record, SystemClock::now())); }
+void AuditLog::onCall(const protocol::CallRecord& record) {
+  write(formatCall(record, SystemClock::now()));
+}
 
-void AuditLog::onRefused(const Refusal& refusal) { write(formatRefusal(refusal, SystemClock::now())); }
+void AuditLog::onRefused(const Refusal& refusal) {
+  write(formatRefusal(refusal, SystemClock::now()));
+}
 
 void AuditLog::write(const std::string& line) {
   std::lock_guard<std::mutex> lock(mu_);

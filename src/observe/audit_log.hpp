@@ -28,10 +28,11 @@ void parseAuditSettings(const config::Node& section, AuditSettings& out);
 // A request refused before it reached a tool (HTTP layer).
 struct Refusal {
   std::string client_id;  // "-" when no client was identified
-  std::string reason;     // short code: unauthorized, forbidden_host, forbidden_origin, rate_limited, ...
-  int status = 0;         // HTTP status sent
-  std::string method;     // HTTP method
-  std::string request_id; // server-side request number, for correlation
+  std::string
+      reason;      // short code: unauthorized, forbidden_host, forbidden_origin, rate_limited, ...
+  int status = 0;  // HTTP status sent
+  std::string method;      // HTTP method
+  std::string request_id;  // server-side request number, for correlation
 };
 
 class AuditLog : public protocol::CallObserver {

@@ -18,7 +18,9 @@ void header(std::string& out, std::string_view name, std::string_view type, std:
 }
 
 // Agent-chosen names of unknown tools never become label values (unbounded cardinality).
-std::string toolLabel(const protocol::CallRecord& r) { return r.outcome == "unknown_tool" ? "<unknown>" : r.tool; }
+std::string toolLabel(const protocol::CallRecord& r) {
+  return r.outcome == "unknown_tool" ? "<unknown>" : r.tool;
+}
 
 }  // namespace
 
@@ -94,34 +96,40 @@ std::string Metrics::render() const {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += h.counts[i];
-      out += "mcpdb_tool_call_duration_seconds_bucket{" + labels + ",le=\"" + num(kBuckets[i]) + "\"} " +
-             std::to_string(cumulative) + "\n";
+      out += "mcpdb_tool_call_duration_seconds_bucket{" + labels + ",le=\"" + num(kBuckets[i]) +
+             "\"} " + std::to_string(cumulative) + "\n";
     }
-    out += "mcpdb_tool_call_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
+    out += "mcpdb_tool_call_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
+           std::to_string(h.count) + "\n";
     out += "mcpdb_tool_call_duration_seconds_sum{" + labels + "} " + num(h.sum) + "\n";
-    out += "mcpdb_tool_call_duration_seconds_count{" + labels + "} " + std::to_string(h.count) + "\n";
+    out +=
+        "mcpdb_tool_call_duration_seconds_count{" + labels + "} " + std::to_string(h.count) + "\n";
   }
   header(out, "mcpdb_tool_rows_total", "counter", "Rows, items or documents returned.");
   for (const auto& [k, v] : rows_) {
-    out += "mcpdb_tool_rows_total{" + toolLabels(k.first, k.second) + "} " + std::to_string(v) + "\n";
+    out +=
+        "mcpdb_tool_rows_total{" + toolLabels(k.first, k.second) + "} " + std::to_string(v) + "\n";
   }
   header(out, "mcpdb_tool_response_bytes_total", "counter", "Bytes of tool results returned.");
   for (const auto& [k, v] : bytes_) {
-    out += "mcpdb_tool_response_bytes_total{" + toolLabels(k.first, k.second) + "} " + std::to_string(v) + "\n";
+    out += "mcpdb_tool_response_bytes_total{" + toolLabels(k.first, k.second) + "} " +
+           std::to_string(v) + "\n";
   }
   header(out, "mcpdb_tool_calls_in_flight", "gauge", "Tool calls running or queued now.");
   out += "mcpdb_tool_calls_in_flight " + std::to_string(in_flight_.load()) + "\n";
   header(out, "mcpdb_http_sessions", "gauge", "Open MCP sessions.");
   out += "mcpdb_http_sessions " + std::to_string(sessions_.load()) + "\n";
   header(out, "mcpdb_http_refusals_total", "counter",
-         "Requests refused at the HTTP layer, by client and reason (rate_limited, unauthorized, ...).");
+         "Requests refused at the HTTP layer, by client and reason (rate_limited, unauthorized, "
+         "...).");
   for (const auto& [k, v] : refusals_) {
-    out += "mcpdb_http_refusals_total{client=\"" + escapeLabel(k.first) + "\",reason=\"" + escapeLabel(k.second) +
-           "\"} " + std::to_string(v) + "\n";
+    out += "mcpdb_http_refusals_total{client=\"" + escapeLabel(k.first) + "\",reason=\"" +
+           escapeLabel(k.second) + "\"} " + std::to_string(v) + "\n";
   }
   header(out, "mcpdb_http_responses_total", "counter", "HTTP responses by status code.");
   for (const auto& [code, v] : http_responses_) {
-    out += "mcpdb_http_responses_total{code=\"" + std::to_string(code) + "\"} " + std::to_string(v) + "\n";
+    out += "mcpdb_http_responses_total{code=\"" + std::to_string(code) + "\"} " +
+           std::to_string(v) + "\n";
   }
   for (const auto& [name, g] : gauges_) {
     header(out, name, "gauge", g.help);

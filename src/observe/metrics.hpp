@@ -45,8 +45,8 @@ class Metrics : public protocol::CallObserver {
     std::uint64_t count = 0;
     double sum = 0;
   };
-  using ToolKey = std::pair<std::string, std::string>;                       // tool, engine
-  using OutcomeKey = std::tuple<std::string, std::string, std::string>;      // tool, engine, outcome
+  using ToolKey = std::pair<std::string, std::string>;                   // tool, engine
+  using OutcomeKey = std::tuple<std::string, std::string, std::string>;  // tool, engine, outcome
   struct Gauge {
     std::string help;
     std::function<double()> sample;

@@ -34,18 +34,21 @@ std::size_t nestingDepth(std::string_view text, std::size_t limit) {
 Parsed parseMessage(std::string_view text, const ParseLimits& limits) {
   Parsed out;
   if (text.size() > limits.max_bytes) {
-    out.error_response = makeErrorResponse(nullptr, rpc::kInvalidRequest,
-                                           "message exceeds the " + std::to_string(limits.max_bytes) + "-byte limit");
+    out.error_response = makeErrorResponse(
+        nullptr, rpc::kInvalidRequest,
+        "message exceeds the " + std::to_string(limits.max_bytes) + "-byte limit");
     return out;
   }
   if (nestingDepth(text, limits.max_depth) > limits.max_depth) {
     out.error_response = makeErrorResponse(
-        nullptr, rpc::kInvalidRequest, "message nesting exceeds the depth limit of " + std::to_string(limits.max_depth));
+        nullptr, rpc::kInvalidRequest,
+        "message nesting exceeds the depth limit of " + std::to_string(limits.max_depth));
     return out;
   }
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    out.error_response = makeErrorResponse(nullptr, rpc::kParseError, "parse error: not valid JSON");
+    out.error_response =
+        makeErrorResponse(nullptr, rpc::kParseError, "parse error: not valid JSON");
     return out;
   }
   out.message = std::move(j);
@@ -53,7 +56,9 @@ Parsed parseMessage(std::string_view text, const ParseLimits& limits) {
 }
 
 Json makeErrorResponse(const Json& id, int code, std::string_view message) {
-  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", std::string(message)}}}};
+  return Json{{"jsonrpc", "2.0"},
+              {"id", id},
+              {"error", {{"code", code}, {"message", std::string(message)}}}};
 }
 
 Json makeResultResponse(const Json& id, Json result) {

@@ -26,7 +26,8 @@ bool isDigits(std::string_view s) {
 bool isDate(std::string_view s) {
   // YYYY-MM-DD with plausible month/day ranges; the database does the calendar check.
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  if (!isDigits(s.substr(0, 4)) || !isDigits(s.substr(5, 2)) || !isDigits(s.substr(8, 2))) return false;
+  if (!isDigits(s.substr(0, 4)) || !isDigits(s.substr(5, 2)) || !isDigits(s.substr(8, 2)))
+    return false;
   const int month = std::stoi(std::string(s.substr(5, 2)));
   const int day = std::stoi(std::string(s.substr(8, 2)));
   return month >= 1 && month <= 12 && day >= 1 && day <= 31;
@@ -38,7 +39,8 @@ bool isDateTime(std::string_view s) {
   if (s[10] != 'T' && s[10] != 't' && s[10] != ' ') return false;
   std::string_view t = s.substr(11);
   if (t.size() < 9 || t[2] != ':' || t[5] != ':') return false;
-  if (!isDigits(t.substr(0, 2)) || !isDigits(t.substr(3, 2)) || !isDigits(t.substr(6, 2))) return false;
+  if (!isDigits(t.substr(0, 2)) || !isDigits(t.substr(3, 2)) || !isDigits(t.substr(6, 2)))
+    return false;
   if (std::stoi(std::string(t.substr(0, 2))) > 23 || std::stoi(std::string(t.substr(3, 2))) > 59 ||
       std::stoi(std::string(t.substr(6, 2))) > 60) {
     return false;
@@ -85,18 +87,37 @@ bool typeMatches(const std::string& type, const Json& v) {
   return false;
 }
 
-std::string fmtNumber(const Json& n) { return n.dump(); }
+std::string fmtNumber(const Json& n) {
+  return n.dump();
+}
 
 Error invalid(const std::string& path, const std::string& what) {
   return makeError(Code::InvalidArgument, path + ": " + what);
 }
 
 const std::set<std::string, std::less<>>& supportedKeywords() {
-  static const std::set<std::string, std::less<>> kKeywords = {
-      "type",     "enum",        "const",     "minimum",    "maximum",  "exclusiveMinimum",
-      "exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "items", "minItems",
-      "maxItems", "properties", "required",  "additionalProperties", "description", "title",
-      "default",  "examples",    "$schema"};
+  static const std::set<std::string, std::less<>> kKeywords = {"type",
+                                                               "enum",
+                                                               "const",
+                                                               "minimum",
+                                                               "maximum",
+                                                               "exclusiveMinimum",
+                                                               "exclusiveMaximum",
+                                                               "minLength",
+                                                               "maxLength",
+                                                               "pattern",
+                                                               "format",
+                                                               "items",
+                                                               "minItems",
+                                                               "maxItems",
+                                                               "properties",
+                                                               "required",
+                                                               "additionalProperties",
+                                                               "description",
+                                                               "title",
+                                                               "default",
+                                                               "examples",
+                                                               "$schema"};
   return kKeywords;
 }
 
@@ -105,7 +126,8 @@ const std::set<std::string, std::less<>>& supportedKeywords() {
 Status validateSchemaSubset(const Json& schema, const std::string& path) {
   if (!schema.is_object()) return invalid(path, "schema must be an object");
   for (const auto& [key, val] : schema.items()) {
-    if (supportedKeywords().count(key) == 0) return invalid(path, "unsupported schema keyword '" + key + "'");
+    if (supportedKeywords().count(key) == 0)
+      return invalid(path, "unsupported schema keyword '" + key + "'");
     if (key == "pattern") {
       try {
         std::regex re(val.get<std::string>(), std::regex::ECMAScript);
@@ -115,7 +137,8 @@ Status validateSchemaSubset(const Json& schema, const std::string& path) {
     }
     if (key == "format") {
       const auto f = val.get<std::string>();
-      if (f != "date" && f != "date-time" && f != "uuid") return invalid(path, "unsupported format '" + f + "'");
+      if (f != "date" && f != "date-time" && f != "uuid")
+        return invalid(path, "unsupported format '" + f + "'");
     }
   }
   if (schema.contains("properties")) {
@@ -144,7 +167,12 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
         ok = ok || typeMatches(t.get<std::string>(), value);
       }
     }
-    if (!ok) return invalid(path, "must be " + (expected == "integer" || expected == "array" || expected == "object" ? std::string("an ") : std::string("a ")) + expected);
+    if (!ok)
+      return invalid(path, "must be " +
+                               (expected == "integer" || expected == "array" || expected == "object"
+                                    ? std::string("an ")
+                                    : std::string("a ")) +
+                               expected);
   }
   if (auto it = schema.find("enum"); it != schema.end()) {
     bool found = false;
@@ -192,17 +220,20 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
       // Length bounds are checked first, so the regex only ever sees bounded input.
       try {
         std::regex re(it->get<std::string>(), std::regex::ECMAScript);
-        if (!std::regex_search(s, re)) return invalid(path, "does not match the required pattern " + it->dump());
+        if (!std::regex_search(s, re))
+          return invalid(path, "does not match the required pattern " + it->dump());
       } catch (const std::exception&) {
         return invalid(path, "could not be checked against the pattern");
       }
     }
   }
   if (value.is_array()) {
-    if (auto it = schema.find("minItems"); it != schema.end() && value.size() < it->get<std::size_t>()) {
+    if (auto it = schema.find("minItems");
+        it != schema.end() && value.size() < it->get<std::size_t>()) {
       return invalid(path, "must have at least " + it->dump() + " items");
     }
-    if (auto it = schema.find("maxItems"); it != schema.end() && value.size() > it->get<std::size_t>()) {
+    if (auto it = schema.find("maxItems");
+        it != schema.end() && value.size() > it->get<std::size_t>()) {
       return invalid(path, "must have at most " + it->dump() + " items");
     }
     if (auto it = schema.find("items"); it != schema.end()) {
@@ -221,7 +252,8 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
         }
       }
     }
-    const bool closed = schema.contains("additionalProperties") && schema["additionalProperties"] == false;
+    const bool closed =
+        schema.contains("additionalProperties") && schema["additionalProperties"] == false;
     for (const auto& [key, sub] : value.items()) {
       if (props != nullptr && props->contains(key)) {
         auto st = validateJson((*props)[key], sub, path + "." + key);

@@ -16,7 +16,9 @@ std::string bounded(const std::string& s, std::size_t max = 64) {
   return s.size() > max ? s.substr(0, max) + "..." : s;
 }
 
-bool validId(const Json& id) { return id.is_string() || id.is_number_integer(); }
+bool validId(const Json& id) {
+  return id.is_string() || id.is_number_integer();
+}
 
 // One place maps a failure Code to what the agent reads. All codes become a tool result with
 // isError (the model can read and act on it); Cancelled produces no response at all (MCP
@@ -24,16 +26,23 @@ bool validId(const Json& id) { return id.is_string() || id.is_number_integer(); 
 std::string errorText(const Error& e) {
   std::string hint;
   switch (e.code) {
-    case Code::TimedOut: hint = " The call ran out of time; narrow the request or try again later."; break;
-    case Code::Unavailable: hint = " The database is unreachable right now; retrying later may help."; break;
-    case Code::ResourceExhausted: hint = " A limit was reached; wait and retry, or narrow the request."; break;
+    case Code::TimedOut:
+      hint = " The call ran out of time; narrow the request or try again later.";
+      break;
+    case Code::Unavailable:
+      hint = " The database is unreachable right now; retrying later may help.";
+      break;
+    case Code::ResourceExhausted:
+      hint = " A limit was reached; wait and retry, or narrow the request.";
+      break;
     default: break;
   }
   return "Error (" + std::string(codeName(e.code)) + "): " + e.message + hint;
 }
 
 Json toolErrorResult(const std::string& text) {
-  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})}, {"isError", true}};
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})},
+              {"isError", true}};
 }
 
 // Collects the responses to a JSON-RPC batch and sends them as one array; notifications
@@ -79,8 +88,8 @@ class BatchOutbox : public Outbox {
 }  // namespace
 
 int logLevelRank(std::string_view level) {
-  static constexpr std::array<std::string_view, 8> kLevels = {"debug",    "info",  "notice", "warning",
-                                                              "error",    "critical", "alert", "emergency"};
+  static constexpr std::array<std::string_view, 8> kLevels = {
+      "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
   for (std::size_t i = 0; i < kLevels.size(); ++i) {
     if (kLevels[i] == level) return static_cast<int>(i);
   }
@@ -92,7 +101,9 @@ ServerCore::ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry
       registry_(std::move(registry)),
       pool_(options_.workers, options_.max_queue) {}
 
-ServerCore::~ServerCore() { pool_.shutdown(); }
+ServerCore::~ServerCore() {
+  pool_.shutdown();
+}
 
 void ServerCore::notify(const CallRecord& record) const {
   for (const auto& o : observers_) o->onCall(record);
@@ -128,8 +139,9 @@ void Session::log(std::string_view level, std::string_view logger, const Json& d
     out = log_out_;
   }
   if (out) {
-    out->send(makeNotification("notifications/message",
-                               Json{{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", data}}));
+    out->send(makeNotification(
+        "notifications/message",
+        Json{{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", data}}));
   }
 }
 
@@ -149,8 +161,9 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   }
   // JSON-RPC batches exist only in protocol version 2025-03-26; later versions removed them.
   if (protocolVersion() != "2025-03-26") {
-    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest,
-                                "JSON-RPC batches are not supported by the negotiated protocol version"));
+    out->send(
+        makeErrorResponse(nullptr, rpc::kInvalidRequest,
+                          "JSON-RPC batches are not supported by the negotiated protocol version"));
     return;
   }
   if (message.empty()) {
@@ -161,7 +174,8 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   for (const auto& m : message) {
     // Everything but a well-formed notification or a client response gets exactly one answer.
     const bool is_notification = m.is_object() && m.contains("method") && !m.contains("id");
-    const bool is_response = m.is_object() && !m.contains("method") && (m.contains("result") || m.contains("error"));
+    const bool is_response =
+        m.is_object() && !m.contains("method") && (m.contains("result") || m.contains("error"));
     if (!is_notification && !is_response) ++expected;
   }
   if (expected == 0) {
@@ -174,7 +188,8 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
 
 void Session::handleOne(const Json& message, const std::shared_ptr<Outbox>& out) {
   if (!message.is_object()) {
-    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "a JSON-RPC message must be an object"));
+    out->send(
+        makeErrorResponse(nullptr, rpc::kInvalidRequest, "a JSON-RPC message must be an object"));
     return;
   }
   const bool has_id = message.contains("id");
@@ -194,7 +209,8 @@ void Session::handleOne(const Json& message, const std::shared_ptr<Outbox>& out)
     return;
   }
   if (has_id && !validId(message["id"])) {
-    out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "id must be a string or an integer"));
+    out->send(
+        makeErrorResponse(nullptr, rpc::kInvalidRequest, "id must be a string or an integer"));
     return;
   }
   const auto& method = message["method"].get_ref<const std::string&>();
@@ -232,14 +248,16 @@ void Session::handleRequest(const Json& id, const std::string& method, const Jso
       return;
     }
     if (!params.contains("protocolVersion") || !params["protocolVersion"].is_string()) {
-      out->send(makeErrorResponse(id, rpc::kInvalidParams, "initialize needs params.protocolVersion (a string)"));
+      out->send(makeErrorResponse(id, rpc::kInvalidParams,
+                                  "initialize needs params.protocolVersion (a string)"));
       return;
     }
     out->send(makeResultResponse(id, initializeResult(params)));
     return;
   }
   if (!initialized()) {
-    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "the session is not initialized: send initialize first"));
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest,
+                                "the session is not initialized: send initialize first"));
     return;
   }
   if (method == "tools/list") {
@@ -261,8 +279,9 @@ void Session::handleRequest(const Json& id, const std::string& method, const Jso
                          ? logLevelRank(params["level"].get<std::string>())
                          : -1;
     if (rank < 0) {
-      out->send(makeErrorResponse(id, rpc::kInvalidParams,
-                                  "level must be one of debug, info, notice, warning, error, critical, alert, emergency"));
+      out->send(makeErrorResponse(
+          id, rpc::kInvalidParams,
+          "level must be one of debug, info, notice, warning, error, critical, alert, emergency"));
       return;
     }
     log_rank_.store(rank);
@@ -276,8 +295,9 @@ Json Session::initializeResult(const Json& params) {
   const std::string requested = params["protocolVersion"].get<std::string>();
   const auto& versions = supportedProtocolVersions();
   const std::string version =
-      std::find(versions.begin(), versions.end(), requested) != versions.end() ? requested
-                                                                               : std::string(kLatestProtocolVersion);
+      std::find(versions.begin(), versions.end(), requested) != versions.end()
+          ? requested
+          : std::string(kLatestProtocolVersion);
   {
     std::lock_guard<std::mutex> lock(mu_);
     protocol_version_ = version;
@@ -286,7 +306,10 @@ Json Session::initializeResult(const Json& params) {
   Json result = {
       {"protocolVersion", version},
       {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
-      {"serverInfo", {{"name", core_.options().name}, {"title", "mcp-dbserver"}, {"version", core_.options().version}}},
+      {"serverInfo",
+       {{"name", core_.options().name},
+        {"title", "mcp-dbserver"},
+        {"version", core_.options().version}}},
   };
   if (!core_.options().instructions.empty()) result["instructions"] = core_.options().instructions;
   return result;
@@ -297,7 +320,8 @@ Json Session::listTools(const Json& params, bool& bad_cursor) const {
   std::size_t start = 0;
   if (params.contains("cursor")) {
     const Json& c = params["cursor"];
-    if (!c.is_string() || c.get_ref<const std::string&>().empty() || c.get_ref<const std::string&>().size() > 9 ||
+    if (!c.is_string() || c.get_ref<const std::string&>().empty() ||
+        c.get_ref<const std::string&>().size() > 9 ||
         c.get_ref<const std::string&>().find_first_not_of("0123456789") != std::string::npos) {
       bad_cursor = true;
       return {};
@@ -315,7 +339,8 @@ Json Session::listTools(const Json& params, bool& bad_cursor) const {
   const std::size_t page = std::max<std::size_t>(1, core_.options().page_size);
   const std::size_t end = std::min(visible_tools.size(), start + page);
   Json tools = Json::array();
-  for (std::size_t i = start; i < end; ++i) tools.push_back(ToolRegistry::describe(*visible_tools[i]));
+  for (std::size_t i = start; i < end; ++i)
+    tools.push_back(ToolRegistry::describe(*visible_tools[i]));
   Json result = {{"tools", std::move(tools)}};
   if (end < visible_tools.size()) result["nextCursor"] = std::to_string(end);
   return result;
@@ -323,12 +348,14 @@ Json Session::listTools(const Json& params, bool& bad_cursor) const {
 
 void Session::callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out) {
   if (!params.contains("name") || !params["name"].is_string()) {
-    out->send(makeErrorResponse(id, rpc::kInvalidParams, "tools/call needs params.name (a string)"));
+    out->send(
+        makeErrorResponse(id, rpc::kInvalidParams, "tools/call needs params.name (a string)"));
     return;
   }
   const auto& name = params["name"].get_ref<const std::string&>();
   const Tool* found = core_.registry().find(name);
-  CallRecord record{principal_.client_id, bounded(name), found != nullptr ? found->engine : "", "", {}, 0, 0};
+  CallRecord record{
+      principal_.client_id, bounded(name), found != nullptr ? found->engine : "", "", {}, 0, 0};
   // A tool outside the caller's scope is indistinguishable from one that does not exist.
   if (found == nullptr || !visible(*found)) {
     record.outcome = found == nullptr ? "unknown_tool" : "out_of_scope";
@@ -339,7 +366,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
   Json arguments = params.contains("arguments") ? params["arguments"] : Json::object();
   if (arguments.is_null()) arguments = Json::object();
   if (!arguments.is_object()) {
-    out->send(makeErrorResponse(id, rpc::kInvalidParams, "tools/call params.arguments must be an object"));
+    out->send(makeErrorResponse(id, rpc::kInvalidParams,
+                                "tools/call params.arguments must be an object"));
     return;
   }
   if (auto st = validateJson(found->input_schema, arguments); !st) {
@@ -349,7 +377,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
     return;
   }
   Json progress_token;
-  if (params.contains("_meta") && params["_meta"].is_object() && params["_meta"].contains("progressToken")) {
+  if (params.contains("_meta") && params["_meta"].is_object() &&
+      params["_meta"].contains("progressToken")) {
     const Json& t = params["_meta"]["progressToken"];
     if (t.is_string() || t.is_number_integer()) progress_token = t;
   }
@@ -358,7 +387,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (in_flight_.count(key) != 0) {
-      out->send(makeErrorResponse(id, rpc::kInvalidRequest, "a request with this id is already in progress"));
+      out->send(makeErrorResponse(id, rpc::kInvalidRequest,
+                                  "a request with this id is already in progress"));
       return;
     }
     stop = in_flight_[key].get_token();
@@ -369,21 +399,23 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
     if (t.get() == found) tool = t;
   }
   auto self = shared_from_this();
-  const bool queued = core_.pool().trySubmit([self, id, tool, arguments = std::move(arguments),
-                                              progress_token = std::move(progress_token), stop, out]() mutable {
-    self->runCall(id, tool, std::move(arguments), std::move(progress_token), stop, out);
-  });
+  const bool queued =
+      core_.pool().trySubmit([self, id, tool, arguments = std::move(arguments),
+                              progress_token = std::move(progress_token), stop, out]() mutable {
+        self->runCall(id, tool, std::move(arguments), std::move(progress_token), stop, out);
+      });
   if (!queued) {
     finishCall(key);
     record.outcome = "busy";
     core_.notify(record);
-    out->send(makeResultResponse(
-        id, toolErrorResult("Error (resource_exhausted): the server is busy with other calls. Retry in a moment.")));
+    out->send(makeResultResponse(id, toolErrorResult("Error (resource_exhausted): the server is "
+                                                     "busy with other calls. Retry in a moment.")));
   }
 }
 
-void Session::runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments, Json progress_token,
-                      std::stop_token stop, const std::shared_ptr<Outbox>& out) {
+void Session::runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments,
+                      Json progress_token, std::stop_token stop,
+                      const std::shared_ptr<Outbox>& out) {
   const auto started = Clock::now();
   const std::string key = id.dump();
   CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0};
@@ -403,7 +435,8 @@ void Session::runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arg
   ctx.limits = tool->limits;
   ctx.principal = principal_;
   if (!progress_token.is_null()) {
-    ctx.progress = [out, progress_token, stop](double progress, std::optional<double> total, const std::string& msg) {
+    ctx.progress = [out, progress_token, stop](double progress, std::optional<double> total,
+                                               const std::string& msg) {
       if (stop.stop_requested()) return;
       Json p = {{"progressToken", progress_token}, {"progress", progress}};
       if (total) p["total"] = *total;

@@ -1,6 +1,7 @@
 #pragma once
 // The MCP server side of one connection: lifecycle, tools/list, tools/call, logging, cancellation.
-// Transports (stdio, HTTP) parse framing and hand messages to a Session; all replies go to an Outbox.
+// Transports (stdio, HTTP) parse framing and hand messages to a Session; all replies go to an
+// Outbox.
 
 #include <atomic>
 #include <chrono>
@@ -43,7 +44,8 @@ struct CallRecord {
   std::string client_id;
   std::string tool;
   std::string engine;
-  std::string outcome;  // "ok", a Code name, "cancelled", "unknown_tool", "invalid_arguments", "busy"
+  std::string
+      outcome;  // "ok", a Code name, "cancelled", "unknown_tool", "invalid_arguments", "busy"
   std::chrono::microseconds duration{0};
   std::uint64_t rows = 0;
   std::uint64_t bytes = 0;
@@ -59,9 +61,9 @@ struct ServerOptions {
   std::string name = "mcp-dbserver";
   std::string version = "0.0.0";
   std::string instructions;
-  std::size_t page_size = 50;       // tools per tools/list page
-  std::size_t workers = 8;          // concurrent tool calls
-  std::size_t max_queue = 64;       // queued calls beyond the workers before "busy"
+  std::size_t page_size = 50;  // tools per tools/list page
+  std::size_t workers = 8;     // concurrent tool calls
+  std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
   ParseLimits parse;
 };
 
@@ -76,7 +78,9 @@ class ServerCore {
   const ServerOptions& options() const { return options_; }
   const ToolRegistry& registry() const { return *registry_; }
   WorkerPool& pool() { return pool_; }
-  void addObserver(std::shared_ptr<CallObserver> observer) { observers_.push_back(std::move(observer)); }
+  void addObserver(std::shared_ptr<CallObserver> observer) {
+    observers_.push_back(std::move(observer));
+  }
   void notify(const CallRecord& record) const;
 
  private:
@@ -125,8 +129,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Json initializeResult(const Json& params);
   Json listTools(const Json& params, bool& bad_cursor) const;
   void callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out);
-  void runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments, Json progress_token,
-               std::stop_token stop, const std::shared_ptr<Outbox>& out);
+  void runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments,
+               Json progress_token, std::stop_token stop, const std::shared_ptr<Outbox>& out);
   bool visible(const Tool& tool) const { return !scope_ || scope_(tool); }
   void finishCall(const std::string& key);
 

@@ -27,8 +27,8 @@ struct CallContext {
   Limits limits;
   Principal principal;
   // Reports progress when the client sent a progress token; a no-op otherwise.
-  std::function<void(double progress, std::optional<double> total, const std::string& message)> progress =
-      [](double, std::optional<double>, const std::string&) {};
+  std::function<void(double progress, std::optional<double> total, const std::string& message)>
+      progress = [](double, std::optional<double>, const std::string&) {};
 };
 
 // A successful tool result: `structured` becomes structuredContent (and the text content).

@@ -14,14 +14,15 @@ bool isValidToolName(std::string_view name) {
 
 Status ToolRegistry::add(Tool tool) {
   if (!isValidToolName(tool.name)) {
-    return makeError(Code::InvalidArgument,
-                     "invalid tool name '" + tool.name + "': use 1-128 characters of A-Z a-z 0-9 _ - .");
+    return makeError(Code::InvalidArgument, "invalid tool name '" + tool.name +
+                                                "': use 1-128 characters of A-Z a-z 0-9 _ - .");
   }
   if (by_name_.count(tool.name) != 0) {
     return makeError(Code::InvalidArgument, "duplicate tool name '" + tool.name + "'");
   }
   if (!tool.input_schema.is_object() || tool.input_schema.value("type", "") != "object") {
-    return makeError(Code::InvalidArgument, "tool '" + tool.name + "': input schema must be an object schema");
+    return makeError(Code::InvalidArgument,
+                     "tool '" + tool.name + "': input schema must be an object schema");
   }
   if (!tool.handler) {
     return makeError(Code::Internal, "tool '" + tool.name + "' has no handler");
@@ -44,7 +45,10 @@ Json ToolRegistry::describe(const Tool& tool) {
       {"inputSchema", tool.input_schema},
       // Every tool of this server only reads, repeats safely and touches only its own databases.
       {"annotations",
-       {{"readOnlyHint", true}, {"destructiveHint", false}, {"idempotentHint", true}, {"openWorldHint", false}}},
+       {{"readOnlyHint", true},
+        {"destructiveHint", false},
+        {"idempotentHint", true},
+        {"openWorldHint", false}}},
   };
   if (!tool.title.empty()) {
     t["title"] = tool.title;

@@ -7,7 +7,9 @@ WorkerPool::WorkerPool(std::size_t threads, std::size_t max_queue) : max_queue_(
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
 
-WorkerPool::~WorkerPool() { shutdown(); }
+WorkerPool::~WorkerPool() {
+  shutdown();
+}
 
 bool WorkerPool::trySubmit(std::function<void()> job) {
   {

@@ -28,15 +28,18 @@ using tcp = asio::ip::tcp;
 std::optional<std::string> FakeRequest::header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
     if (k.size() == name.size() &&
-        std::equal(k.begin(), k.end(), name.begin(),
-                   [](unsigned char a, unsigned char b) { return std::tolower(a) == std::tolower(b); })) {
+        std::equal(k.begin(), k.end(), name.begin(), [](unsigned char a, unsigned char b) {
+          return std::tolower(a) == std::tolower(b);
+        })) {
       return v;
     }
   }
   return std::nullopt;
 }
 
-std::string FakeRequest::path() const { return target.substr(0, target.find('?')); }
+std::string FakeRequest::path() const {
+  return target.substr(0, target.find('?'));
+}
 
 struct FakeHttpServer::Impl {
   asio::io_context ioc;
@@ -82,7 +85,8 @@ struct FakeHttpServer::Impl {
       FakeRequest rec;
       rec.method = std::string(req.method_string());
       rec.target = std::string(req.target());
-      for (const auto& field : req) rec.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      for (const auto& field : req)
+        rec.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       rec.body = req.body();
 
       FakeHandler h;
@@ -130,7 +134,9 @@ FakeHttpServer::FakeHttpServer(FakeHandler handler) : impl_(std::make_unique<Imp
   impl_->acceptThread = std::thread([this] { impl_->ioc.run(); });
 }
 
-FakeHttpServer::~FakeHttpServer() { stop(); }
+FakeHttpServer::~FakeHttpServer() {
+  stop();
+}
 
 void FakeHttpServer::stop() {
   if (!impl_ || !impl_->acceptThread.joinable()) return;
@@ -153,9 +159,13 @@ void FakeHttpServer::stop() {
   }
 }
 
-std::uint16_t FakeHttpServer::port() const { return impl_->port; }
+std::uint16_t FakeHttpServer::port() const {
+  return impl_->port;
+}
 
-std::string FakeHttpServer::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+std::string FakeHttpServer::url() const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port);
+}
 
 std::vector<FakeRequest> FakeHttpServer::requests() const {
   std::lock_guard lock(impl_->mu);

@@ -6,9 +6,13 @@
 namespace mcpdb::dynamodb {
 namespace {
 
-Error bad(const std::string& what) { return makeError(Code::InvalidArgument, "malformed DynamoDB value: " + what); }
+Error bad(const std::string& what) {
+  return makeError(Code::InvalidArgument, "malformed DynamoDB value: " + what);
+}
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Canonical decimal text without exponent: -?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?
 bool isCanonicalDecimal(std::string_view s, std::size_t& significant) {
@@ -77,7 +81,8 @@ Result<Json> mapToAgent(const Json& m, int depth) {
 
 Result<Json> toAgent(const Json& wire, int depth) {
   if (depth > kMaxNesting) return bad("nested too deeply");
-  if (!wire.is_object() || wire.size() != 1) return bad("an attribute value must be an object with exactly one type key");
+  if (!wire.is_object() || wire.size() != 1)
+    return bad("an attribute value must be an object with exactly one type key");
   const std::string& type = wire.begin().key();
   const Json& v = wire.begin().value();
   if (type == "S") {
@@ -85,12 +90,14 @@ Result<Json> toAgent(const Json& wire, int depth) {
     return v;
   }
   if (type == "N") {
-    if (!v.is_string() || !isDynamoNumber(v.get_ref<const std::string&>())) return bad("N must be a number string");
+    if (!v.is_string() || !isDynamoNumber(v.get_ref<const std::string&>()))
+      return bad("N must be a number string");
     if (auto n = safeJsonNumber(v.get<std::string>())) return *n;
     return Json{{"$number", v}};
   }
   if (type == "B") {
-    if (!v.is_string() || !isBase64(v.get_ref<const std::string&>())) return bad("B must be base64");
+    if (!v.is_string() || !isBase64(v.get_ref<const std::string&>()))
+      return bad("B must be base64");
     return Json{{"$binary", v}};
   }
   if (type == "BOOL") {
@@ -130,7 +137,9 @@ Result<Json> toAgent(const Json& wire, int depth) {
   return bad("unknown attribute type");
 }
 
-Error badAgent(const std::string& what) { return makeError(Code::InvalidArgument, "invalid value: " + what); }
+Error badAgent(const std::string& what) {
+  return makeError(Code::InvalidArgument, "invalid value: " + what);
+}
 
 Result<Json> toWire(const Json& agent, int depth);
 
@@ -147,12 +156,9 @@ Result<Json> mapToWire(const Json& m, int depth) {
 Result<Json> toWire(const Json& agent, int depth) {
   if (depth > kMaxNesting) return badAgent("nested too deeply");
   switch (agent.type()) {
-    case Json::value_t::null:
-      return Json{{"NULL", true}};
-    case Json::value_t::boolean:
-      return Json{{"BOOL", agent}};
-    case Json::value_t::string:
-      return Json{{"S", agent}};
+    case Json::value_t::null: return Json{{"NULL", true}};
+    case Json::value_t::boolean: return Json{{"BOOL", agent}};
+    case Json::value_t::string: return Json{{"S", agent}};
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
     case Json::value_t::number_float: {
@@ -178,11 +184,13 @@ Result<Json> toWire(const Json& agent, int depth) {
           return mapToWire(v, depth);
         }
         if (w == "$number") {
-          if (!v.is_string() || !isDynamoNumber(v.get_ref<const std::string&>())) return badAgent("$number must be a number string");
+          if (!v.is_string() || !isDynamoNumber(v.get_ref<const std::string&>()))
+            return badAgent("$number must be a number string");
           return Json{{"N", v}};
         }
         if (w == "$binary") {
-          if (!v.is_string() || !isBase64(v.get_ref<const std::string&>())) return badAgent("$binary must be base64");
+          if (!v.is_string() || !isBase64(v.get_ref<const std::string&>()))
+            return badAgent("$binary must be base64");
           return Json{{"B", v}};
         }
         if (w == "$stringSet") {
@@ -190,19 +198,20 @@ Result<Json> toWire(const Json& agent, int depth) {
           return Json{{"SS", v}};
         }
         if (w == "$numberSet") {
-          if (!setOf(v, &isDynamoNumber)) return badAgent("$numberSet must be an array of number strings");
+          if (!setOf(v, &isDynamoNumber))
+            return badAgent("$numberSet must be an array of number strings");
           return Json{{"NS", v}};
         }
         if (w == "$binarySet") {
-          if (!setOf(v, &isBase64)) return badAgent("$binarySet must be an array of base64 strings");
+          if (!setOf(v, &isBase64))
+            return badAgent("$binarySet must be an array of base64 strings");
           return Json{{"BS", v}};
         }
         return badAgent("unknown $ wrapper (wrap a map with one $-key as {\"$map\": {...}})");
       }
       return mapToWire(agent, depth);
     }
-    default:
-      return badAgent("unsupported JSON value");
+    default: return badAgent("unsupported JSON value");
   }
 }
 
@@ -249,7 +258,8 @@ bool isBase64(std::string_view s) {
   std::size_t pad = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || isDigit(c) || c == '+' || c == '/';
+    const bool alpha =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || isDigit(c) || c == '+' || c == '/';
     if (c == '=') {
       if (i + 2 < s.size()) return false;  // padding only in the last two positions
       ++pad;
@@ -260,7 +270,9 @@ bool isBase64(std::string_view s) {
   return pad <= 2;
 }
 
-Result<Json> attributeToJson(const Json& wire) { return toAgent(wire, 0); }
+Result<Json> attributeToJson(const Json& wire) {
+  return toAgent(wire, 0);
+}
 
 Result<Json> itemToJson(const Json& wire_item) {
   if (!wire_item.is_object()) return bad("an item must be an object");
@@ -273,7 +285,9 @@ Result<Json> itemToJson(const Json& wire_item) {
   return out;
 }
 
-Result<Json> jsonToAttribute(const Json& agent) { return toWire(agent, 0); }
+Result<Json> jsonToAttribute(const Json& agent) {
+  return toWire(agent, 0);
+}
 
 Result<Json> jsonToItem(const Json& agent_item) {
   if (!agent_item.is_object()) return badAgent("an item must be an object");

@@ -5,19 +5,23 @@
 // {"B":"<base64>"}, {"BOOL":true}, {"NULL":true}, {"M":{...}}, {"L":[...]}, {"SS":[...]},
 // {"NS":[...]}, {"BS":[...]}.
 //
-// Agent form: plain JSON wherever plain JSON keeps the information, a one-key "$" wrapper elsewhere.
+// Agent form: plain JSON wherever plain JSON keeps the information, a one-key "$" wrapper
+// elsewhere.
 //   S            -> "text"
 //   BOOL, NULL   -> true/false, null
 //   L            -> [ ... ]
-//   M            -> { ... }   (escaped as {"$map": {...}} only when the map has exactly one key that
+//   M            -> { ... }   (escaped as {"$map": {...}} only when the map has exactly one key
+//   that
 //                              starts with "$", so it cannot be mistaken for a wrapper)
-//   N            -> a JSON number when the JSON text is exactly DynamoDB's digits and any JSON reader
+//   N            -> a JSON number when the JSON text is exactly DynamoDB's digits and any JSON
+//   reader
 //                   gets the same value back (integers up to 2^53-1, decimals of at most 15
 //                   significant digits whose shortest form is the same text); otherwise
 //                   {"$number": "<exact digits>"} (DynamoDB numbers have 38 digits: a double would
 //                   lose them)
 //   B            -> {"$binary": "<base64>"}
-//   SS / NS / BS -> {"$stringSet": [...]}, {"$numberSet": ["<digits>", ...]}, {"$binarySet": ["<base64>", ...]}
+//   SS / NS / BS -> {"$stringSet": [...]}, {"$numberSet": ["<digits>", ...]}, {"$binarySet":
+//   ["<base64>", ...]}
 // Sets keep the order DynamoDB sent.
 
 #include <string>
@@ -28,7 +32,8 @@
 
 namespace mcpdb::dynamodb {
 
-// Values nest at most this deep (DynamoDB allows 32 levels; deeper input is refused, never recursed).
+// Values nest at most this deep (DynamoDB allows 32 levels; deeper input is refused, never
+// recursed).
 inline constexpr int kMaxNesting = 64;
 
 // Wire AttributeValue -> agent JSON. InvalidArgument (safe message, no values) on malformed input.

@@ -6,7 +6,9 @@ Result<std::shared_ptr<Transport>> Backend::transport() {
   std::lock_guard lock(mu_);
   if (transport_) return transport_;
   auto region = env_.get("AWS_REGION");
-  if (!region) return makeError(Code::FailedPrecondition, "AWS_REGION is not set: the DynamoDB engine needs it");
+  if (!region)
+    return makeError(Code::FailedPrecondition,
+                     "AWS_REGION is not set: the DynamoDB engine needs it");
   auto endpoint = resolveEndpoint(env_, *region);
   if (!endpoint) return endpoint.error();
   TransportOptions t;

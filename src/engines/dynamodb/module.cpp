@@ -18,11 +18,16 @@ class DynamoModule final : public engines::EngineModule {
   }
   bool enabled(const Env& env) const override { return env.has("AWS_REGION"); }
   std::string_view securityPosture() const override {
-    return "only GetItem, Scan (no filters) and DescribeTable on the tables named in the config; keys are typed "
-           "by the registry and names are placeholders, never spliced; scan cursors are signed and bound to their "
-           "target; the serving binary contains no DynamoDB write operation (checked by a test). The real "
-           "boundary is IAM: grant only dynamodb:GetItem, dynamodb:Scan and dynamodb:DescribeTable on these "
-           "tables. The self-check sends a conditional update that can never match and reports a violation "
+    return "only GetItem, Scan (no filters) and DescribeTable on the tables named in the config; "
+           "keys are typed "
+           "by the registry and names are placeholders, never spliced; scan cursors are signed and "
+           "bound to their "
+           "target; the serving binary contains no DynamoDB write operation (checked by a test). "
+           "The real "
+           "boundary is IAM: grant only dynamodb:GetItem, dynamodb:Scan and dynamodb:DescribeTable "
+           "on these "
+           "tables. The self-check sends a conditional update that can never match and reports a "
+           "violation "
            "unless IAM denies it.";
   }
   std::string_view defaultSection() const override { return defaultSectionYaml(); }
@@ -31,7 +36,8 @@ class DynamoModule final : public engines::EngineModule {
     registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));
   }
 
-  Status registerTools(protocol::ToolRegistry& registry, engines::EngineServices& services) override {
+  Status registerTools(protocol::ToolRegistry& registry,
+                       engines::EngineServices& services) override {
     if (!registry_) return {};
     return dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
   }
@@ -57,8 +63,12 @@ class DynamoModule final : public engines::EngineModule {
 
 }  // namespace
 
-engines::EngineModulePtr makeModule() { return makeModule(BackendOptions{}); }
+engines::EngineModulePtr makeModule() {
+  return makeModule(BackendOptions{});
+}
 
-engines::EngineModulePtr makeModule(BackendOptions options) { return std::make_unique<DynamoModule>(std::move(options)); }
+engines::EngineModulePtr makeModule(BackendOptions options) {
+  return std::make_unique<DynamoModule>(std::move(options));
+}
 
 }  // namespace mcpdb::dynamodb

@@ -18,7 +18,8 @@ bool validTargetName(const std::string& s) {
   return std::regex_match(s, kName);
 }
 
-std::optional<KeyAttribute> parseKey(const config::Node& parent, std::string_view key, bool required) {
+std::optional<KeyAttribute> parseKey(const config::Node& parent, std::string_view key,
+                                     bool required) {
   config::Node n = parent.child(key);
   if (!n.present()) {
     if (required) parent.diag().error(parent.line(), n.path(), "is required");
@@ -65,7 +66,8 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
 
   config::Node targets = section.child("targets");
   if (!targets.present()) {
-    section.diag().error(section.line(), targets.path(), "is required (a map of target name to table)");
+    section.diag().error(section.line(), targets.path(),
+                         "is required (a map of target name to table)");
     return reg;
   }
   if (!targets.isMap()) {
@@ -82,7 +84,8 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
       node.error("invalid target name (1-64 of A-Z a-z 0-9 _ -, starting with a letter)");
       continue;
     }
-    if (!node.expectMap({"table", "description", "partition_key", "sort_key", "attributes", "exact_count", "limits"})) {
+    if (!node.expectMap({"table", "description", "partition_key", "sort_key", "attributes",
+                         "exact_count", "limits"})) {
       continue;
     }
     Target t;
@@ -117,7 +120,8 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
     if (node.child("attributes").present()) {
       if (auto attrs = node.stringList("attributes")) {
         if (attrs->empty()) {
-          node.child("attributes").error("must list at least one attribute (omit it to allow all attributes)");
+          node.child("attributes")
+              .error("must list at least one attribute (omit it to allow all attributes)");
           ok = false;
         }
         std::set<std::string> names;
@@ -141,7 +145,8 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
     config::Node ec = node.child("exact_count");
     if (ec.present() && ec.expectMap({"enabled", "max_items"})) {
       if (auto e = ec.boolean("enabled", true)) t.exact_count.enabled = *e;
-      if (auto m = ec.integer("max_items", 1, 100000000)) t.exact_count.max_items = static_cast<std::uint64_t>(*m);
+      if (auto m = ec.integer("max_items", 1, 100000000))
+        t.exact_count.max_items = static_cast<std::uint64_t>(*m);
     }
     t.limits = config::parseLimits(node.child("limits"), reg.limits, &reg.limits);
     if (ok) reg.targets.push_back(std::move(t));

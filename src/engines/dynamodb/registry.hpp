@@ -27,8 +27,8 @@ struct ExactCount {
 };
 
 struct Target {
-  std::string name;         // logical name shown to agents
-  std::string table;        // DynamoDB table name
+  std::string name;   // logical name shown to agents
+  std::string table;  // DynamoDB table name
   std::string description;
   KeyAttribute partition_key;
   std::optional<KeyAttribute> sort_key;

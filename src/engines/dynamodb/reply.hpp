@@ -27,7 +27,8 @@ inline std::optional<std::uint64_t> uintField(const Json& obj, std::string_view 
   const Json* f = field(obj, key);
   if (f == nullptr) return std::nullopt;
   if (f->is_number_unsigned()) return f->get<std::uint64_t>();
-  if (f->is_number_integer() && f->get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(f->get<std::int64_t>());
+  if (f->is_number_integer() && f->get<std::int64_t>() >= 0)
+    return static_cast<std::uint64_t>(f->get<std::int64_t>());
   return std::nullopt;
 }
 

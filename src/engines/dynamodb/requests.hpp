@@ -17,8 +17,9 @@ namespace mcpdb::dynamodb {
 enum class ReadOp { GetItem, Scan, DescribeTable };
 std::string_view readOpName(ReadOp op);
 
-// A wire key from agent arguments, typed by the target's key schema. `sort_key` is null when absent.
-// InvalidArgument (naming the argument, never quoting the value) on a missing, extra or mistyped value.
+// A wire key from agent arguments, typed by the target's key schema. `sort_key` is null when
+// absent. InvalidArgument (naming the argument, never quoting the value) on a missing, extra or
+// mistyped value.
 Result<Json> buildKey(const Target& target, const Json& partition_key, const Json* sort_key);
 
 // The key attributes of a wire item (scan cursors).
@@ -28,8 +29,10 @@ Result<Json> keyOfItem(const Target& target, const Json& wire_item);
 Status validateWireKey(const Target& target, const Json& key);
 
 Json getItemRequest(const Target& target, const Json& key, bool consistent_read);
-Json scanRequest(const Target& target, std::uint32_t limit, const std::optional<Json>& exclusive_start_key);
-Json countScanRequest(const Target& target, std::uint32_t limit, const std::optional<Json>& exclusive_start_key);
+Json scanRequest(const Target& target, std::uint32_t limit,
+                 const std::optional<Json>& exclusive_start_key);
+Json countScanRequest(const Target& target, std::uint32_t limit,
+                      const std::optional<Json>& exclusive_start_key);
 Json describeTableRequest(const Target& target);
 
 }  // namespace mcpdb::dynamodb

@@ -41,8 +41,10 @@ std::string keySchemaMismatch(const Target& t, const Json& table) {
   if (hash != t.partition_key.name || typeOf(defs, hash) != keyTypeName(t.partition_key.type)) {
     return "the table's partition key differs from the config";
   }
-  if (t.sort_key.has_value() != !range.empty()) return "the table's sort key presence differs from the config";
-  if (t.sort_key && (range != t.sort_key->name || typeOf(defs, range) != keyTypeName(t.sort_key->type))) {
+  if (t.sort_key.has_value() != !range.empty())
+    return "the table's sort key presence differs from the config";
+  if (t.sort_key &&
+      (range != t.sort_key->name || typeOf(defs, range) != keyTypeName(t.sort_key->type))) {
     return "the table's sort key differs from the config";
   }
   return {};
@@ -60,16 +62,18 @@ Json deniedWriteProbeRequest(const Target& target) {
   Json key = {{target.partition_key.name, sentinel(target.partition_key.type)}};
   if (target.sort_key) key[target.sort_key->name] = sentinel(target.sort_key->type);
   std::string probe_attr = "mcpdb_self_check_probe";
-  while (probe_attr == target.partition_key.name || (target.sort_key && probe_attr == target.sort_key->name)) {
+  while (probe_attr == target.partition_key.name ||
+         (target.sort_key && probe_attr == target.sort_key->name)) {
     probe_attr += "_";
   }
-  return {{"TableName", target.table},
-          {"Key", key},
-          {"UpdateExpression", "SET #probe = :probe"},
-          {"ConditionExpression", "attribute_not_exists(#pk) AND attribute_exists(#pk)"},
-          {"ExpressionAttributeNames", {{"#pk", target.partition_key.name}, {"#probe", probe_attr}}},
-          {"ExpressionAttributeValues", {{":probe", {{"BOOL", true}}}}},
-          {"ReturnValues", "NONE"}};
+  return {
+      {"TableName", target.table},
+      {"Key", key},
+      {"UpdateExpression", "SET #probe = :probe"},
+      {"ConditionExpression", "attribute_not_exists(#pk) AND attribute_exists(#pk)"},
+      {"ExpressionAttributeNames", {{"#pk", target.partition_key.name}, {"#probe", probe_attr}}},
+      {"ExpressionAttributeValues", {{":probe", {{"BOOL", true}}}}},
+      {"ReturnValues", "NONE"}};
 }
 
 std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
@@ -84,37 +88,49 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
     if (!done.insert(t.table).second) continue;
     const std::string label = "table " + t.table + " (target " + t.name + ")";
     CallOptions opts;
-    opts.deadline = std::chrono::steady_clock::now() + std::min(t.limits.timeout, std::chrono::milliseconds(10000));
+    opts.deadline = std::chrono::steady_clock::now() +
+                    std::min(t.limits.timeout, std::chrono::milliseconds(10000));
 
-    auto desc = (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(t), opts);
+    auto desc =
+        (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(t), opts);
     if (!desc) {
-      out.push_back({Finding::Severity::Warning, "dynamodb.reachable", label + ": " + desc.error().message});
+      out.push_back(
+          {Finding::Severity::Warning, "dynamodb.reachable", label + ": " + desc.error().message});
     } else {
       const Json* table_ptr = field(*desc, "Table");
       const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
-      out.push_back({Finding::Severity::Ok, "dynamodb.reachable",
-                     label + ": reachable, status " + stringField(table, "TableStatus", "UNKNOWN")});
+      out.push_back(
+          {Finding::Severity::Ok, "dynamodb.reachable",
+           label + ": reachable, status " + stringField(table, "TableStatus", "UNKNOWN")});
       if (auto why = keySchemaMismatch(t, table); !why.empty()) {
         out.push_back({Finding::Severity::Warning, "dynamodb.key_schema", label + ": " + why});
       }
     }
 
     CallInfo info;
-    opts.deadline = std::chrono::steady_clock::now() + std::min(t.limits.timeout, std::chrono::milliseconds(10000));
-    auto probe = (*transport)->call(deniedWriteProbeOperation(), deniedWriteProbeRequest(t), opts, &info);
+    opts.deadline = std::chrono::steady_clock::now() +
+                    std::min(t.limits.timeout, std::chrono::milliseconds(10000));
+    auto probe =
+        (*transport)->call(deniedWriteProbeOperation(), deniedWriteProbeRequest(t), opts, &info);
     if (probe) {
       // Cannot happen with a condition that never holds; if it does, the principal wrote.
-      out.push_back({Finding::Severity::Violation, "dynamodb.write_denied",
-                     label + ": principal may write: a conditional update that can never match was accepted"});
+      out.push_back(
+          {Finding::Severity::Violation, "dynamodb.write_denied",
+           label +
+               ": principal may write: a conditional update that can never match was accepted"});
     } else if (info.error_type == "ConditionalCheckFailedException") {
       out.push_back({Finding::Severity::Violation, "dynamodb.write_denied",
-                     label + ": principal may write: the write was only stopped by the condition "
-                             "(grant only dynamodb:GetItem, dynamodb:Scan, dynamodb:DescribeTable)"});
-    } else if (probe.error().code == Code::PermissionDenied && info.error_type == "AccessDeniedException") {
-      out.push_back({Finding::Severity::Ok, "dynamodb.write_denied", label + ": write denied (AccessDeniedException)"});
+                     label +
+                         ": principal may write: the write was only stopped by the condition "
+                         "(grant only dynamodb:GetItem, dynamodb:Scan, dynamodb:DescribeTable)"});
+    } else if (probe.error().code == Code::PermissionDenied &&
+               info.error_type == "AccessDeniedException") {
+      out.push_back({Finding::Severity::Ok, "dynamodb.write_denied",
+                     label + ": write denied (AccessDeniedException)"});
     } else {
-      out.push_back({Finding::Severity::Warning, "dynamodb.write_denied",
-                     label + ": could not prove the principal cannot write: " + probe.error().message});
+      out.push_back(
+          {Finding::Severity::Warning, "dynamodb.write_denied",
+           label + ": could not prove the principal cannot write: " + probe.error().message});
     }
   }
   return out;

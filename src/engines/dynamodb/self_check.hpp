@@ -15,10 +15,12 @@ namespace mcpdb::dynamodb {
 // cut out of a marker literal so that the binary-strings test can tell this use from any other.
 std::string_view deniedWriteProbeOperation();
 // The marker literal holding it (the test looks for exactly this).
-inline constexpr std::string_view kDeniedWriteProbeMarker = "mcpdb:self-check:denied-write-probe[UpdateItem]";
+inline constexpr std::string_view kDeniedWriteProbeMarker =
+    "mcpdb:self-check:denied-write-probe[UpdateItem]";
 
 // The probe's request: an update whose condition can never hold
-// (attribute_not_exists(#pk) AND attribute_exists(#pk)) on a sentinel key, so it never changes data.
+// (attribute_not_exists(#pk) AND attribute_exists(#pk)) on a sentinel key, so it never changes
+// data.
 Json deniedWriteProbeRequest(const Target& target);
 
 std::vector<engines::Finding> runSelfCheck(const Registry& registry, Backend& backend);

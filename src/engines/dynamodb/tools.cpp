@@ -19,8 +19,10 @@ constexpr const char* kEngine = "dynamodb";
 constexpr std::uint32_t kDefaultScanLimit = 25;
 constexpr int kMaxScanPages = 8;  // DynamoDB pages stop at 1 MB; a call reads at most this many
 constexpr const char* kApproximateNote =
-    "approximate_count is DynamoDB's DescribeTable ItemCount, which AWS refreshes only about every six "
-    "hours: it can lag recent writes. Ask for exact=true (where the target allows it) for a counted value.";
+    "approximate_count is DynamoDB's DescribeTable ItemCount, which AWS refreshes only about every "
+    "six "
+    "hours: it can lag recent writes. Ask for exact=true (where the target allows it) for a "
+    "counted value.";
 
 Limits effectiveLimits(const Limits& call, const Limits& target) {
   Limits out;
@@ -34,7 +36,8 @@ CallOptions callOptions(const CallContext& ctx, const Limits& limits) {
   CallOptions o;
   o.stop = ctx.stop;
   o.deadline = std::chrono::steady_clock::now() + limits.timeout;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) o.deadline = std::min(o.deadline, ctx.deadline);
+  if (ctx.deadline != std::chrono::steady_clock::time_point{})
+    o.deadline = std::min(o.deadline, ctx.deadline);
   return o;
 }
 
@@ -49,7 +52,9 @@ protocol::ToolHandler guarded(protocol::ToolHandler inner) {
   };
 }
 
-Error forTarget(const Target& t, const Error& e) { return makeError(e.code, "target '" + t.name + "': " + e.message); }
+Error forTarget(const Target& t, const Error& e) {
+  return makeError(e.code, "target '" + t.name + "': " + e.message);
+}
 
 Json targetEnum(const Registry& reg) {
   Json names = Json::array();
@@ -58,8 +63,10 @@ Json targetEnum(const Registry& reg) {
 }
 
 std::string keySummary(const Target& t) {
-  std::string s = t.name + " (partition key " + t.partition_key.name + ":" + std::string(keyTypeName(t.partition_key.type));
-  if (t.sort_key) s += ", sort key " + t.sort_key->name + ":" + std::string(keyTypeName(t.sort_key->type));
+  std::string s = t.name + " (partition key " + t.partition_key.name + ":" +
+                  std::string(keyTypeName(t.partition_key.type));
+  if (t.sort_key)
+    s += ", sort key " + t.sort_key->name + ":" + std::string(keyTypeName(t.sort_key->type));
   return s + ")";
 }
 
@@ -70,8 +77,10 @@ std::string targetsSummary(const Registry& reg) {
 }
 
 Json targetProperty(const Registry& reg) {
-  return {{"type", "string"}, {"enum", targetEnum(reg)},
-          {"description", "Logical target name from list_dynamodb_targets (each maps to one fixed table)."}};
+  return {{"type", "string"},
+          {"enum", targetEnum(reg)},
+          {"description",
+           "Logical target name from list_dynamodb_targets (each maps to one fixed table)."}};
 }
 
 const Target* findTarget(const Registry& reg, const Json& args) {
@@ -81,19 +90,23 @@ const Target* findTarget(const Registry& reg, const Json& args) {
 }
 
 Error unknownTarget() {
-  return makeError(Code::NotFound, "unknown target: call list_dynamodb_targets for the allowed names");
+  return makeError(Code::NotFound,
+                   "unknown target: call list_dynamodb_targets for the allowed names");
 }
 
 Json describeTarget(const Target& t) {
-  Json j = {{"name", t.name},
-            {"table", t.table},
-            {"description", t.description},
-            {"partition_key", {{"name", t.partition_key.name}, {"type", keyTypeName(t.partition_key.type)}}},
-            {"sort_key", nullptr},
-            {"attributes", nullptr},
-            {"exact_count", {{"enabled", t.exact_count.enabled}, {"max_items", t.exact_count.max_items}}},
-            {"max_rows", t.limits.max_rows}};
-  if (t.sort_key) j["sort_key"] = {{"name", t.sort_key->name}, {"type", keyTypeName(t.sort_key->type)}};
+  Json j = {
+      {"name", t.name},
+      {"table", t.table},
+      {"description", t.description},
+      {"partition_key",
+       {{"name", t.partition_key.name}, {"type", keyTypeName(t.partition_key.type)}}},
+      {"sort_key", nullptr},
+      {"attributes", nullptr},
+      {"exact_count", {{"enabled", t.exact_count.enabled}, {"max_items", t.exact_count.max_items}}},
+      {"max_rows", t.limits.max_rows}};
+  if (t.sort_key)
+    j["sort_key"] = {{"name", t.sort_key->name}, {"type", keyTypeName(t.sort_key->type)}};
   if (!t.attributes.empty()) j["attributes"] = t.attributes;
   return j;
 }
@@ -106,14 +119,18 @@ Tool listTool(std::shared_ptr<const Registry> reg) {
   t.title = "List DynamoDB targets";
   t.engine = kEngine;
   t.description =
-      "Lists the DynamoDB targets this server may read: logical name, table, description, key schema "
+      "Lists the DynamoDB targets this server may read: logical name, table, description, key "
+      "schema "
       "(partition/sort key names and types S=string, N=number, B=binary), the attributes returned, "
-      "whether exact counting is allowed, and the row cap. Call this first to learn the target names "
+      "whether exact counting is allowed, and the row cap. Call this first to learn the target "
+      "names "
       "and key types for get_dynamodb_item, scan_dynamodb_table and count_dynamodb_items.";
-  t.input_schema = {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
-  t.output_schema = {{"type", "object"},
-                     {"properties", {{"targets", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
-                     {"required", {"targets"}}};
+  t.input_schema = {
+      {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+  t.output_schema = {
+      {"type", "object"},
+      {"properties", {{"targets", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
+      {"required", {"targets"}}};
   t.limits = reg->limits;
   t.handler = [reg](const Json&, CallContext&) -> Result<ToolOutput> {
     Json list = Json::array();
@@ -134,13 +151,18 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
   t.title = "Get one DynamoDB item by key";
   t.engine = kEngine;
   t.description =
-      "Reads one item by its full primary key from a registered target (GetItem). Give the partition "
-      "key value, and the sort key value when the target has one. Values are typed by the target's key "
-      "schema: S keys take a string, N keys a number written as a string of digits (e.g. \"42\"), B keys "
-      "standard base64. Values are matched exactly, never interpreted. Returns found=false when no item "
+      "Reads one item by its full primary key from a registered target (GetItem). Give the "
+      "partition "
+      "key value, and the sort key value when the target has one. Values are typed by the target's "
+      "key "
+      "schema: S keys take a string, N keys a number written as a string of digits (e.g. \"42\"), "
+      "B keys "
+      "standard base64. Values are matched exactly, never interpreted. Returns found=false when no "
+      "item "
       "has that key. Only the target's allowed attributes are returned. Targets: " +
       targetsSummary(*reg) +
-      ". Item values: strings, booleans, null, lists and maps are plain JSON; numbers are JSON numbers "
+      ". Item values: strings, booleans, null, lists and maps are plain JSON; numbers are JSON "
+      "numbers "
       "when exact, otherwise {\"$number\": \"digits\"}; binary is {\"$binary\": base64}; sets are "
       "{\"$stringSet\"|\"$numberSet\"|\"$binarySet\": [...]}.";
   t.input_schema = {
@@ -149,13 +171,16 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
        {{"target", targetProperty(*reg)},
         {"partition_key",
          {{"type", Json::array({"string", "integer"})},
-          {"description", "Partition key value, typed by the target's key schema (N as a digit string)."}}},
+          {"description",
+           "Partition key value, typed by the target's key schema (N as a digit string)."}}},
         {"sort_key",
          {{"type", Json::array({"string", "integer"})},
           {"description", "Sort key value; required exactly when the target has a sort key."}}},
         {"consistent_read",
-         {{"type", "boolean"}, {"default", false},
-          {"description", "Strongly consistent read (sees all writes acknowledged before the call)."}}}}},
+         {{"type", "boolean"},
+          {"default", false},
+          {"description",
+           "Strongly consistent read (sees all writes acknowledged before the call)."}}}}},
       {"required", {"target", "partition_key"}},
       {"additionalProperties", false}};
   t.output_schema = {{"type", "object"},
@@ -176,16 +201,20 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
     auto transport = backend->transport();
     if (!transport) return transport.error();
     const Limits limits = effectiveLimits(ctx.limits, target->limits);
-    auto reply = (*transport)->call(readOpName(ReadOp::GetItem),
-                                    getItemRequest(*target, *key, args.value("consistent_read", false)),
-                                    callOptions(ctx, limits));
+    auto reply = (*transport)
+                     ->call(readOpName(ReadOp::GetItem),
+                            getItemRequest(*target, *key, args.value("consistent_read", false)),
+                            callOptions(ctx, limits));
     if (!reply) return forTarget(*target, reply.error());
     ToolOutput out;
-    out.structured = {{"target", target->name}, {"found", false}, {"item", nullptr}, {"truncated", false}};
+    out.structured = {
+        {"target", target->name}, {"found", false}, {"item", nullptr}, {"truncated", false}};
     const Json* wire_item = objectField(*reply, "Item");
     if (wire_item == nullptr) return out;
     auto item = itemToJson(*wire_item);
-    if (!item) return forTarget(*target, makeError(Code::Internal, "unexpected item encoding from DynamoDB"));
+    if (!item)
+      return forTarget(*target,
+                       makeError(Code::Internal, "unexpected item encoding from DynamoDB"));
     RowBudget budget(Limits{1, limits.max_bytes, limits.timeout});
     out.structured["found"] = true;
     if (budget.add(std::move(*item))) {
@@ -193,7 +222,8 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
       out.rows = 1;
     } else {
       out.structured["truncated"] = true;
-      out.structured["note"] = "The item exists but is larger than the " + std::to_string(limits.max_bytes) +
+      out.structured["note"] = "The item exists but is larger than the " +
+                               std::to_string(limits.max_bytes) +
                                "-byte response cap (max_bytes), so it is not returned.";
     }
     return out;
@@ -212,34 +242,44 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
   t.title = "Scan a DynamoDB table, page by page";
   t.engine = kEngine;
   t.description =
-      "Reads items of a registered target in DynamoDB's storage order (Scan, no filter), at most `limit` "
-      "items per call (bounded by the target's max_rows; see list_dynamodb_targets). When more items "
-      "remain, the result has has_more=true and a next_cursor: pass it back unchanged as `cursor` with "
+      "Reads items of a registered target in DynamoDB's storage order (Scan, no filter), at most "
+      "`limit` "
+      "items per call (bounded by the target's max_rows; see list_dynamodb_targets). When more "
+      "items "
+      "remain, the result has has_more=true and a next_cursor: pass it back unchanged as `cursor` "
+      "with "
       "the same target to continue. Cursors are signed, expire after an hour and work only for the "
       "target that issued them. Only the target's allowed attributes are returned. Prefer "
       "get_dynamodb_item when you know the key. Item values are encoded as in get_dynamodb_item.";
-  t.input_schema = {{"type", "object"},
-                    {"properties",
-                     {{"target", targetProperty(*reg)},
-                      {"limit",
-                       {{"type", "integer"}, {"minimum", 1}, {"maximum", max_rows},
-                        {"description", "Items to return in this call (default " +
-                                            std::to_string(kDefaultScanLimit) + ", capped by the target's max_rows)."}}},
-                      {"cursor",
-                       {{"type", "string"}, {"minLength", 1}, {"maxLength", 8192},
-                        {"description", "next_cursor from the previous call on the same target."}}}}},
-                    {"required", {"target"}},
-                    {"additionalProperties", false}};
-  t.output_schema = {{"type", "object"},
-                     {"properties",
-                      {{"target", {{"type", "string"}}},
-                       {"items", {{"type", "array"}, {"items", {{"type", "object"}}}}},
-                       {"count", {{"type", "integer"}}},
-                       {"has_more", {{"type", "boolean"}}},
-                       {"next_cursor", {{"type", Json::array({"string", "null"})}}},
-                       {"truncated", {{"type", "boolean"}}},
-                       {"note", {{"type", "string"}}}}},
-                     {"required", {"target", "items", "count", "has_more", "next_cursor", "truncated"}}};
+  t.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"target", targetProperty(*reg)},
+        {"limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", max_rows},
+          {"description", "Items to return in this call (default " +
+                              std::to_string(kDefaultScanLimit) +
+                              ", capped by the target's max_rows)."}}},
+        {"cursor",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"maxLength", 8192},
+          {"description", "next_cursor from the previous call on the same target."}}}}},
+      {"required", {"target"}},
+      {"additionalProperties", false}};
+  t.output_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"target", {{"type", "string"}}},
+        {"items", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+        {"count", {{"type", "integer"}}},
+        {"has_more", {{"type", "boolean"}}},
+        {"next_cursor", {{"type", Json::array({"string", "null"})}}},
+        {"truncated", {{"type", "boolean"}}},
+        {"note", {{"type", "string"}}}}},
+      {"required", {"target", "items", "count", "has_more", "next_cursor", "truncated"}}};
   t.limits = reg->limits;
   t.handler = [reg, backend, codec](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
     const Target* target = findTarget(*reg, args);
@@ -250,7 +290,8 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
       const auto v = it->get<std::int64_t>();
       if (v < 1 || v > static_cast<std::int64_t>(limits.max_rows)) {
         return makeError(Code::InvalidArgument, "arguments.limit: must be between 1 and " +
-                                                    std::to_string(limits.max_rows) + " for target '" + target->name + "'");
+                                                    std::to_string(limits.max_rows) +
+                                                    " for target '" + target->name + "'");
       }
       limit = static_cast<std::uint32_t>(v);
     }
@@ -274,18 +315,23 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
     bool stopped_by_budget = false;
     for (int page = 0; page < kMaxScanPages; ++page) {
       const auto want = static_cast<std::uint32_t>(limit - budget.rows());
-      auto reply = (*transport)->call(readOpName(ReadOp::Scan), scanRequest(*target, want, start), opts);
+      auto reply =
+          (*transport)->call(readOpName(ReadOp::Scan), scanRequest(*target, want, start), opts);
       if (!reply) return forTarget(*target, reply.error());
       const Json* items = arrayField(*reply, "Items");
-      if (items == nullptr) return forTarget(*target, makeError(Code::Internal, "unexpected Scan reply from DynamoDB"));
+      if (items == nullptr)
+        return forTarget(*target, makeError(Code::Internal, "unexpected Scan reply from DynamoDB"));
       for (const auto& wire : *items) {
         auto key = keyOfItem(*target, wire);
         if (!key) return forTarget(*target, key.error());
         auto item = itemToJson(wire);
-        if (!item) return forTarget(*target, makeError(Code::Internal, "unexpected item encoding from DynamoDB"));
+        if (!item)
+          return forTarget(*target,
+                           makeError(Code::Internal, "unexpected item encoding from DynamoDB"));
         if (!budget.add(std::move(*item))) {
           if (budget.rows() == 0) {
-            // A single item larger than the byte cap: step over it (and say so) rather than loop forever.
+            // A single item larger than the byte cap: step over it (and say so) rather than loop
+            // forever.
             ++skipped;
             resume = std::move(*key);
           }
@@ -302,17 +348,21 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
       }
       start = *lek;
       resume = *lek;
-      if (budget.rows() >= limit || std::chrono::steady_clock::now() >= opts.deadline || opts.stop.stop_requested()) break;
+      if (budget.rows() >= limit || std::chrono::steady_clock::now() >= opts.deadline ||
+          opts.stop.stop_requested())
+        break;
     }
     ToolOutput out;
     out.rows = budget.rows();
     Json next = nullptr;
-    if (resume) next = codec->encode(scanCursorContext(*target), Json{{"t", target->table}, {"k", *resume}});
+    if (resume)
+      next = codec->encode(scanCursorContext(*target), Json{{"t", target->table}, {"k", *resume}});
     std::string note;
     if (stopped_by_budget) {
-      note = skipped > 0 ? "An item larger than the " + std::to_string(limits.max_bytes) +
-                               "-byte response cap (max_bytes) was skipped; continue with next_cursor."
-                         : budget.note() + " Continue with next_cursor.";
+      note = skipped > 0
+                 ? "An item larger than the " + std::to_string(limits.max_bytes) +
+                       "-byte response cap (max_bytes) was skipped; continue with next_cursor."
+                 : budget.note() + " Continue with next_cursor.";
     } else if (resume) {
       note = "More items remain: call again with cursor=next_cursor.";
     }
@@ -337,18 +387,25 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
   t.title = "Count items of a DynamoDB target";
   t.engine = kEngine;
   t.description =
-      "Returns the approximate item count of a registered target (DynamoDB's DescribeTable ItemCount, "
-      "refreshed by AWS only about every six hours, so labelled approximate). With exact=true, and only "
-      "where the target allows it (list_dynamodb_targets: exact_count.enabled), also counts items with a "
-      "Scan (Select=COUNT) that stops after the target's max_items and says whether that cap was hit.";
-  t.input_schema = {{"type", "object"},
-                    {"properties",
-                     {{"target", targetProperty(*reg)},
-                      {"exact",
-                       {{"type", "boolean"}, {"default", false},
-                        {"description", "Also count exactly by scanning (capped; slower and consumes read capacity)."}}}}},
-                    {"required", {"target"}},
-                    {"additionalProperties", false}};
+      "Returns the approximate item count of a registered target (DynamoDB's DescribeTable "
+      "ItemCount, "
+      "refreshed by AWS only about every six hours, so labelled approximate). With exact=true, and "
+      "only "
+      "where the target allows it (list_dynamodb_targets: exact_count.enabled), also counts items "
+      "with a "
+      "Scan (Select=COUNT) that stops after the target's max_items and says whether that cap was "
+      "hit.";
+  t.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"target", targetProperty(*reg)},
+        {"exact",
+         {{"type", "boolean"},
+          {"default", false},
+          {"description",
+           "Also count exactly by scanning (capped; slower and consumes read capacity)."}}}}},
+      {"required", {"target"}},
+      {"additionalProperties", false}};
   t.output_schema = {{"type", "object"},
                      {"properties",
                       {{"target", {{"type", "string"}}},
@@ -364,15 +421,17 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
     if (target == nullptr) return unknownTarget();
     const bool exact = args.value("exact", false);
     if (exact && !target->exact_count.enabled) {
-      return makeError(Code::FailedPrecondition, "target '" + target->name +
-                                                     "' does not allow exact counting (exact_count.enabled is off in the "
-                                                     "server's config); use the approximate count");
+      return makeError(Code::FailedPrecondition,
+                       "target '" + target->name +
+                           "' does not allow exact counting (exact_count.enabled is off in the "
+                           "server's config); use the approximate count");
     }
     auto transport = backend->transport();
     if (!transport) return transport.error();
     const Limits limits = effectiveLimits(ctx.limits, target->limits);
     const CallOptions opts = callOptions(ctx, limits);
-    auto desc = (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(*target), opts);
+    auto desc =
+        (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(*target), opts);
     if (!desc) return forTarget(*target, desc.error());
     const Json* table_ptr = field(*desc, "Table");
     const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
@@ -397,7 +456,9 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
         break;
       }
       const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(cap - counted, 1000000));
-      auto reply = (*transport)->call(readOpName(ReadOp::Scan), countScanRequest(*target, want, start), opts);
+      auto reply =
+          (*transport)
+              ->call(readOpName(ReadOp::Scan), countScanRequest(*target, want, start), opts);
       if (!reply) {
         if (reply.error().code == Code::TimedOut && pages > 0) {
           stopped_by = "timeout";
@@ -419,12 +480,16 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
       }
       start = *lek;
     }
-    Json ec = {{"count", counted}, {"complete", complete}, {"capped", stopped_by == "max_items"},
-               {"max_items", cap}, {"pages", pages}};
+    Json ec = {{"count", counted},
+               {"complete", complete},
+               {"capped", stopped_by == "max_items"},
+               {"max_items", cap},
+               {"pages", pages}};
     if (!complete) {
       ec["stopped_by"] = stopped_by;
-      out.structured["note"] = std::string(kApproximateNote) + " The exact count stopped early (" + stopped_by +
-                               "): the table has at least " + std::to_string(counted) + " items.";
+      out.structured["note"] = std::string(kApproximateNote) + " The exact count stopped early (" +
+                               stopped_by + "): the table has at least " + std::to_string(counted) +
+                               " items.";
     }
     out.structured["exact_count"] = std::move(ec);
     out.rows = 1;
@@ -435,7 +500,9 @@ Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> bac
 
 }  // namespace
 
-std::string scanCursorContext(const Target& target) { return "dynamodb:scan_dynamodb_table:" + target.name; }
+std::string scanCursorContext(const Target& target) {
+  return "dynamodb:scan_dynamodb_table:" + target.name;
+}
 
 Status registerTools(protocol::ToolRegistry& tools, std::shared_ptr<const Registry> registry,
                      std::shared_ptr<Backend> backend, const std::string& cursor_key) {

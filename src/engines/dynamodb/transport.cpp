@@ -28,7 +28,8 @@ std::string safeTypeName(std::string_view type) {
 
 std::chrono::milliseconds backoff(const RetryPolicy& p, int attempt) {
   // Full jitter (AWS architecture blog "Exponential Backoff And Jitter").
-  const auto ceiling = std::min<std::int64_t>(p.cap.count(), p.base.count() << std::min(attempt, 20));
+  const auto ceiling =
+      std::min<std::int64_t>(p.cap.count(), p.base.count() << std::min(attempt, 20));
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::uniform_int_distribution<std::int64_t> dist(0, std::max<std::int64_t>(ceiling, 0));
   return std::chrono::milliseconds(dist(rng));
@@ -53,16 +54,20 @@ Result<Endpoint> parseEndpoint(std::string_view url) {
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must be an http:// or https:// URL");
+    return makeError(Code::FailedPrecondition,
+                     "the DynamoDB endpoint override must be an http:// or https:// URL");
   }
   const auto slash = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, slash);
   if (authority.empty() || authority.find('@') != std::string_view::npos) {
-    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must be scheme://host[:port][/path]");
+    return makeError(Code::FailedPrecondition,
+                     "the DynamoDB endpoint override must be scheme://host[:port][/path]");
   }
-  std::string_view path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+  std::string_view path =
+      slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
   if (path.find_first_of("?#") != std::string_view::npos) {
-    return makeError(Code::FailedPrecondition, "the DynamoDB endpoint override must not carry a query or fragment");
+    return makeError(Code::FailedPrecondition,
+                     "the DynamoDB endpoint override must not carry a query or fragment");
   }
   Endpoint e;
   e.host = std::string(authority);
@@ -76,7 +81,8 @@ Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region) {
   if (auto v = env.get("AWS_ENDPOINT_URL")) return parseEndpoint(*v);
   static const std::regex kRegion("[a-z]{2}(-[a-z0-9]+)+-[0-9]+");
   if (!std::regex_match(region, kRegion)) {
-    return makeError(Code::FailedPrecondition, "AWS_REGION does not look like an AWS region (e.g. eu-west-1)");
+    return makeError(Code::FailedPrecondition,
+                     "AWS_REGION does not look like an AWS region (e.g. eu-west-1)");
   }
   const std::string suffix = region.rfind("cn-", 0) == 0 ? ".amazonaws.com.cn" : ".amazonaws.com";
   return parseEndpoint("https://dynamodb." + region + suffix + "/");
@@ -86,7 +92,8 @@ CredentialSource defaultCredentials(const Env& env) {
   std::shared_ptr<aws::CredentialProvider> chain = aws::makeDefaultCredentialChain(env);
   return [chain]() -> Result<aws::Credentials> {
     auto c = chain->get();
-    if (!c && c.error().code == Code::NotFound) return makeError(Code::FailedPrecondition, c.error().message);
+    if (!c && c.error().code == Code::NotFound)
+      return makeError(Code::FailedPrecondition, c.error().message);
     return c;
   };
 }
@@ -97,7 +104,8 @@ CredentialSource environmentCredentials(const Env& env) {
     auto secret = env.get("AWS_SECRET_ACCESS_KEY");
     if (!id || !secret) {
       return makeError(Code::FailedPrecondition,
-                       "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
+                       "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
+                       "AWS_SESSION_TOKEN "
                        "for temporary credentials)");
     }
     aws::Credentials c;
@@ -127,29 +135,36 @@ Error mapServiceError(long http_status, std::string_view error_type, int attempt
   const std::string type = error_type.empty() ? std::string() : safeTypeName(error_type);
   const std::string tries = std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts");
   if (type == "ResourceNotFoundException") {
-    return makeError(Code::NotFound, "DynamoDB table not found in this region and account (ResourceNotFoundException)");
+    return makeError(
+        Code::NotFound,
+        "DynamoDB table not found in this region and account (ResourceNotFoundException)");
   }
   if (type == "AccessDeniedException" || type == "UnrecognizedClientException" ||
       type == "InvalidSignatureException" || type == "MissingAuthenticationTokenException" ||
       type == "IncompleteSignatureException" || type == "ExpiredTokenException" ||
       type == "InvalidClientTokenId") {
-    return makeError(Code::PermissionDenied, "DynamoDB refused the credentials or the permission (" + type + ")");
+    return makeError(Code::PermissionDenied,
+                     "DynamoDB refused the credentials or the permission (" + type + ")");
   }
   if (isThrottling(type)) {
-    return makeError(Code::ResourceExhausted,
-                     "DynamoDB throttled the request (" + type + ") after " + tries + "; retry in a few seconds");
+    return makeError(Code::ResourceExhausted, "DynamoDB throttled the request (" + type +
+                                                  ") after " + tries + "; retry in a few seconds");
   }
   if (type == "ValidationException" || type == "SerializationException") {
-    return makeError(Code::InvalidArgument, "DynamoDB rejected the request as invalid (" + type + ")");
+    return makeError(Code::InvalidArgument,
+                     "DynamoDB rejected the request as invalid (" + type + ")");
   }
   if (type == "ConditionalCheckFailedException") {
-    return makeError(Code::FailedPrecondition, "DynamoDB condition not met (ConditionalCheckFailedException)");
+    return makeError(Code::FailedPrecondition,
+                     "DynamoDB condition not met (ConditionalCheckFailedException)");
   }
   if (http_status >= 500) {
     return makeError(Code::Unavailable, "DynamoDB returned HTTP " + std::to_string(http_status) +
-                                            (type.empty() ? "" : " (" + type + ")") + " after " + tries);
+                                            (type.empty() ? "" : " (" + type + ")") + " after " +
+                                            tries);
   }
-  return makeError(Code::Internal, "unexpected DynamoDB reply: HTTP " + std::to_string(http_status) +
+  return makeError(Code::Internal, "unexpected DynamoDB reply: HTTP " +
+                                       std::to_string(http_status) +
                                        (type.empty() ? "" : " (" + type + ")"));
 }
 
@@ -175,8 +190,8 @@ void Transport::release(std::unique_ptr<HttpClient> client) {
   if (pool_.size() < kMaxPooledClients) pool_.push_back(std::move(client));
 }
 
-Result<Json> Transport::call(std::string_view operation, const Json& body, const CallOptions& options,
-                             CallInfo* info) {
+Result<Json> Transport::call(std::string_view operation, const Json& body,
+                             const CallOptions& options, CallInfo* info) {
   CallInfo local;
   CallInfo& ci = info != nullptr ? *info : local;
   ci = CallInfo{};
@@ -187,11 +202,13 @@ Result<Json> Transport::call(std::string_view operation, const Json& body, const
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     if (attempt > 0) {
       const auto wait = backoff(options_.retry, attempt - 1);
-      if (std::chrono::steady_clock::now() + wait >= options.deadline) break;  // no time left: report the last error
-      if (!sleepFor(wait, options.stop)) return makeError(Code::Cancelled, "DynamoDB call cancelled");
+      if (std::chrono::steady_clock::now() + wait >= options.deadline)
+        break;  // no time left: report the last error
+      if (!sleepFor(wait, options.stop))
+        return makeError(Code::Cancelled, "DynamoDB call cancelled");
     }
-    const auto remaining =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now());
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+        options.deadline - std::chrono::steady_clock::now());
     if (remaining.count() <= 0) {
       return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
     }
@@ -205,7 +222,8 @@ Result<Json> Transport::call(std::string_view operation, const Json& body, const
                    {"Content-Type", "application/x-amz-json-1.0"},
                    {"X-Amz-Target", std::string(kTargetPrefix) + std::string(operation)}};
     req.body = payload;
-    aws::signHeaders(req, *creds, aws::SigningScope{options_.region, "dynamodb", aws::Clock::now()});
+    aws::signHeaders(req, *creds,
+                     aws::SigningScope{options_.region, "dynamodb", aws::Clock::now()});
 
     HttpRequest http;
     http.method = "POST";
@@ -222,14 +240,16 @@ Result<Json> Transport::call(std::string_view operation, const Json& body, const
     if (!resp) {
       // Transport failures are not retried (only throttling and 5xx are): the client's message
       // names only scheme://host:port.
-      if (resp.error().code == Code::TimedOut) return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
+      if (resp.error().code == Code::TimedOut)
+        return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
       return resp.error();
     }
     release(std::move(client));
     ci.http_status = resp->status;
     if (resp->status == 200) {
       Json j = Json::parse(resp->body, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) return makeError(Code::Internal, "unexpected DynamoDB reply (not a JSON object)");
+      if (j.is_discarded() || !j.is_object())
+        return makeError(Code::Internal, "unexpected DynamoDB reply (not a JSON object)");
       ci.error_type.clear();
       return j;
     }

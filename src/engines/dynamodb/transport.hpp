@@ -45,12 +45,14 @@ using CredentialSource = std::function<Result<aws::Credentials>()>;
 // container, IMDSv2), cached and refreshed. "Nothing found" becomes FailedPrecondition (NotFound
 // would read as "table not found").
 CredentialSource defaultCredentials(const Env& env);
-// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN only (tests, the loader's admin keys).
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN only (tests, the loader's admin
+// keys).
 CredentialSource environmentCredentials(const Env& env);
 
 struct RetryPolicy {
-  int max_attempts = 4;                     // first try included
-  std::chrono::milliseconds base{50};       // backoff before attempt n+1: random in [0, min(cap, base * 2^n)]
+  int max_attempts = 4;  // first try included
+  std::chrono::milliseconds base{
+      50};  // backoff before attempt n+1: random in [0, min(cap, base * 2^n)]
   std::chrono::milliseconds cap{2000};
 };
 
@@ -61,7 +63,8 @@ bool isRetryable(long http_status, std::string_view error_type);
 // messages can quote values), only the exception name.
 Error mapServiceError(long http_status, std::string_view error_type, int attempts);
 
-// "ResourceNotFoundException" from {"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"}.
+// "ResourceNotFoundException" from
+// {"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"}.
 std::string errorTypeOf(const std::string& body);
 
 struct TransportOptions {
@@ -73,7 +76,8 @@ struct TransportOptions {
 
 struct CallOptions {
   std::stop_token stop{};
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
 };
 
 // Details of the last reply, for callers that must tell exceptions apart (the self-check).

@@ -48,9 +48,11 @@ Json convertValue(const bson_iter_t& iter, int depth) {
     case BSON_TYPE_DOCUMENT:
     case BSON_TYPE_ARRAY: {
       const bool is_array = bson_iter_type(&iter) == BSON_TYPE_ARRAY;
-      if (depth >= kMaxDepth) return Json{{"$truncated", "nesting deeper than " + std::to_string(kMaxDepth) + " levels"}};
+      if (depth >= kMaxDepth)
+        return Json{{"$truncated", "nesting deeper than " + std::to_string(kMaxDepth) + " levels"}};
       bson_iter_t child;
-      if (!bson_iter_recurse(&iter, &child)) return Json{{"$invalidBson", "unreadable nested document"}};
+      if (!bson_iter_recurse(&iter, &child))
+        return Json{{"$invalidBson", "unreadable nested document"}};
       return convertDocument(child, is_array, depth + 1);
     }
     case BSON_TYPE_BINARY: {
@@ -66,7 +68,9 @@ Json convertValue(const bson_iter_t& iter, int depth) {
         }
         return Json{{"$uuid", u}};
       }
-      return Json{{"$binary", {{"base64", base64Encode(data, data == nullptr ? 0 : len)}, {"subType", hex2(subtype)}}}};
+      return Json{{"$binary",
+                   {{"base64", base64Encode(data, data == nullptr ? 0 : len)},
+                    {"subType", hex2(subtype)}}}};
     }
     case BSON_TYPE_UNDEFINED: return Json{{"$undefined", true}};
     case BSON_TYPE_OID: {
@@ -96,7 +100,9 @@ Json convertValue(const bson_iter_t& iter, int depth) {
       bson_iter_dbpointer(&iter, &len, &coll, &oid);
       char hex[25] = {0};
       if (oid != nullptr) bson_oid_to_string(oid, hex);
-      return Json{{"$dbPointer", {{"$ref", utf8OrTagged(coll, coll ? len : 0)}, {"$id", {{"$oid", std::string(hex)}}}}}};
+      return Json{
+          {"$dbPointer",
+           {{"$ref", utf8OrTagged(coll, coll ? len : 0)}, {"$id", {{"$oid", std::string(hex)}}}}}};
     }
     case BSON_TYPE_CODE: {
       uint32_t len = 0;
@@ -117,8 +123,10 @@ Json convertValue(const bson_iter_t& iter, int depth) {
       bson_t scope_doc;
       bson_iter_t sit;
       if (depth >= kMaxDepth) {
-        out["$scope"] = Json{{"$truncated", "nesting deeper than " + std::to_string(kMaxDepth) + " levels"}};
-      } else if (scope != nullptr && bson_init_static(&scope_doc, scope, scope_len) && bson_iter_init(&sit, &scope_doc)) {
+        out["$scope"] =
+            Json{{"$truncated", "nesting deeper than " + std::to_string(kMaxDepth) + " levels"}};
+      } else if (scope != nullptr && bson_init_static(&scope_doc, scope, scope_len) &&
+                 bson_iter_init(&sit, &scope_doc)) {
         out["$scope"] = convertDocument(sit, false, depth + 1);
       } else {
         out["$scope"] = Json{{"$invalidBson", "unreadable scope"}};
@@ -183,7 +191,8 @@ Json convertDocument(bson_iter_t& it, bool is_array, int depth) {
 std::string base64Encode(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return {};
   std::string out(4 * ((size + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
   out.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
   return out;
 }
@@ -203,13 +212,17 @@ std::string isoDateFromMillis(std::int64_t ms) {
   const auto s = duration_cast<seconds>(in_day - h - m);
   const auto frac = in_day - h - m - s;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), static_cast<int>(h.count()),
-                static_cast<int>(m.count()), static_cast<int>(s.count()), static_cast<int>(frac.count()));
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(h.count()),
+                static_cast<int>(m.count()), static_cast<int>(s.count()),
+                static_cast<int>(frac.count()));
   return buf;
 }
 
-Json bsonValueToJson(const bson_iter_t& iter) { return convertValue(iter, 0); }
+Json bsonValueToJson(const bson_iter_t& iter) {
+  return convertValue(iter, 0);
+}
 
 Json bsonToJson(const bson_t& doc) {
   bson_iter_t it;
@@ -224,7 +237,8 @@ Result<Json> bsonBytesToJson(const std::uint8_t* data, std::size_t size) {
   }
   std::size_t offset = 0;
   if (!bson_validate(&doc, BSON_VALIDATE_NONE, &offset)) {
-    return makeError(Code::InvalidArgument, "not a valid BSON document (offset " + std::to_string(offset) + ")");
+    return makeError(Code::InvalidArgument,
+                     "not a valid BSON document (offset " + std::to_string(offset) + ")");
   }
   return bsonToJson(doc);
 }

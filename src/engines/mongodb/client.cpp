@@ -17,7 +17,8 @@ using CursorPtr = Owned<mongoc_cursor_t, mongoc_cursor_destroy>;
 // warning up: its debug output (server monitoring chatter) is noise for an operator.
 void quietLog(mongoc_log_level_t level, const char* domain, const char* message, void*) {
   if (level > MONGOC_LOG_LEVEL_WARNING) return;
-  std::fprintf(stderr, "mongoc %s: %s: %s\n", mongoc_log_level_str(level), domain != nullptr ? domain : "", message != nullptr ? message : "");
+  std::fprintf(stderr, "mongoc %s: %s: %s\n", mongoc_log_level_str(level),
+               domain != nullptr ? domain : "", message != nullptr ? message : "");
 }
 
 void initDriverOnce() {
@@ -58,14 +59,16 @@ class Lease {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
 }  // namespace
 
 std::int64_t remainingMillis(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   return std::max<std::int64_t>(1, left.count());
 }
 
@@ -77,7 +80,8 @@ Error mongoError(std::string_view what, const bson_error_t& error) {
         return makeError(Code::TimedOut, "MongoDB " + op + " exceeded its time limit (maxTimeMS)");
       case 13:  // Unauthorized
       case 18:  // AuthenticationFailed
-        return makeError(Code::PermissionDenied, "MongoDB refused " + op + ": the configured user lacks the privilege");
+        return makeError(Code::PermissionDenied,
+                         "MongoDB refused " + op + ": the configured user lacks the privilege");
       case 26:  // NamespaceNotFound
         return makeError(Code::NotFound, "MongoDB " + op + ": the collection does not exist");
       case 11600:  // InterruptedAtShutdown
@@ -85,22 +89,30 @@ Error mongoError(std::string_view what, const bson_error_t& error) {
       case 189:    // PrimarySteppedDown
       case 10107:  // NotWritablePrimary
       case 13435:  // NotPrimaryNoSecondaryOk
-        return makeError(Code::Unavailable, "MongoDB " + op + " failed: the server is not available (code " +
+        return makeError(Code::Unavailable, "MongoDB " + op +
+                                                " failed: the server is not available (code " +
                                                 std::to_string(error.code) + ")");
       default:
-        return makeError(Code::Internal, "MongoDB " + op + " failed (server error code " + std::to_string(error.code) + ")");
+        return makeError(Code::Internal, "MongoDB " + op + " failed (server error code " +
+                                             std::to_string(error.code) + ")");
     }
   }
   if (error.domain == MONGOC_ERROR_SERVER_SELECTION) {
-    return makeError(Code::Unavailable, "MongoDB is unreachable (no suitable server could be selected for " + op + ")");
+    return makeError(
+        Code::Unavailable,
+        "MongoDB is unreachable (no suitable server could be selected for " + op + ")");
   }
   if (error.domain == MONGOC_ERROR_STREAM) {
-    return makeError(Code::Unavailable, "MongoDB " + op + ": the connection failed or the server did not answer in time");
+    return makeError(
+        Code::Unavailable,
+        "MongoDB " + op + ": the connection failed or the server did not answer in time");
   }
   if (error.domain == MONGOC_ERROR_CLIENT && error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) {
-    return makeError(Code::PermissionDenied, "MongoDB authentication failed (check the credentials in MONGODB_URI)");
+    return makeError(Code::PermissionDenied,
+                     "MongoDB authentication failed (check the credentials in MONGODB_URI)");
   }
-  return makeError(Code::Internal, "MongoDB " + op + " failed (driver error " + std::to_string(error.domain) + "." +
+  return makeError(Code::Internal, "MongoDB " + op + " failed (driver error " +
+                                       std::to_string(error.domain) + "." +
                                        std::to_string(error.code) + ")");
 }
 
@@ -111,42 +123,50 @@ bool isVectorSearchUnsupported(const bson_error_t& error) {
   if (error.code == 40324 || error.code == 6047401 || error.code == 31082) return true;
   const std::string msg = lower(error.message);
   if (msg.find("vectorsearch") == std::string::npos) return false;
-  static constexpr std::array<std::string_view, 6> kHints = {"unrecognized", "unregistered", "not allowed",
-                                                             "only allowed", "not supported", "unknown"};
-  return std::any_of(kHints.begin(), kHints.end(), [&](std::string_view h) { return msg.find(h) != std::string::npos; });
+  static constexpr std::array<std::string_view, 6> kHints = {
+      "unrecognized", "unregistered", "not allowed", "only allowed", "not supported", "unknown"};
+  return std::any_of(kHints.begin(), kHints.end(),
+                     [&](std::string_view h) { return msg.find(h) != std::string::npos; });
 }
 
 Result<std::unique_ptr<Client>> Client::create(const std::string& uri_text, std::string database,
-                                               const std::string& read_preference, std::chrono::milliseconds io_timeout) {
+                                               const std::string& read_preference,
+                                               std::chrono::milliseconds io_timeout) {
   initDriverOnce();
   std::unique_ptr<Client> c(new Client());
   bson_error_t err;
   c->uri_.reset(mongoc_uri_new_with_error(uri_text.c_str(), &err));
   if (!c->uri_) {
     // The driver's message may quote the URI (credentials): never pass it on.
-    return makeError(Code::FailedPrecondition, "MONGODB_URI is not a valid MongoDB connection string");
+    return makeError(Code::FailedPrecondition,
+                     "MONGODB_URI is not a valid MongoDB connection string");
   }
   const auto io_ms = static_cast<std::int32_t>(std::min<std::int64_t>(io_timeout.count(), 600000));
   defaultOption(c->uri_.get(), MONGOC_URI_SOCKETTIMEOUTMS, io_ms);
-  defaultOption(c->uri_.get(), MONGOC_URI_SERVERSELECTIONTIMEOUTMS, std::min<std::int32_t>(io_ms, 5000));
+  defaultOption(c->uri_.get(), MONGOC_URI_SERVERSELECTIONTIMEOUTMS,
+                std::min<std::int32_t>(io_ms, 5000));
   defaultOption(c->uri_.get(), MONGOC_URI_CONNECTTIMEOUTMS, std::min<std::int32_t>(io_ms, 5000));
-  if (!mongoc_uri_has_option(c->uri_.get(), MONGOC_URI_APPNAME)) mongoc_uri_set_appname(c->uri_.get(), "mcp-dbserver");
+  if (!mongoc_uri_has_option(c->uri_.get(), MONGOC_URI_APPNAME))
+    mongoc_uri_set_appname(c->uri_.get(), "mcp-dbserver");
   // TLS options (tls, tlsCAFile, tlsCertificateKeyFile, ...) are read from the URI by the pool.
   c->pool_.reset(mongoc_client_pool_new_with_error(c->uri_.get(), &err));
-  if (!c->pool_) return makeError(Code::FailedPrecondition, "MONGODB_URI could not be used (TLS or pool options)");
+  if (!c->pool_)
+    return makeError(Code::FailedPrecondition,
+                     "MONGODB_URI could not be used (TLS or pool options)");
   mongoc_client_pool_set_error_api(c->pool_.get(), MONGOC_ERROR_API_VERSION_2);
   c->read_prefs_.reset(mongoc_read_prefs_new(readMode(read_preference)));
   c->database_ = std::move(database);
   return c;
 }
 
-Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds, const DocumentSink& sink,
-                     bson_error_t* raw_error) {
+Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
+                     const DocumentSink& sink, bson_error_t* raw_error) {
   const bson_t* doc = nullptr;
   for (;;) {
     // Checked before each document, hence between batches too; returning destroys the cursor,
     // which sends killCursors for a server cursor that is still open.
-    if (bounds.stop.stop_requested()) return makeError(Code::Cancelled, "the request was cancelled");
+    if (bounds.stop.stop_requested())
+      return makeError(Code::Cancelled, "the request was cancelled");
     if (std::chrono::steady_clock::now() >= bounds.deadline) {
       return makeError(Code::TimedOut, "MongoDB " + std::string(what) + " ran out of time");
     }
@@ -161,39 +181,49 @@ Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallB
   return {};
 }
 
-Status Client::find(const std::string& collection, const bson_t& filter, const bson_t& opts, const CallBounds& bounds,
-                    const DocumentSink& sink) {
+Status Client::find(const std::string& collection, const bson_t& filter, const bson_t& opts,
+                    const CallBounds& bounds, const DocumentSink& sink) {
   if (auto st = checkNoForbiddenOperators(filter); !st) return st;
   Lease lease(pool_.get());
-  CollectionPtr coll(mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
+  CollectionPtr coll(
+      mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   CursorPtr cursor(mongoc_collection_find_with_opts(coll.get(), &filter, &opts, read_prefs_.get()));
   return drain(cursor.get(), "find", bounds, sink, nullptr);
 }
 
 Status Client::aggregate(const std::string& collection, const bson_t& pipeline, const bson_t& opts,
-                         const CallBounds& bounds, const DocumentSink& sink, bson_error_t* raw_error) {
+                         const CallBounds& bounds, const DocumentSink& sink,
+                         bson_error_t* raw_error) {
   if (auto st = checkNoForbiddenOperators(pipeline); !st) return st;
   Lease lease(pool_.get());
-  CollectionPtr coll(mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
-  CursorPtr cursor(mongoc_collection_aggregate(coll.get(), MONGOC_QUERY_NONE, &pipeline, &opts, read_prefs_.get()));
+  CollectionPtr coll(
+      mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
+  CursorPtr cursor(mongoc_collection_aggregate(coll.get(), MONGOC_QUERY_NONE, &pipeline, &opts,
+                                               read_prefs_.get()));
   return drain(cursor.get(), "aggregate", bounds, sink, raw_error);
 }
 
-Result<std::int64_t> Client::countDocuments(const std::string& collection, const bson_t& filter, const bson_t& opts) {
+Result<std::int64_t> Client::countDocuments(const std::string& collection, const bson_t& filter,
+                                            const bson_t& opts) {
   if (auto st = checkNoForbiddenOperators(filter); !st) return st.error();
   Lease lease(pool_.get());
-  CollectionPtr coll(mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
+  CollectionPtr coll(
+      mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   bson_error_t err;
-  const std::int64_t n = mongoc_collection_count_documents(coll.get(), &filter, &opts, read_prefs_.get(), nullptr, &err);
+  const std::int64_t n = mongoc_collection_count_documents(coll.get(), &filter, &opts,
+                                                           read_prefs_.get(), nullptr, &err);
   if (n < 0) return mongoError("countDocuments", err);
   return n;
 }
 
-Result<std::int64_t> Client::estimatedDocumentCount(const std::string& collection, const bson_t& opts) {
+Result<std::int64_t> Client::estimatedDocumentCount(const std::string& collection,
+                                                    const bson_t& opts) {
   Lease lease(pool_.get());
-  CollectionPtr coll(mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
+  CollectionPtr coll(
+      mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   bson_error_t err;
-  const std::int64_t n = mongoc_collection_estimated_document_count(coll.get(), &opts, read_prefs_.get(), nullptr, &err);
+  const std::int64_t n = mongoc_collection_estimated_document_count(
+      coll.get(), &opts, read_prefs_.get(), nullptr, &err);
   if (n < 0) return mongoError("estimatedDocumentCount", err);
   return n;
 }
@@ -204,8 +234,8 @@ Result<BsonPtr> Client::readCommand(const bson_t& command) {
   bson_error_t err;
   // The driver initialises `tmp` in every case; copy it into an owned heap document.
   bson_t tmp;
-  const bool ok = mongoc_client_read_command_with_opts(lease.get(), database_.c_str(), &command, read_prefs_.get(),
-                                                       nullptr, &tmp, &err);
+  const bool ok = mongoc_client_read_command_with_opts(lease.get(), database_.c_str(), &command,
+                                                       read_prefs_.get(), nullptr, &tmp, &err);
   BsonPtr reply(bson_copy(&tmp));
   bson_destroy(&tmp);
   if (!ok) return mongoError("command", err);

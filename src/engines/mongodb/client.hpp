@@ -34,8 +34,9 @@ class DocumentSink {
  public:
   template <class F>
   DocumentSink(F&& f)  // NOLINT(google-explicit-constructor)
-      : obj_(static_cast<void*>(&f)),
-        call_([](void* o, const bson_t& d) -> bool { return (*static_cast<std::remove_reference_t<F>*>(o))(d); }) {}
+      : obj_(static_cast<void*>(&f)), call_([](void* o, const bson_t& d) -> bool {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(d);
+        }) {}
   bool operator()(const bson_t& doc) const { return call_(obj_, doc); }
 
  private:
@@ -48,16 +49,19 @@ class Client {
   // Parses MONGODB_URI (TLS and auth options come from it) and creates the pool; connects lazily.
   // `io_timeout` bounds socket reads when the URI does not set socketTimeoutMS.
   static Result<std::unique_ptr<Client>> create(const std::string& uri, std::string database,
-                                                const std::string& read_preference, std::chrono::milliseconds io_timeout);
+                                                const std::string& read_preference,
+                                                std::chrono::milliseconds io_timeout);
 
   const std::string& database() const { return database_; }
 
-  Status find(const std::string& collection, const bson_t& filter, const bson_t& opts, const CallBounds& bounds,
-              const DocumentSink& sink);
+  Status find(const std::string& collection, const bson_t& filter, const bson_t& opts,
+              const CallBounds& bounds, const DocumentSink& sink);
   // `raw_error`, when given, receives the driver error (to classify e.g. a missing $vectorSearch).
-  Status aggregate(const std::string& collection, const bson_t& pipeline, const bson_t& opts, const CallBounds& bounds,
-                   const DocumentSink& sink, bson_error_t* raw_error = nullptr);
-  Result<std::int64_t> countDocuments(const std::string& collection, const bson_t& filter, const bson_t& opts);
+  Status aggregate(const std::string& collection, const bson_t& pipeline, const bson_t& opts,
+                   const CallBounds& bounds, const DocumentSink& sink,
+                   bson_error_t* raw_error = nullptr);
+  Result<std::int64_t> countDocuments(const std::string& collection, const bson_t& filter,
+                                      const bson_t& opts);
   Result<std::int64_t> estimatedDocumentCount(const std::string& collection, const bson_t& opts);
   // A read-only command on the configured database (used for connectionStatus).
   Result<BsonPtr> readCommand(const bson_t& command);
@@ -68,8 +72,8 @@ class Client {
   using ReadPrefsPtr = Owned<mongoc_read_prefs_t, mongoc_read_prefs_destroy>;
 
   Client() = default;
-  Status drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds, const DocumentSink& sink,
-               bson_error_t* raw_error);
+  Status drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
+               const DocumentSink& sink, bson_error_t* raw_error);
 
   UriPtr uri_;
   PoolPtr pool_;

@@ -75,7 +75,8 @@ void appendEqualityFilter(bson_t* doc, const std::vector<FilterValue>& filters) 
 }
 
 bool forbiddenKey(std::string_view key) {
-  static constexpr std::array<std::string_view, 5> kForbidden = {"$out", "$merge", "$where", "$function", "$accumulator"};
+  static constexpr std::array<std::string_view, 5> kForbidden = {"$out", "$merge", "$where",
+                                                                 "$function", "$accumulator"};
   return std::find(kForbidden.begin(), kForbidden.end(), key) != kForbidden.end();
 }
 
@@ -130,12 +131,15 @@ BsonPtr listOptions(const Target& target, std::uint32_t limit, const ReadOptions
   BSON_APPEND_INT32(&sort, "_id", target.sort_descending ? -1 : 1);
   bson_append_document_end(opts.get(), &sort);
   BSON_APPEND_INT64(opts.get(), "limit", limit);
-  BSON_APPEND_INT32(opts.get(), "batchSize", static_cast<std::int32_t>(std::min<std::uint32_t>(limit, 101)));
+  BSON_APPEND_INT32(opts.get(), "batchSize",
+                    static_cast<std::int32_t>(std::min<std::uint32_t>(limit, 101)));
   appendReadOptions(opts.get(), ro);
   return opts;
 }
 
-BsonPtr countFilter() { return newDoc(); }
+BsonPtr countFilter() {
+  return newDoc();
+}
 
 BsonPtr countOptions(std::int64_t limit, const ReadOptions& ro) {
   BsonPtr opts = newDoc();
@@ -151,12 +155,14 @@ BsonPtr estimatedCountOptions(const ReadOptions& ro) {
 }
 
 std::uint32_t numCandidates(const VectorSearch& vs, std::uint32_t k) {
-  const std::uint64_t want = std::max<std::uint64_t>(static_cast<std::uint64_t>(k) * vs.num_candidates_multiplier, k);
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(want, std::max(vs.num_candidates_max, k)));
+  const std::uint64_t want =
+      std::max<std::uint64_t>(static_cast<std::uint64_t>(k) * vs.num_candidates_multiplier, k);
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(want, std::max(vs.num_candidates_max, k)));
 }
 
-BsonPtr vectorSearchPipeline(const VectorSearch& vs, const std::vector<float>& query, std::uint32_t k,
-                             const std::vector<FilterValue>& filters) {
+BsonPtr vectorSearchPipeline(const VectorSearch& vs, const std::vector<float>& query,
+                             std::uint32_t k, const std::vector<FilterValue>& filters) {
   BsonPtr doc = newDoc();
   bson_t pipeline;
   BSON_APPEND_ARRAY_BEGIN(doc.get(), "pipeline", &pipeline);

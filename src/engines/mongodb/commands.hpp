@@ -48,7 +48,9 @@ class BsonPtr {
   bson_t* p_ = nullptr;
 };
 
-inline BsonPtr newDoc() { return BsonPtr(bson_new()); }
+inline BsonPtr newDoc() {
+  return BsonPtr(bson_new());
+}
 
 // Applied to every operation.
 struct ReadOptions {
@@ -77,9 +79,10 @@ BsonPtr estimatedCountOptions(const ReadOptions& ro);
 
 // numCandidates = min(max(k * multiplier, k), max).
 std::uint32_t numCandidates(const VectorSearch& vs, std::uint32_t k);
-// Atlas: {pipeline: [{$vectorSearch: {...}}, {$project: {..., score: {$meta: "vectorSearchScore"}}}]}.
-BsonPtr vectorSearchPipeline(const VectorSearch& vs, const std::vector<float>& query, std::uint32_t k,
-                             const std::vector<FilterValue>& filters);
+// Atlas: {pipeline: [{$vectorSearch: {...}}, {$project: {..., score: {$meta:
+// "vectorSearchScore"}}}]}.
+BsonPtr vectorSearchPipeline(const VectorSearch& vs, const std::vector<float>& query,
+                             std::uint32_t k, const std::vector<FilterValue>& filters);
 BsonPtr aggregateOptions(const ReadOptions& ro);
 // The equality filter shared by both methods: {} | {p: {$eq: v}} | {$and: [...]}.
 BsonPtr equalityFilter(const std::vector<FilterValue>& filters);

@@ -13,10 +13,13 @@ constexpr std::size_t kMaxStringId = 1024;
 Result<TypedId> convertId(const Json& arg, IdType type) {
   switch (type) {
     case IdType::ObjectId: {
-      if (!arg.is_string()) return makeError(Code::InvalidArgument, "arguments.id: must be a 24-character hex ObjectId string");
+      if (!arg.is_string())
+        return makeError(Code::InvalidArgument,
+                         "arguments.id: must be a 24-character hex ObjectId string");
       const auto& s = arg.get_ref<const std::string&>();
       if (s.size() != 24 || !bson_oid_is_valid(s.data(), s.size())) {
-        return makeError(Code::InvalidArgument, "arguments.id: must be a 24-character hex ObjectId string");
+        return makeError(Code::InvalidArgument,
+                         "arguments.id: must be a 24-character hex ObjectId string");
       }
       TypedId id;
       bson_oid_t oid;
@@ -25,7 +28,8 @@ Result<TypedId> convertId(const Json& arg, IdType type) {
       return id;
     }
     case IdType::String: {
-      if (!arg.is_string()) return makeError(Code::InvalidArgument, "arguments.id: must be a string for this target");
+      if (!arg.is_string())
+        return makeError(Code::InvalidArgument, "arguments.id: must be a string for this target");
       const auto& s = arg.get_ref<const std::string&>();
       if (s.size() > kMaxStringId) {
         return makeError(Code::InvalidArgument, "arguments.id: must be at most 1024 bytes long");

@@ -14,14 +14,22 @@ class MongoModule final : public engines::EngineModule {
  public:
   std::string_view name() const override { return "mongodb"; }
   std::string_view enableHint() const override { return "set MONGODB_URI and MONGODB_DATABASE"; }
-  bool enabled(const Env& env) const override { return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"); }
+  bool enabled(const Env& env) const override {
+    return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE");
+  }
   std::string_view securityPosture() const override {
-    return "a fixed collection registry: tools run only find (by typed _id, or _id-ordered pages), countDocuments / "
-           "estimatedDocumentCount and a $vectorSearch pipeline built from the registry; identifiers and field lists "
-           "come from this config, agent values are appended as typed BSON scalars and never parsed as documents; "
-           "every pipeline is re-checked for $out/$merge/$where/$function/$accumulator before it is sent; the "
-           "serving library has no insert/update/delete code; the startup self-check reads connectionStatus and "
-           "reports any write action of the MongoDB user (use a user with only the built-in 'read' role).";
+    return "a fixed collection registry: tools run only find (by typed _id, or _id-ordered pages), "
+           "countDocuments / "
+           "estimatedDocumentCount and a $vectorSearch pipeline built from the registry; "
+           "identifiers and field lists "
+           "come from this config, agent values are appended as typed BSON scalars and never "
+           "parsed as documents; "
+           "every pipeline is re-checked for $out/$merge/$where/$function/$accumulator before it "
+           "is sent; the "
+           "serving library has no insert/update/delete code; the startup self-check reads "
+           "connectionStatus and "
+           "reports any write action of the MongoDB user (use a user with only the built-in 'read' "
+           "role).";
   }
   std::string_view defaultSection() const override { return defaultSectionYaml(); }
 
@@ -29,7 +37,8 @@ class MongoModule final : public engines::EngineModule {
     settings_ = parseSettings(section, defaults);
   }
 
-  Status registerTools(protocol::ToolRegistry& registry, engines::EngineServices& services) override {
+  Status registerTools(protocol::ToolRegistry& registry,
+                       engines::EngineServices& services) override {
     state_ = std::make_shared<EngineState>(settings_, services);
     for (auto& tool : buildTools(state_)) {
       if (auto st = registry.add(std::move(tool)); !st) return st;
@@ -46,7 +55,8 @@ class MongoModule final : public engines::EngineModule {
     auto reply = (*client)->readCommand(*cmd);
     if (!reply) {
       return {{Sev::Warning, "mongodb.connection_status",
-               "could not run connectionStatus, so the MongoDB user's privileges are unverified: " + reply.error().message}};
+               "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
+                   reply.error().message}};
     }
     return assessConnectionStatus(bsonToJson(**reply), (*client)->database());
   }
@@ -58,6 +68,8 @@ class MongoModule final : public engines::EngineModule {
 
 }  // namespace
 
-engines::EngineModulePtr makeModule() { return std::make_unique<MongoModule>(); }
+engines::EngineModulePtr makeModule() {
+  return std::make_unique<MongoModule>();
+}
 
 }  // namespace mcpdb::mongodb

@@ -9,16 +9,54 @@ namespace mcpdb::mongodb {
 
 bool isWriteAction(std::string_view action) {
   // MongoDB privilege actions (docs: "Privilege Actions") that modify anything.
-  static const std::set<std::string_view> kWrite = {
-      "anyAction", "insert", "update", "remove", "bypassDocumentValidation", "createCollection", "createIndex",
-      "dropCollection", "dropDatabase", "dropIndex", "renameCollectionSameDB", "collMod", "convertToCapped",
-      "compact", "reIndex", "emptycapped", "createSearchIndexes", "dropSearchIndex", "updateSearchIndex",
-      "applyOps", "enableSharding", "refineCollectionShardKey", "reshardCollection", "moveChunk", "splitChunk",
-      "cleanupOrphaned", "createUser", "dropUser", "updateUser", "grantRole", "revokeRole", "createRole",
-      "dropRole", "updateRole", "grantRolesToUser", "revokeRolesFromUser", "grantPrivilegesToRole",
-      "revokePrivilegesFromRole", "dropAllUsersFromDatabase", "dropAllRolesFromDatabase", "changePassword",
-      "changeCustomData", "setFeatureCompatibilityVersion", "shutdown", "fsync", "restore", "internal",
-      "changeStreamPreAndPostImages"};
+  static const std::set<std::string_view> kWrite = {"anyAction",
+                                                    "insert",
+                                                    "update",
+                                                    "remove",
+                                                    "bypassDocumentValidation",
+                                                    "createCollection",
+                                                    "createIndex",
+                                                    "dropCollection",
+                                                    "dropDatabase",
+                                                    "dropIndex",
+                                                    "renameCollectionSameDB",
+                                                    "collMod",
+                                                    "convertToCapped",
+                                                    "compact",
+                                                    "reIndex",
+                                                    "emptycapped",
+                                                    "createSearchIndexes",
+                                                    "dropSearchIndex",
+                                                    "updateSearchIndex",
+                                                    "applyOps",
+                                                    "enableSharding",
+                                                    "refineCollectionShardKey",
+                                                    "reshardCollection",
+                                                    "moveChunk",
+                                                    "splitChunk",
+                                                    "cleanupOrphaned",
+                                                    "createUser",
+                                                    "dropUser",
+                                                    "updateUser",
+                                                    "grantRole",
+                                                    "revokeRole",
+                                                    "createRole",
+                                                    "dropRole",
+                                                    "updateRole",
+                                                    "grantRolesToUser",
+                                                    "revokeRolesFromUser",
+                                                    "grantPrivilegesToRole",
+                                                    "revokePrivilegesFromRole",
+                                                    "dropAllUsersFromDatabase",
+                                                    "dropAllRolesFromDatabase",
+                                                    "changePassword",
+                                                    "changeCustomData",
+                                                    "setFeatureCompatibilityVersion",
+                                                    "shutdown",
+                                                    "fsync",
+                                                    "restore",
+                                                    "internal",
+                                                    "changeStreamPreAndPostImages"};
   return kWrite.count(action) != 0;
 }
 
@@ -32,9 +70,12 @@ std::string scopeOf(const Json& resource, std::string_view database, bool& ours)
   if (!resource.is_object()) return "an unreadable resource";
   if (resource.value("anyResource", false)) return "any resource";
   if (resource.value("cluster", false)) return "the cluster";
-  const std::string db = resource.contains("db") && resource["db"].is_string() ? resource["db"].get<std::string>() : "";
-  const std::string coll =
-      resource.contains("collection") && resource["collection"].is_string() ? resource["collection"].get<std::string>() : "";
+  const std::string db = resource.contains("db") && resource["db"].is_string()
+                             ? resource["db"].get<std::string>()
+                             : "";
+  const std::string coll = resource.contains("collection") && resource["collection"].is_string()
+                               ? resource["collection"].get<std::string>()
+                               : "";
   const std::string what = coll.empty() ? "every collection" : "collection '" + coll + "'";
   if (db.empty()) return what + " of every database";
   if (db == database) return what + " of database '" + db + "'";
@@ -55,27 +96,34 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
   const Json* auth = reply.is_object() && reply.contains("authInfo") ? &reply["authInfo"] : nullptr;
   if (auth == nullptr || !auth->is_object()) {
     out.push_back({Finding::Severity::Warning, "mongodb.auth",
-                   "connectionStatus returned no authInfo; the privileges of the MongoDB user could not be verified"});
+                   "connectionStatus returned no authInfo; the privileges of the MongoDB user "
+                   "could not be verified"});
     return out;
   }
   const Json users = auth->value("authenticatedUsers", Json::array());
   std::set<std::string> roles;
   for (const auto& r : auth->value("authenticatedUserRoles", Json::array())) {
     if (r.is_object() && r.contains("role") && r["role"].is_string()) {
-      roles.insert(r["role"].get<std::string>() + "@" + (r.contains("db") && r["db"].is_string() ? r["db"].get<std::string>() : "?"));
+      roles.insert(r["role"].get<std::string>() + "@" +
+                   (r.contains("db") && r["db"].is_string() ? r["db"].get<std::string>() : "?"));
     }
   }
   if (!users.is_array() || users.empty()) {
     out.push_back({Finding::Severity::Violation, "mongodb.auth",
-                   "no authenticated user: the server does not require authentication or MONGODB_URI carries no "
-                   "credentials, so nothing at the database stops a client holding this URI from writing; connect as "
-                   "a user with only the built-in 'read' role on '" + std::string(database) + "'"});
+                   "no authenticated user: the server does not require authentication or "
+                   "MONGODB_URI carries no "
+                   "credentials, so nothing at the database stops a client holding this URI from "
+                   "writing; connect as "
+                   "a user with only the built-in 'read' role on '" +
+                       std::string(database) + "'"});
     return out;
   }
-  if (!auth->contains("authenticatedUserPrivileges") || !(*auth)["authenticatedUserPrivileges"].is_array()) {
-    out.push_back({Finding::Severity::Warning, "mongodb.privileges",
-                   "connectionStatus did not list privileges (showPrivileges unsupported?); roles: " +
-                       (roles.empty() ? std::string("none") : join(roles))});
+  if (!auth->contains("authenticatedUserPrivileges") ||
+      !(*auth)["authenticatedUserPrivileges"].is_array()) {
+    out.push_back(
+        {Finding::Severity::Warning, "mongodb.privileges",
+         "connectionStatus did not list privileges (showPrivileges unsupported?); roles: " +
+             (roles.empty() ? std::string("none") : join(roles))});
     return out;
   }
   std::set<std::string> violations;
@@ -96,13 +144,15 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
     std::string msg = "the MongoDB user can write: ";
     std::string list;
     for (const auto& v : violations) list += (list.empty() ? "" : "; ") + v;
-    out.push_back({Finding::Severity::Violation, "mongodb.privileges", msg + list + " (roles: " + role_text + ")"});
+    out.push_back({Finding::Severity::Violation, "mongodb.privileges",
+                   msg + list + " (roles: " + role_text + ")"});
   }
   if (!elsewhere.empty()) {
     std::string list;
     for (const auto& v : elsewhere) list += (list.empty() ? "" : "; ") + v;
-    out.push_back({Finding::Severity::Warning, "mongodb.privileges.other_databases",
-                   "the MongoDB user can write in other databases: " + list + " (roles: " + role_text + ")"});
+    out.push_back(
+        {Finding::Severity::Warning, "mongodb.privileges.other_databases",
+         "the MongoDB user can write in other databases: " + list + " (roles: " + role_text + ")"});
   }
   if (violations.empty()) {
     out.push_back({Finding::Severity::Ok, "mongodb.privileges",

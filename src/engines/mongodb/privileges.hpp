@@ -14,8 +14,8 @@ namespace mcpdb::mongodb {
 // True for privilege actions that change data, schema, indexes, users or the server.
 bool isWriteAction(std::string_view action);
 
-// Findings (checks "mongodb.auth", "mongodb.privileges") for a connectionStatus reply converted with
-// bsonToJson. Never prints the user name; prints role names and actions.
+// Findings (checks "mongodb.auth", "mongodb.privileges") for a connectionStatus reply converted
+// with bsonToJson. Never prints the user name; prints role names and actions.
 std::vector<engines::Finding> assessConnectionStatus(const Json& reply, std::string_view database);
 
 }  // namespace mcpdb::mongodb

@@ -66,7 +66,9 @@ SearchHit makeHit(const bson_t& doc, const VectorSearch& vs, double score) {
 
 void TopK::offer(double score, const bson_t& doc) {
   const std::uint64_t seq = seq_++;
-  auto cmp = [](const Entry& a, const Entry& b) { return heapLess(b.score, b.seq, a.score, a.seq); };
+  auto cmp = [](const Entry& a, const Entry& b) {
+    return heapLess(b.score, b.seq, a.score, a.seq);
+  };
   if (k_ == 0) return;
   if (heap_.size() < k_) {
     heap_.push_back(Entry{score, seq, BsonPtr(bson_copy(&doc))});
@@ -82,16 +84,19 @@ void TopK::offer(double score, const bson_t& doc) {
 }
 
 std::vector<std::pair<double, BsonPtr>> TopK::take() {
-  std::sort(heap_.begin(), heap_.end(),
-            [](const Entry& a, const Entry& b) { return heapLess(b.score, b.seq, a.score, a.seq); });
+  std::sort(heap_.begin(), heap_.end(), [](const Entry& a, const Entry& b) {
+    return heapLess(b.score, b.seq, a.score, a.seq);
+  });
   std::vector<std::pair<double, BsonPtr>> out;
   for (auto& e : heap_) out.emplace_back(e.score, std::move(e.doc));
   heap_.clear();
   return out;
 }
 
-Result<SearchOutcome> exactScan(Client& client, const Target& target, const std::vector<float>& query, std::uint32_t k,
-                                const std::vector<FilterValue>& filters, const ReadOptions& ro, const CallBounds& bounds) {
+Result<SearchOutcome> exactScan(Client& client, const Target& target,
+                                const std::vector<float>& query, std::uint32_t k,
+                                const std::vector<FilterValue>& filters, const ReadOptions& ro,
+                                const CallBounds& bounds) {
   const VectorSearch& vs = *target.vector_search;
   SearchOutcome out;
   out.method = "exact_scan";
@@ -124,9 +129,10 @@ Result<SearchOutcome> exactScan(Client& client, const Target& target, const std:
   return out;
 }
 
-Result<SearchOutcome> atlasSearch(Client& client, const Target& target, const std::vector<float>& query, std::uint32_t k,
-                                  const std::vector<FilterValue>& filters, const ReadOptions& ro, const CallBounds& bounds,
-                                  bool& unsupported) {
+Result<SearchOutcome> atlasSearch(Client& client, const Target& target,
+                                  const std::vector<float>& query, std::uint32_t k,
+                                  const std::vector<FilterValue>& filters, const ReadOptions& ro,
+                                  const CallBounds& bounds, bool& unsupported) {
   unsupported = false;
   const VectorSearch& vs = *target.vector_search;
   SearchOutcome out;
@@ -134,14 +140,19 @@ Result<SearchOutcome> atlasSearch(Client& client, const Target& target, const st
   BsonPtr pipeline = vectorSearchPipeline(vs, query, k, filters);
   BsonPtr opts = aggregateOptions(ro);
   bson_error_t raw{};
-  auto st = client.aggregate(target.collection, *pipeline, *opts, bounds, [&](const bson_t& doc) {
-    bson_iter_t it;
-    double s = 0.0;
-    if (bson_iter_init_find(&it, &doc, "score") && BSON_ITER_HOLDS_NUMBER(&it)) s = bson_iter_as_double(&it);
-    // Atlas reports cosine as (1 + cos) / 2; convert back so both methods report cosine similarity.
-    out.hits.push_back(makeHit(doc, vs, 2.0 * s - 1.0));
-    return out.hits.size() < k;
-  }, &raw);
+  auto st = client.aggregate(
+      target.collection, *pipeline, *opts, bounds,
+      [&](const bson_t& doc) {
+        bson_iter_t it;
+        double s = 0.0;
+        if (bson_iter_init_find(&it, &doc, "score") && BSON_ITER_HOLDS_NUMBER(&it))
+          s = bson_iter_as_double(&it);
+        // Atlas reports cosine as (1 + cos) / 2; convert back so both methods report cosine
+        // similarity.
+        out.hits.push_back(makeHit(doc, vs, 2.0 * s - 1.0));
+        return out.hits.size() < k;
+      },
+      &raw);
   if (!st) {
     unsupported = isVectorSearchUnsupported(raw);
     return st.error();

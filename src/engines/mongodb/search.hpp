@@ -69,12 +69,15 @@ class TopK {
   std::vector<Entry> heap_;  // min-heap on (score, -seq)
 };
 
-Result<SearchOutcome> exactScan(Client& client, const Target& target, const std::vector<float>& query, std::uint32_t k,
-                                const std::vector<FilterValue>& filters, const ReadOptions& ro, const CallBounds& bounds);
+Result<SearchOutcome> exactScan(Client& client, const Target& target,
+                                const std::vector<float>& query, std::uint32_t k,
+                                const std::vector<FilterValue>& filters, const ReadOptions& ro,
+                                const CallBounds& bounds);
 
 // Runs $vectorSearch; `unsupported` is set when the server has no Atlas Search.
-Result<SearchOutcome> atlasSearch(Client& client, const Target& target, const std::vector<float>& query, std::uint32_t k,
-                                  const std::vector<FilterValue>& filters, const ReadOptions& ro, const CallBounds& bounds,
-                                  bool& unsupported);
+Result<SearchOutcome> atlasSearch(Client& client, const Target& target,
+                                  const std::vector<float>& query, std::uint32_t k,
+                                  const std::vector<FilterValue>& filters, const ReadOptions& ro,
+                                  const CallBounds& bounds, bool& unsupported);
 
 }  // namespace mcpdb::mongodb

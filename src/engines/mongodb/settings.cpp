@@ -46,9 +46,11 @@ std::string fieldPathProblem(std::string_view path) {
     std::size_t dot = path.find('.', start);
     if (dot == std::string_view::npos) dot = path.size();
     const std::string_view seg = path.substr(start, dot - start);
-    if (seg.front() == '$') return "has a segment starting with '$' (operators are never field names)";
+    if (seg.front() == '$')
+      return "has a segment starting with '$' (operators are never field names)";
     for (char c : seg) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-';
       if (!ok) return "may contain only letters, digits, '_', '-' and '.' between segments";
     }
     start = dot + 1;
@@ -66,7 +68,8 @@ std::string collectionNameProblem(std::string_view name) {
     return "must not start or end with '.' or contain '..'";
   }
   for (char c : name) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == ' ') return "must not contain spaces or control characters";
+    if (static_cast<unsigned char>(c) < 0x20 || c == ' ')
+      return "must not contain spaces or control characters";
   }
   return {};
 }
@@ -76,7 +79,8 @@ namespace {
 bool isSimpleName(std::string_view s, std::size_t max_len) {
   if (s.empty() || s.size() > max_len) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -92,7 +96,8 @@ void errorAt(const config::Node& parent, std::string_view key, const std::string
 }
 
 // Reads a field path at `key`, reporting a located error when it is malformed.
-std::optional<std::string> fieldPath(const config::Node& node, std::string_view key, bool required) {
+std::optional<std::string> fieldPath(const config::Node& node, std::string_view key,
+                                     bool required) {
   auto v = node.string(key, required);
   if (!v) return std::nullopt;
   if (auto p = fieldPathProblem(*v); !p.empty()) {
@@ -103,7 +108,8 @@ std::optional<std::string> fieldPath(const config::Node& node, std::string_view 
 }
 
 // A list of distinct field paths, none a prefix path of another (MongoDB refuses "a" with "a.b").
-std::optional<std::vector<std::string>> fieldPathList(const config::Node& node, std::string_view key, bool required) {
+std::optional<std::vector<std::string>> fieldPathList(const config::Node& node,
+                                                      std::string_view key, bool required) {
   const config::Node list = node.child(key);
   auto values = node.stringList(key, required);
   if (!values) return std::nullopt;
@@ -139,9 +145,9 @@ std::optional<std::vector<std::string>> fieldPathList(const config::Node& node, 
 }
 
 std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Target& target) {
-  if (!vs.expectMap({"tool", "description", "index", "path", "id_field", "title_field", "text_field",
-                     "metadata_fields", "num_candidates", "max_k", "default_k", "filter_fields", "method",
-                     "dimensions", "fallback"})) {
+  if (!vs.expectMap({"tool", "description", "index", "path", "id_field", "title_field",
+                     "text_field", "metadata_fields", "num_candidates", "max_k", "default_k",
+                     "filter_fields", "method", "dimensions", "fallback"})) {
     return std::nullopt;
   }
   VectorSearch out;
@@ -157,7 +163,8 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
   if (auto v = vs.string("description")) out.description = *v;
   if (auto v = vs.string("index", true)) {
     if (!isSimpleName(*v, 128)) {
-      vs.child("index").error("index name '" + *v + "' may contain only letters, digits, '_' and '-' (1-128)");
+      vs.child("index").error("index name '" + *v +
+                              "' may contain only letters, digits, '_' and '-' (1-128)");
       ok = false;
     } else {
       out.index = *v;
@@ -165,52 +172,87 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
   } else {
     ok = false;
   }
-  if (auto v = fieldPath(vs, "path", true)) out.path = *v; else ok = false;
+  if (auto v = fieldPath(vs, "path", true))
+    out.path = *v;
+  else
+    ok = false;
   if (vs.has("id_field")) {
-    if (auto v = fieldPath(vs, "id_field", false)) out.id_field = *v; else ok = false;
+    if (auto v = fieldPath(vs, "id_field", false))
+      out.id_field = *v;
+    else
+      ok = false;
   }
-  if (auto v = fieldPath(vs, "title_field", true)) out.title_field = *v; else ok = false;
-  if (auto v = fieldPath(vs, "text_field", true)) out.text_field = *v; else ok = false;
+  if (auto v = fieldPath(vs, "title_field", true))
+    out.title_field = *v;
+  else
+    ok = false;
+  if (auto v = fieldPath(vs, "text_field", true))
+    out.text_field = *v;
+  else
+    ok = false;
   if (vs.has("metadata_fields")) {
-    if (auto v = fieldPathList(vs, "metadata_fields", false)) out.metadata_fields = *v; else ok = false;
+    if (auto v = fieldPathList(vs, "metadata_fields", false))
+      out.metadata_fields = *v;
+    else
+      ok = false;
   }
   if (vs.has("num_candidates")) {
     const config::Node nc = vs.child("num_candidates");
     if (nc.expectMap({"multiplier", "max"})) {
-      if (auto v = nc.integer("multiplier", 1, 100)) out.num_candidates_multiplier = static_cast<std::uint32_t>(*v); else if (nc.has("multiplier")) ok = false;
-      if (auto v = nc.integer("max", 1, 10000)) out.num_candidates_max = static_cast<std::uint32_t>(*v); else if (nc.has("max")) ok = false;
+      if (auto v = nc.integer("multiplier", 1, 100))
+        out.num_candidates_multiplier = static_cast<std::uint32_t>(*v);
+      else if (nc.has("multiplier"))
+        ok = false;
+      if (auto v = nc.integer("max", 1, 10000))
+        out.num_candidates_max = static_cast<std::uint32_t>(*v);
+      else if (nc.has("max"))
+        ok = false;
     } else {
       ok = false;
     }
   }
   if (vs.has("max_k")) {
-    if (auto v = vs.integer("max_k", 1, 100)) out.max_k = static_cast<std::uint32_t>(*v); else ok = false;
+    if (auto v = vs.integer("max_k", 1, 100))
+      out.max_k = static_cast<std::uint32_t>(*v);
+    else
+      ok = false;
   }
   if (vs.has("default_k")) {
-    if (auto v = vs.integer("default_k", 1, 100)) out.default_k = static_cast<std::uint32_t>(*v); else ok = false;
+    if (auto v = vs.integer("default_k", 1, 100))
+      out.default_k = static_cast<std::uint32_t>(*v);
+    else
+      ok = false;
   }
   if (ok && out.default_k > out.max_k) {
     errorAt(vs, "default_k", "must not exceed max_k (" + std::to_string(out.max_k) + ")");
     ok = false;
   }
   if (ok && out.max_k > out.num_candidates_max) {
-    errorAt(vs, "max_k", "must not exceed num_candidates.max (" + std::to_string(out.num_candidates_max) +
-                            "): $vectorSearch needs numCandidates >= limit");
+    errorAt(vs, "max_k",
+            "must not exceed num_candidates.max (" + std::to_string(out.num_candidates_max) +
+                "): $vectorSearch needs numCandidates >= limit");
     ok = false;
   }
   if (auto v = vs.choice("method", {"auto", "atlas", "exact"})) {
-    out.method = *v == "atlas" ? SearchMethod::Atlas : *v == "exact" ? SearchMethod::Exact : SearchMethod::Auto;
+    out.method = *v == "atlas"   ? SearchMethod::Atlas
+                 : *v == "exact" ? SearchMethod::Exact
+                                 : SearchMethod::Auto;
   } else if (vs.has("method")) {
     ok = false;
   }
   if (vs.has("dimensions")) {
-    if (auto v = vs.integer("dimensions", 1, 8192)) out.dimensions = static_cast<std::uint32_t>(*v); else ok = false;
+    if (auto v = vs.integer("dimensions", 1, 8192))
+      out.dimensions = static_cast<std::uint32_t>(*v);
+    else
+      ok = false;
   }
   if (vs.has("fallback")) {
     const config::Node fb = vs.child("fallback");
     if (fb.expectMap({"exact_scan_max_docs"})) {
-      if (auto v = fb.integer("exact_scan_max_docs", 1, 1000000)) out.exact_scan_max_docs = static_cast<std::uint32_t>(*v);
-      else if (fb.has("exact_scan_max_docs")) ok = false;
+      if (auto v = fb.integer("exact_scan_max_docs", 1, 1000000))
+        out.exact_scan_max_docs = static_cast<std::uint32_t>(*v);
+      else if (fb.has("exact_scan_max_docs"))
+        ok = false;
     } else {
       ok = false;
     }
@@ -245,8 +287,8 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
           continue;
         }
         f.path = *p;
-        f.type = *t == "integer" ? FilterType::Integer
-                 : *t == "number" ? FilterType::Number
+        f.type = *t == "integer"   ? FilterType::Integer
+                 : *t == "number"  ? FilterType::Number
                  : *t == "boolean" ? FilterType::Boolean
                                    : FilterType::String;
         if (auto d = e.string("description")) f.description = *d;
@@ -258,7 +300,9 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
     // The search result has fixed keys (id, title, text, metadata, score); the vector itself is
     // never returned and "score" is the name of the computed score in the $project stage.
     const std::vector<std::pair<std::string, std::string>> named = {
-        {"id_field", out.id_field}, {"title_field", out.title_field}, {"text_field", out.text_field}};
+        {"id_field", out.id_field},
+        {"title_field", out.title_field},
+        {"text_field", out.text_field}};
     for (const auto& [key, value] : named) {
       if (!out.path.empty() && value == out.path) {
         errorAt(vs, key, "must not be the vector field '" + out.path + "'");
@@ -270,7 +314,8 @@ std::optional<VectorSearch> parseVectorSearch(const config::Node& vs, const Targ
     }
     for (const auto& m : out.metadata_fields) {
       if ((!out.path.empty() && m == out.path) || m == "score") {
-        vs.child("metadata_fields").error("must not list '" + m + "' (the vector field and 'score' are reserved)");
+        vs.child("metadata_fields")
+            .error("must not list '" + m + "' (the vector field and 'score' are reserved)");
         ok = false;
       }
     }
@@ -287,15 +332,18 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
   s.limits = defaults;
   if (!section.present()) return s;
   if (!section.expectMap({"read_preference", "read_concern", "limits", "targets"})) return s;
-  if (auto v = section.choice("read_preference", {"primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"})) {
+  if (auto v = section.choice("read_preference", {"primary", "primaryPreferred", "secondary",
+                                                  "secondaryPreferred", "nearest"})) {
     s.read_preference = *v;
   }
-  if (auto v = section.choice("read_concern", {"local", "available", "majority"})) s.read_concern = *v;
+  if (auto v = section.choice("read_concern", {"local", "available", "majority"}))
+    s.read_concern = *v;
   s.limits = config::parseLimits(section.child("limits"), defaults, &defaults);
 
   const config::Node targets = section.child("targets");
   if (!targets.present()) {
-    errorAt(section, "targets", "is required (a map of logical target name to collection settings)");
+    errorAt(section, "targets",
+            "is required (a map of logical target name to collection settings)");
     return s;
   }
   if (!targets.isMap()) {
@@ -312,7 +360,8 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
       t.error("invalid target name '" + name + "' (1-64 of A-Z a-z 0-9 _ -)");
       continue;
     }
-    if (!t.expectMap({"collection", "description", "id_type", "projection", "default_sort", "count", "vector_search"})) {
+    if (!t.expectMap({"collection", "description", "id_type", "projection", "default_sort", "count",
+                      "vector_search"})) {
       continue;
     }
     Target target;
@@ -330,7 +379,9 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
     }
     if (auto d = t.string("description")) target.description = *d;
     if (auto v = t.choice("id_type", {"objectId", "string", "int"})) {
-      target.id_type = *v == "string" ? IdType::String : *v == "int" ? IdType::Int : IdType::ObjectId;
+      target.id_type = *v == "string" ? IdType::String
+                       : *v == "int"  ? IdType::Int
+                                      : IdType::ObjectId;
     } else if (t.has("id_type")) {
       ok = false;
     }
@@ -348,14 +399,17 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
       if (ds.expectMap({"field", "order"})) {
         if (auto f = ds.string("field", true)) {
           if (*f != "_id") {
-            ds.child("field").error("only _id is supported (list cursors are _id positions, so paging stays exact)");
+            ds.child("field").error(
+                "only _id is supported (list cursors are _id positions, so paging stays exact)");
             ok = false;
           }
         } else {
           ok = false;
         }
-        if (auto o = ds.choice("order", {"asc", "desc"})) target.sort_descending = *o == "desc";
-        else if (ds.has("order")) ok = false;
+        if (auto o = ds.choice("order", {"asc", "desc"}))
+          target.sort_descending = *o == "desc";
+        else if (ds.has("order"))
+          ok = false;
       } else {
         ok = false;
       }
@@ -363,8 +417,10 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
     if (t.has("count")) {
       const config::Node c = t.child("count");
       if (c.expectMap({"exact_max"})) {
-        if (auto v = c.integer("exact_max", 1, 100000000)) target.count_exact_max = static_cast<std::uint64_t>(*v);
-        else if (c.has("exact_max")) ok = false;
+        if (auto v = c.integer("exact_max", 1, 100000000))
+          target.count_exact_max = static_cast<std::uint64_t>(*v);
+        else if (c.has("exact_max"))
+          ok = false;
       } else {
         ok = false;
       }
@@ -375,7 +431,8 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
         ok = false;
       } else if (!tool_names.insert(vs->tool).second) {
         errorAt(t.child("vector_search"), "tool",
-            "tool name '" + vs->tool + "' is already used by another target (set vector_search.tool)");
+                "tool name '" + vs->tool +
+                    "' is already used by another target (set vector_search.tool)");
         ok = false;
       } else {
         target.vector_search = std::move(vs);

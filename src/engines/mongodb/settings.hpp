@@ -64,8 +64,9 @@ struct Target {
 };
 
 struct Settings {
-  std::string read_preference = "primary";  // primary|primaryPreferred|secondary|secondaryPreferred|nearest
-  std::string read_concern;                 // empty: the server's default; else local|available|majority
+  std::string read_preference =
+      "primary";             // primary|primaryPreferred|secondary|secondaryPreferred|nearest
+  std::string read_concern;  // empty: the server's default; else local|available|majority
   Limits limits;
   std::vector<Target> targets;
 

@@ -34,21 +34,28 @@ Json targetEnum(const Settings& s) {
 }
 
 Result<ReadOptions> readOptions(const Settings& s, const protocol::CallContext& ctx) {
-  if (std::chrono::steady_clock::now() >= ctx.deadline) return makeError(Code::TimedOut, "the call ran out of time");
+  if (std::chrono::steady_clock::now() >= ctx.deadline)
+    return makeError(Code::TimedOut, "the call ran out of time");
   if (ctx.stop.stop_requested()) return makeError(Code::Cancelled, "the request was cancelled");
   return ReadOptions{remainingMillis(ctx.deadline), s.read_concern};
 }
 
-CallBounds boundsOf(const protocol::CallContext& ctx) { return CallBounds{ctx.stop, ctx.deadline}; }
+CallBounds boundsOf(const protocol::CallContext& ctx) {
+  return CallBounds{ctx.stop, ctx.deadline};
+}
 
 Result<const Target*> targetOf(const Settings& s, const Json& args) {
   const std::string name = args.value("target", std::string());
   const Target* t = s.find(name);
-  if (t == nullptr) return makeError(Code::NotFound, "arguments.target: unknown target (call list_mongodb_targets)");
+  if (t == nullptr)
+    return makeError(Code::NotFound,
+                     "arguments.target: unknown target (call list_mongodb_targets)");
   return t;
 }
 
-std::string sortText(const Target& t) { return t.sort_descending ? "_id descending" : "_id ascending"; }
+std::string sortText(const Target& t) {
+  return t.sort_descending ? "_id descending" : "_id ascending";
+}
 
 // ---- list_mongodb_targets ------------------------------------------------------------------
 
@@ -58,10 +65,13 @@ protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
   tool.title = "List MongoDB targets";
   tool.engine = "mongodb";
   tool.description =
-      "Lists the MongoDB collections this server exposes (logical target names), with their description, id type, "
-      "the fields returned, and which semantic-search tool covers them. Call this first; every other MongoDB tool "
+      "Lists the MongoDB collections this server exposes (logical target names), with their "
+      "description, id type, "
+      "the fields returned, and which semantic-search tool covers them. Call this first; every "
+      "other MongoDB tool "
       "takes one of these target names. Reads no data.";
-  tool.input_schema = {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+  tool.input_schema = {
+      {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
   tool.output_schema = {{"type", "object"},
                         {"properties", {{"targets", {{"type", "array"}}}}},
                         {"required", {"targets"}}};
@@ -81,7 +91,9 @@ protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
         for (const auto& f : t.vector_search->filter_fields) {
           filters.push_back({{"field", f.path}, {"type", filterTypeName(f.type)}});
         }
-        item["semantic_search"] = {{"tool", t.vector_search->tool}, {"max_k", t.vector_search->max_k}, {"filters", filters}};
+        item["semantic_search"] = {{"tool", t.vector_search->tool},
+                                   {"max_k", t.vector_search->max_k},
+                                   {"filters", filters}};
       } else {
         item["semantic_search"] = nullptr;
       }
@@ -103,15 +115,24 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
   tool.title = "Get a MongoDB document by _id";
   tool.engine = "mongodb";
   tool.description =
-      "Fetches one document by its _id from a registered target. `id` is converted by the target's id type "
-      "(objectId: the 24 hex digits, e.g. from {\"$oid\": ...} in other results; string; int). Only the target's "
-      "allowed fields are returned. Values are JSON; typed BSON values appear as {\"$oid\"}, {\"$date\"}, "
-      "{\"$numberDecimal\"}, {\"$numberLong\"}, {\"$binary\"}. Returns found=false when no document has that _id.";
+      "Fetches one document by its _id from a registered target. `id` is converted by the target's "
+      "id type "
+      "(objectId: the 24 hex digits, e.g. from {\"$oid\": ...} in other results; string; int). "
+      "Only the target's "
+      "allowed fields are returned. Values are JSON; typed BSON values appear as {\"$oid\"}, "
+      "{\"$date\"}, "
+      "{\"$numberDecimal\"}, {\"$numberLong\"}, {\"$binary\"}. Returns found=false when no "
+      "document has that _id.";
   tool.input_schema = {
       {"type", "object"},
       {"properties",
-       {{"target", {{"type", "string"}, {"enum", targetEnum(state->settings())}, {"description", "Logical target name."}}},
-        {"id", {{"type", {"string", "integer"}}, {"description", "The document's _id (converted by the target's id type)."}}}}},
+       {{"target",
+         {{"type", "string"},
+          {"enum", targetEnum(state->settings())},
+          {"description", "Logical target name."}}},
+        {"id",
+         {{"type", {"string", "integer"}},
+          {"description", "The document's _id (converted by the target's id type)."}}}}},
       {"required", {"target", "id"}},
       {"additionalProperties", false}};
   tool.output_schema = {{"type", "object"},
@@ -122,7 +143,8 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
                           {"truncated", {{"type", "boolean"}}}}},
                         {"required", {"target", "found", "document", "truncated"}}};
   tool.limits = state->settings().limits;
-  tool.handler = [state](const Json& args, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+  tool.handler = [state](const Json& args,
+                         protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
     auto target = targetOf(state->settings(), args);
     if (!target) return target.error();
     const Target& t = **target;
@@ -145,10 +167,13 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
     });
     if (!st) return st.error();
     Json rows = budget.takeRows();
-    Json result = {{"target", t.name}, {"found", found}, {"document", rows.empty() ? Json(nullptr) : rows[0]},
+    Json result = {{"target", t.name},
+                   {"found", found},
+                   {"document", rows.empty() ? Json(nullptr) : rows[0]},
                    {"truncated", found && rows.empty()}};
     if (found && rows.empty()) {
-      result["note"] = "The document exists but is larger than the " + std::to_string(ctx.limits.max_bytes) +
+      result["note"] = "The document exists but is larger than the " +
+                       std::to_string(ctx.limits.max_bytes) +
                        "-byte response cap (max_bytes), so it was not returned.";
     }
     protocol::ToolOutput out;
@@ -161,7 +186,9 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
 
 // ---- list_mongodb_documents --------------------------------------------------------------------
 
-std::string listContext(const Target& t) { return "mongodb:list_mongodb_documents:" + t.name; }
+std::string listContext(const Target& t) {
+  return "mongodb:list_mongodb_documents:" + t.name;
+}
 
 // The cursor payload: the last returned _id as a one-field BSON document {"v": <_id>}, so any _id
 // type round-trips exactly. It is signed; it is never built from agent input.
@@ -169,21 +196,27 @@ std::string encodeAfter(const CursorCodec& codec, const Target& t, const bson_va
   BsonPtr doc = newDoc();
   bson_append_value(doc.get(), "v", 1, &last_id);
   const std::string bytes(reinterpret_cast<const char*>(bson_get_data(doc.get())), doc->len);
-  return codec.encode(listContext(t), Json{{"after", base64UrlEncode(bytes)}, {"desc", t.sort_descending}});
+  return codec.encode(listContext(t),
+                      Json{{"after", base64UrlEncode(bytes)}, {"desc", t.sort_descending}});
 }
 
 Result<BsonPtr> decodeAfter(const CursorCodec& codec, const Target& t, const std::string& cursor) {
   auto pos = codec.decode(listContext(t), cursor);
   if (!pos) return pos.error();
   const Json& p = *pos;
-  if (!p.is_object() || !p.contains("after") || !p["after"].is_string() || p.value("desc", false) != t.sort_descending) {
-    return makeError(Code::InvalidArgument, "arguments.cursor: not a cursor for this listing (start again without a cursor)");
+  if (!p.is_object() || !p.contains("after") || !p["after"].is_string() ||
+      p.value("desc", false) != t.sort_descending) {
+    return makeError(
+        Code::InvalidArgument,
+        "arguments.cursor: not a cursor for this listing (start again without a cursor)");
   }
   auto bytes = base64UrlDecode(p["after"].get<std::string>());
   if (!bytes) return makeError(Code::InvalidArgument, "arguments.cursor: malformed cursor");
-  BsonPtr doc(bson_new_from_data(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
+  BsonPtr doc(
+      bson_new_from_data(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()));
   bson_iter_t it;
-  if (!doc || !bson_validate(doc.get(), BSON_VALIDATE_NONE, nullptr) || !bson_iter_init_find(&it, doc.get(), "v")) {
+  if (!doc || !bson_validate(doc.get(), BSON_VALIDATE_NONE, nullptr) ||
+      !bson_iter_init_find(&it, doc.get(), "v")) {
     return makeError(Code::InvalidArgument, "arguments.cursor: malformed cursor");
   }
   return doc;
@@ -196,22 +229,33 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
   tool.title = "List MongoDB documents (paged)";
   tool.engine = "mongodb";
   tool.description =
-      "Lists documents of a registered target in _id order, at most `limit` per call (bounded by the server's row "
-      "and byte caps), returning only the target's allowed fields. When more documents exist the result has "
-      "truncated=true and a `next_cursor`: pass it back unchanged as `cursor` to get the next page (cursors are "
-      "signed, expire after an hour and only work for the same target). Use get_mongodb_document for one _id and "
+      "Lists documents of a registered target in _id order, at most `limit` per call (bounded by "
+      "the server's row "
+      "and byte caps), returning only the target's allowed fields. When more documents exist the "
+      "result has "
+      "truncated=true and a `next_cursor`: pass it back unchanged as `cursor` to get the next page "
+      "(cursors are "
+      "signed, expire after an hour and only work for the same target). Use get_mongodb_document "
+      "for one _id and "
       "the semantic-search tool to find documents by meaning.";
   tool.input_schema = {
       {"type", "object"},
       {"properties",
-       {{"target", {{"type", "string"}, {"enum", targetEnum(state->settings())}, {"description", "Logical target name."}}},
+       {{"target",
+         {{"type", "string"},
+          {"enum", targetEnum(state->settings())},
+          {"description", "Logical target name."}}},
         {"limit",
          {{"type", "integer"},
           {"minimum", 1},
           {"maximum", max_rows},
-          {"description", "Documents per page (default " + std::to_string(std::min<std::uint32_t>(20, max_rows)) + ")."}}},
+          {"description", "Documents per page (default " +
+                              std::to_string(std::min<std::uint32_t>(20, max_rows)) + ")."}}},
         {"cursor",
-         {{"type", "string"}, {"minLength", 1}, {"maxLength", kMaxCursorChars}, {"description", "next_cursor from the previous page."}}}}},
+         {{"type", "string"},
+          {"minLength", 1},
+          {"maxLength", kMaxCursorChars},
+          {"description", "next_cursor from the previous page."}}}}},
       {"required", {"target"}},
       {"additionalProperties", false}};
   tool.output_schema = {{"type", "object"},
@@ -223,7 +267,8 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
                           {"next_cursor", {{"type", "string"}}}}},
                         {"required", {"target", "documents", "count", "truncated"}}};
   tool.limits = state->settings().limits;
-  tool.handler = [state](const Json& args, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+  tool.handler = [state](const Json& args,
+                         protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
     auto target = targetOf(state->settings(), args);
     if (!target) return target.error();
     const Target& t = **target;
@@ -254,8 +299,8 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     Limits page = ctx.limits;
     page.max_rows = limit;
     RowBudget budget(page);
-    BsonPtr last_id;             // {"v": _id} of the last returned document
-    BsonPtr oversized_id;        // a first document too large for the byte cap
+    BsonPtr last_id;       // {"v": _id} of the last returned document
+    BsonPtr oversized_id;  // a first document too large for the byte cap
     bool more = false;
     auto st = (*client)->find(t.collection, *filter, *opts, boundsOf(ctx), [&](const bson_t& doc) {
       if (budget.add(bsonToJson(doc))) {
@@ -312,16 +357,23 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
   tool.title = "Count MongoDB documents";
   tool.engine = "mongodb";
   tool.description =
-      "Counts the documents of a registered target. method=exact (default) runs countDocuments, stopping at the "
-      "target's count cap (then capped=true and the count is a lower bound); method=estimate returns the "
+      "Counts the documents of a registered target. method=exact (default) runs countDocuments, "
+      "stopping at the "
+      "target's count cap (then capped=true and the count is a lower bound); method=estimate "
+      "returns the "
       "collection's metadata count (fast, may be stale), labelled exact=false.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {{"target", {{"type", "string"}, {"enum", targetEnum(state->settings())}, {"description", "Logical target name."}}},
-        {"method", {{"type", "string"}, {"enum", {"exact", "estimate"}}, {"description", "exact (default) or estimate."}}}}},
-      {"required", {"target"}},
-      {"additionalProperties", false}};
+  tool.input_schema = {{"type", "object"},
+                       {"properties",
+                        {{"target",
+                          {{"type", "string"},
+                           {"enum", targetEnum(state->settings())},
+                           {"description", "Logical target name."}}},
+                         {"method",
+                          {{"type", "string"},
+                           {"enum", {"exact", "estimate"}},
+                           {"description", "exact (default) or estimate."}}}}},
+                       {"required", {"target"}},
+                       {"additionalProperties", false}};
   tool.output_schema = {{"type", "object"},
                         {"properties",
                          {{"target", {{"type", "string"}}},
@@ -331,7 +383,8 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
                           {"capped", {{"type", "boolean"}}}}},
                         {"required", {"target", "count", "method", "exact", "capped"}}};
   tool.limits = state->settings().limits;
-  tool.handler = [state](const Json& args, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+  tool.handler = [state](const Json& args,
+                         protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
     auto target = targetOf(state->settings(), args);
     if (!target) return target.error();
     const Target& t = **target;
@@ -362,7 +415,8 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
       result["capped"] = capped;
       if (capped) {
         result["note"] = "The collection has more than " + std::to_string(t.count_exact_max) +
-                         " documents (the exact-count cap); count is a lower bound. Use method=estimate for the total.";
+                         " documents (the exact-count cap); count is a lower bound. Use "
+                         "method=estimate for the total.";
       }
     }
     protocol::ToolOutput out;
@@ -373,13 +427,15 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
   return tool;
 }
 
-// ---- semantic search -------------------------------------------------------------------------------
+// ---- semantic search
+// -------------------------------------------------------------------------------
 
 Result<std::vector<FilterValue>> parseFilters(const VectorSearch& vs, const Json& args) {
   std::vector<FilterValue> out;
   if (!args.contains("filter")) return out;
   const Json& f = args["filter"];
-  if (!f.is_object()) return makeError(Code::InvalidArgument, "arguments.filter: must be an object");
+  if (!f.is_object())
+    return makeError(Code::InvalidArgument, "arguments.filter: must be an object");
   for (const auto& field : vs.filter_fields) {
     if (!f.contains(field.path)) continue;
     const Json& v = f[field.path];
@@ -401,11 +457,13 @@ Result<std::vector<FilterValue>> parseFilters(const VectorSearch& vs, const Json
         }
         break;
       case FilterType::Number:
-        if (!v.is_number() || !std::isfinite(v.get<double>())) return makeError(Code::InvalidArgument, where + ": must be a number");
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+          return makeError(Code::InvalidArgument, where + ": must be a number");
         fv.value = v.get<double>();
         break;
       case FilterType::Boolean:
-        if (!v.is_boolean()) return makeError(Code::InvalidArgument, where + ": must be true or false");
+        if (!v.is_boolean())
+          return makeError(Code::InvalidArgument, where + ": must be true or false");
         fv.value = v.get<bool>();
         break;
     }
@@ -415,7 +473,9 @@ Result<std::vector<FilterValue>> parseFilters(const VectorSearch& vs, const Json
     const std::string key = item.key();
     const bool known = std::any_of(vs.filter_fields.begin(), vs.filter_fields.end(),
                                    [&](const FilterField& ff) { return ff.path == key; });
-    if (!known) return makeError(Code::InvalidArgument, "arguments.filter: unknown filter field (see the input schema)");
+    if (!known)
+      return makeError(Code::InvalidArgument,
+                       "arguments.filter: unknown filter field (see the input schema)");
   }
   return out;
 }
@@ -426,14 +486,22 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
   tool.name = vs.tool;
   tool.title = "Semantic search in MongoDB target " + target.name;
   tool.engine = "mongodb";
-  std::string desc = vs.description.empty() ? "Semantic search over MongoDB target '" + target.name + "'." : vs.description;
+  std::string desc = vs.description.empty()
+                         ? "Semantic search over MongoDB target '" + target.name + "'."
+                         : vs.description;
   desc +=
-      " Embeds `query` with the server's local embedding model and returns the `k` most similar documents as "
-      "{id, title, text, metadata, score, _id}, best first; score is the cosine similarity (-1..1). `method` in the "
-      "result says how it ran: atlas_vector_search (Atlas $vectorSearch, approximate) or exact_scan (exact cosine over "
-      "at most " + std::to_string(vs.exact_scan_max_docs) + " documents; cap_hit=true means documents beyond the cap "
+      " Embeds `query` with the server's local embedding model and returns the `k` most similar "
+      "documents as "
+      "{id, title, text, metadata, score, _id}, best first; score is the cosine similarity "
+      "(-1..1). `method` in the "
+      "result says how it ran: atlas_vector_search (Atlas $vectorSearch, approximate) or "
+      "exact_scan (exact cosine over "
+      "at most " +
+      std::to_string(vs.exact_scan_max_docs) +
+      " documents; cap_hit=true means documents beyond the cap "
       "were not considered).";
-  if (!vs.filter_fields.empty()) desc += " Optional `filter` keeps only documents whose field equals the given value.";
+  if (!vs.filter_fields.empty())
+    desc += " Optional `filter` keeps only documents whose field equals the given value.";
   tool.description = desc;
 
   Json filter_props = Json::object();
@@ -444,7 +512,11 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     filter_props[f.path] = std::move(p);
   }
   Json props = {
-      {"query", {{"type", "string"}, {"minLength", 1}, {"maxLength", kMaxQueryChars}, {"description", "What to look for, in natural language."}}},
+      {"query",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"maxLength", kMaxQueryChars},
+        {"description", "What to look for, in natural language."}}},
       {"k",
        {{"type", "integer"},
         {"minimum", 1},
@@ -456,21 +528,27 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
                        {"additionalProperties", false},
                        {"description", "Equality filters on the listed fields (all must match)."}};
   }
-  tool.input_schema = {{"type", "object"}, {"properties", props}, {"required", {"query"}}, {"additionalProperties", false}};
-  tool.output_schema = {{"type", "object"},
-                        {"properties",
-                         {{"target", {{"type", "string"}}},
-                          {"method", {{"type", "string"}, {"enum", {"atlas_vector_search", "exact_scan"}}}},
-                          {"model", {{"type", "string"}}},
-                          {"results", {{"type", "array"}}},
-                          {"count", {{"type", "integer"}}},
-                          {"truncated", {{"type", "boolean"}}}}},
-                        {"required", {"target", "method", "results", "count", "truncated"}}};
+  tool.input_schema = {{"type", "object"},
+                       {"properties", props},
+                       {"required", {"query"}},
+                       {"additionalProperties", false}};
+  tool.output_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"target", {{"type", "string"}}},
+        {"method", {{"type", "string"}, {"enum", {"atlas_vector_search", "exact_scan"}}}},
+        {"model", {{"type", "string"}}},
+        {"results", {{"type", "array"}}},
+        {"count", {{"type", "integer"}}},
+        {"truncated", {{"type", "boolean"}}}}},
+      {"required", {"target", "method", "results", "count", "truncated"}}};
   tool.limits = state->settings().limits;
   const std::string target_name = target.name;
-  tool.handler = [state, target_name](const Json& args, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+  tool.handler = [state, target_name](const Json& args,
+                                      protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
     const Target* tp = state->settings().find(target_name);
-    if (tp == nullptr || !tp->vector_search) return makeError(Code::Internal, "target is not configured");
+    if (tp == nullptr || !tp->vector_search)
+      return makeError(Code::Internal, "target is not configured");
     const Target& t = *tp;
     const VectorSearch& v = *t.vector_search;
     if (!args.contains("query") || !args["query"].is_string()) {
@@ -479,7 +557,9 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     std::uint32_t k = v.default_k;
     if (args.contains("k") && args["k"].is_number()) {
       const double kk = args["k"].get<double>();
-      if (kk < 1 || kk > v.max_k) return makeError(Code::InvalidArgument, "arguments.k: must be between 1 and " + std::to_string(v.max_k));
+      if (kk < 1 || kk > v.max_k)
+        return makeError(Code::InvalidArgument,
+                         "arguments.k: must be between 1 and " + std::to_string(v.max_k));
       k = static_cast<std::uint32_t>(kk);
     }
     auto filters = parseFilters(v, args);
@@ -488,14 +568,17 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     auto embedder = state->embedder();
     if (!embedder) {
       return makeError(Code::FailedPrecondition,
-                       "semantic search is unavailable: the embedding model could not be loaded (" + embedder.error().message + ")");
+                       "semantic search is unavailable: the embedding model could not be loaded (" +
+                           embedder.error().message + ")");
     }
     auto vec = (*embedder)->embedOne(args["query"].get<std::string>());
-    if (!vec) return makeError(vec.error().code, "embedding the query failed: " + vec.error().message);
+    if (!vec)
+      return makeError(vec.error().code, "embedding the query failed: " + vec.error().message);
     if (v.dimensions != 0 && vec->size() != v.dimensions) {
-      return makeError(Code::FailedPrecondition, "the embedding model produces " + std::to_string(vec->size()) +
-                                                     "-dimensional vectors but target '" + t.name + "' is configured for " +
-                                                     std::to_string(v.dimensions));
+      return makeError(Code::FailedPrecondition,
+                       "the embedding model produces " + std::to_string(vec->size()) +
+                           "-dimensional vectors but target '" + t.name + "' is configured for " +
+                           std::to_string(v.dimensions));
     }
     auto ro = readOptions(state->settings(), ctx);
     if (!ro) return ro.error();
@@ -504,8 +587,9 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
 
     std::string fallback_reason;
     Result<SearchOutcome> outcome = makeError(Code::Internal, "no search method ran");
-    const bool try_atlas = v.method == SearchMethod::Atlas ||
-                           (v.method == SearchMethod::Auto && state->atlas() != EngineState::Atlas::Unavailable);
+    const bool try_atlas =
+        v.method == SearchMethod::Atlas ||
+        (v.method == SearchMethod::Auto && state->atlas() != EngineState::Atlas::Unavailable);
     if (try_atlas) {
       bool unsupported = false;
       outcome = atlasSearch(**client, t, *vec, k, *filters, *ro, boundsOf(ctx), unsupported);
@@ -515,10 +599,13 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
         state->setAtlas(EngineState::Atlas::Unavailable);
         if (v.method == SearchMethod::Atlas) {
           return makeError(Code::FailedPrecondition,
-                           "this MongoDB server has no Atlas Vector Search ($vectorSearch); set vector_search.method to "
-                           "auto or exact for target '" + t.name + "'");
+                           "this MongoDB server has no Atlas Vector Search ($vectorSearch); set "
+                           "vector_search.method to "
+                           "auto or exact for target '" +
+                               t.name + "'");
         }
-        fallback_reason = "this MongoDB server has no Atlas Vector Search ($vectorSearch is not supported)";
+        fallback_reason =
+            "this MongoDB server has no Atlas Vector Search ($vectorSearch is not supported)";
       } else {
         return outcome.error();
       }
@@ -539,10 +626,14 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     lim.max_rows = std::min<std::uint32_t>(lim.max_rows, k);
     RowBudget budget(lim);
     for (const auto& h : outcome->hits) {
-      Json row = {{"id", h.id}, {"title", h.title}, {"text", h.text}, {"metadata", h.metadata}, {"score", h.score}, {"_id", h.mongo_id}};
+      Json row = {{"id", h.id},       {"title", h.title},
+                  {"text", h.text},   {"metadata", h.metadata},
+                  {"score", h.score}, {"_id", h.mongo_id}};
       if (!budget.add(std::move(row))) break;
     }
-    Json result = {{"target", t.name}, {"method", outcome->method}, {"model", (*embedder)->modelId()},
+    Json result = {{"target", t.name},
+                   {"method", outcome->method},
+                   {"model", (*embedder)->modelId()},
                    {"score_kind", "cosine_similarity"}};
     if (outcome->method == "exact_scan") {
       result["exact_scan"] = {{"scanned", outcome->scanned},
@@ -555,7 +646,8 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     std::string note = budget.note();
     if (outcome->cap_hit) {
       note += std::string(note.empty() ? "" : " ") + "The exact scan stopped at its cap of " +
-              std::to_string(v.exact_scan_max_docs) + " documents; documents beyond it were not ranked.";
+              std::to_string(v.exact_scan_max_docs) +
+              " documents; documents beyond it were not ranked.";
     }
     const std::uint64_t count = budget.rows();
     result["results"] = budget.takeRows();
@@ -584,11 +676,14 @@ Result<Client*> EngineState::client() {
   const auto uri = env_.get("MONGODB_URI");
   const auto db = env_.get("MONGODB_DATABASE");
   if (!uri || !db) {
-    return makeError(Code::FailedPrecondition, "MongoDB is not configured: set MONGODB_URI and MONGODB_DATABASE");
+    return makeError(Code::FailedPrecondition,
+                     "MongoDB is not configured: set MONGODB_URI and MONGODB_DATABASE");
   }
-  if (auto p = databaseNameProblem(*db); !p.empty()) return makeError(Code::FailedPrecondition, "MONGODB_DATABASE " + p);
+  if (auto p = databaseNameProblem(*db); !p.empty())
+    return makeError(Code::FailedPrecondition, "MONGODB_DATABASE " + p);
   // Socket reads may wait a little longer than the longest call, never forever.
-  auto c = Client::create(*uri, *db, settings_.read_preference, settings_.limits.timeout + std::chrono::seconds(2));
+  auto c = Client::create(*uri, *db, settings_.read_preference,
+                          settings_.limits.timeout + std::chrono::seconds(2));
   if (!c) return c.error();
   client_ = std::move(*c);
   return client_.get();

@@ -38,8 +38,10 @@ bool iamAuthEnabled(const PoolSettings& pool, const Env& env) {
 std::string sessionOptions(const PoolSettings& pool) {
   // Later -c settings win over the DSN's own `options`, which are kept in front of these.
   return "-c default_transaction_read_only=on"
-         " -c statement_timeout=" + std::to_string(pool.statement_timeout.count()) +
-         " -c idle_in_transaction_session_timeout=" + std::to_string(pool.idle_in_transaction_timeout.count()) +
+         " -c statement_timeout=" +
+         std::to_string(pool.statement_timeout.count()) +
+         " -c idle_in_transaction_session_timeout=" +
+         std::to_string(pool.idle_in_transaction_timeout.count()) +
          " -c DateStyle=ISO -c IntervalStyle=iso_8601 -c TimeZone=UTC -c bytea_output=hex"
          " -c extra_float_digits=1 -c standard_conforming_strings=on";
 }
@@ -50,7 +52,8 @@ using ConninfoOptions = Owned<PQconninfoOption, PQconninfoFree>;
 
 }  // namespace
 
-Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env, const TokenSource& token) {
+Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,
+                                   const TokenSource& token) {
   ConnParams p;
   p.iam = iamAuthEnabled(pool, env);
   std::string dsn_options;
@@ -59,7 +62,8 @@ Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env, con
     ConninfoOptions opts(PQconninfoParse(dsn->c_str(), &err));
     if (err != nullptr) PQfreemem(err);  // may quote the DSN: never shown
     if (!opts) {
-      return makeError(Code::FailedPrecondition, "POSTGRES_DSN is not a valid PostgreSQL connection string");
+      return makeError(Code::FailedPrecondition,
+                       "POSTGRES_DSN is not a valid PostgreSQL connection string");
     }
     for (PQconninfoOption* o = opts.get(); o->keyword != nullptr; ++o) {
       if (o->val == nullptr) continue;
@@ -71,11 +75,13 @@ Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env, con
       p.set(key, o->val);
     }
   } else if (!p.iam) {
-    return makeError(Code::FailedPrecondition,
-                     "PostgreSQL is not configured: set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with "
-                     "MCPDB_PG_IAM_AUTH=1 and AWS_REGION");
+    return makeError(
+        Code::FailedPrecondition,
+        "PostgreSQL is not configured: set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with "
+        "MCPDB_PG_IAM_AUTH=1 and AWS_REGION");
   }
-  // Plain libpq variables fill what the DSN leaves out (libpq would read them too; IAM needs them here).
+  // Plain libpq variables fill what the DSN leaves out (libpq would read them too; IAM needs them
+  // here).
   for (const auto& [var, key] : {std::pair{"PGHOST", "host"}, std::pair{"PGPORT", "port"},
                                  std::pair{"PGUSER", "user"}, std::pair{"PGDATABASE", "dbname"}}) {
     if (p.get(key).empty()) {
@@ -88,25 +94,30 @@ Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env, con
   p.set("client_encoding", "UTF8");
   const auto secs = (pool.connect_timeout.count() + 999) / 1000;
   p.set("connect_timeout", std::to_string(secs < 2 ? 2 : secs));
-  p.set("options", dsn_options.empty() ? sessionOptions(pool) : dsn_options + " " + sessionOptions(pool));
+  p.set("options",
+        dsn_options.empty() ? sessionOptions(pool) : dsn_options + " " + sessionOptions(pool));
   if (!pool.sslmode.empty()) p.set("sslmode", pool.sslmode);
-  const std::string rootcert = !pool.sslrootcert.empty() ? pool.sslrootcert : env.get("MCPDB_PG_SSLROOTCERT").value_or("");
+  const std::string rootcert =
+      !pool.sslrootcert.empty() ? pool.sslrootcert : env.get("MCPDB_PG_SSLROOTCERT").value_or("");
   if (!rootcert.empty()) p.set("sslrootcert", rootcert);
 
   if (p.iam) {
     const std::string host = p.get("host");
     const std::string user = p.get("user");
     if (host.empty() || user.empty() || p.get("dbname").empty()) {
-      return makeError(Code::FailedPrecondition,
-                       "RDS IAM authentication needs the host, user and database (PGHOST, PGUSER, PGDATABASE or "
-                       "POSTGRES_DSN)");
+      return makeError(
+          Code::FailedPrecondition,
+          "RDS IAM authentication needs the host, user and database (PGHOST, PGUSER, PGDATABASE or "
+          "POSTGRES_DSN)");
     }
     if (host.find(',') != std::string::npos || host.front() == '/') {
-      return makeError(Code::FailedPrecondition, "RDS IAM authentication needs exactly one TCP host name");
+      return makeError(Code::FailedPrecondition,
+                       "RDS IAM authentication needs exactly one TCP host name");
     }
     if (rootcert.empty()) {
       return makeError(Code::FailedPrecondition,
-                       "RDS IAM authentication needs a CA bundle for verify-full: set postgres.pool.sslrootcert or "
+                       "RDS IAM authentication needs a CA bundle for verify-full: set "
+                       "postgres.pool.sslrootcert or "
                        "MCPDB_PG_SSLROOTCERT (e.g. the RDS global bundle)");
     }
     const std::string port_s = p.get("port").empty() ? "5432" : p.get("port");
@@ -138,7 +149,8 @@ TokenSource rdsTokenSource(const Env& env) {
   auto state = std::make_shared<State>();
   state->region = env.get("AWS_REGION").value_or(env.get("AWS_DEFAULT_REGION").value_or(""));
   auto env_copy = std::make_shared<Env>(env);
-  return [state, env_copy](const std::string& host, std::uint16_t port, const std::string& user) -> Result<std::string> {
+  return [state, env_copy](const std::string& host, std::uint16_t port,
+                           const std::string& user) -> Result<std::string> {
     if (state->region.empty()) {
       return makeError(Code::FailedPrecondition, "RDS IAM authentication needs AWS_REGION");
     }
@@ -150,8 +162,8 @@ TokenSource rdsTokenSource(const Env& env) {
     }
     auto creds = chain->get();
     if (!creds) {
-      return makeError(Code::FailedPrecondition,
-                       "RDS IAM authentication: no AWS credentials (" + creds.error().message + ")");
+      return makeError(Code::FailedPrecondition, "RDS IAM authentication: no AWS credentials (" +
+                                                     creds.error().message + ")");
     }
     return aws::generateRdsAuthToken(host, port, user, state->region, *creds, aws::Clock::now());
   };

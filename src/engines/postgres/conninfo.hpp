@@ -39,7 +39,8 @@ std::string sessionOptions(const PoolSettings& pool);
 
 // Builds the parameters for one new connection. `token` is called only in IAM mode (each call is a
 // new token). Errors never contain the DSN or any part of it.
-Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env, const TokenSource& token);
+Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,
+                                   const TokenSource& token);
 
 // The production token source: AWS credential chain + aws::generateRdsAuthToken, region from
 // AWS_REGION (or AWS_DEFAULT_REGION).

@@ -37,7 +37,8 @@ class Waiter {
   PgResultPtr next() {
     while (PQisBusy(conn_) != 0) {
       if (cleanup_) {
-        // COMMIT/ROLLBACK are not cancelled; they get a short grace, then the connection is dropped.
+        // COMMIT/ROLLBACK are not cancelled; they get a short grace, then the connection is
+        // dropped.
         if (Clock::now() >= deadline_) {
           failed_ = true;
           outcome_.broken = true;
@@ -139,36 +140,46 @@ std::string sqlstateOf(const PGresult* r) {
 }
 
 Error lostConnection() {
-  return makeError(Code::Unavailable, "lost the connection to PostgreSQL (the server may have restarted); retry");
+  return makeError(Code::Unavailable,
+                   "lost the connection to PostgreSQL (the server may have restarted); retry");
 }
 
 // Runs a fixed transaction-control command ("BEGIN READ ONLY", "COMMIT", "ROLLBACK") through the
 // extended protocol and waits for it.
 Status control(PGconn* conn, const char* sql, Waiter& w) {
-  if (PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 0) return lostConnection();
+  if (PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 0)
+    return lostConnection();
   Status st;
   while (auto r = w.next()) {
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && st.ok()) {
-      st = PQstatus(conn) == CONNECTION_BAD ? lostConnection() : errorFromSqlstate(sqlstateOf(r.get()));
+      st = PQstatus(conn) == CONNECTION_BAD ? lostConnection()
+                                            : errorFromSqlstate(sqlstateOf(r.get()));
     }
   }
-  if (w.failed() && st.ok()) st = w.connectionLost() ? lostConnection() : makeError(Code::TimedOut, "the database did not answer in time");
+  if (w.failed() && st.ok())
+    st = w.connectionLost() ? lostConnection()
+                            : makeError(Code::TimedOut, "the database did not answer in time");
   return st;
 }
 
 Error stopError(Why why, const Limits& limits) {
-  if (why == Why::Stop) return makeError(Code::Cancelled, "the call was cancelled; the statement was stopped on the server");
-  return makeError(Code::TimedOut, "the statement exceeded the tool's timeout of " + std::to_string(limits.timeout.count()) +
+  if (why == Why::Stop)
+    return makeError(Code::Cancelled,
+                     "the call was cancelled; the statement was stopped on the server");
+  return makeError(Code::TimedOut, "the statement exceeded the tool's timeout of " +
+                                       std::to_string(limits.timeout.count()) +
                                        " ms and was cancelled on the server");
 }
 
 }  // namespace
 
-Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql, const BoundParams& params,
-                                   const Limits& limits, const std::stop_token& stop, Clock::time_point deadline,
+Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
+                                   const BoundParams& params, const Limits& limits,
+                                   const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
-  if (Clock::now() >= deadline) return makeError(Code::TimedOut, "the call's deadline passed before the query started");
+  if (Clock::now() >= deadline)
+    return makeError(Code::TimedOut, "the call's deadline passed before the query started");
   if (PQstatus(conn) != CONNECTION_OK) {
     outcome.broken = outcome.stale = true;
     return lostConnection();
@@ -197,8 +208,8 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
 
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
-  if (PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()), params.types.data(),
-                        values.data(), nullptr, nullptr, 0) == 0) {
+  if (PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()),
+                        params.types.data(), values.data(), nullptr, nullptr, 0) == 0) {
     outcome.broken = true;
     return lostConnection();
   }
@@ -216,7 +227,8 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
       std::string name = PQfname(r, c);
       // Duplicate column names would overwrite each other in a JSON object: suffix them.
       std::string key = name;
-      for (int n = 2; std::find(keys.begin(), keys.end(), key) != keys.end(); ++n) key = name + "_" + std::to_string(n);
+      for (int n = 2; std::find(keys.begin(), keys.end(), key) != keys.end(); ++n)
+        key = name + "_" + std::to_string(n);
       keys.push_back(key);
       col_types.push_back(PQftype(r, c));
       out.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), types)}});
@@ -233,9 +245,11 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
           if (PQgetisnull(r.get(), 0, c) != 0) {
             row[keys[c]] = nullptr;
           } else {
-            row[keys[c]] = valueToJson(col_types[c], std::string_view(PQgetvalue(r.get(), 0, c),
-                                                                      static_cast<std::size_t>(PQgetlength(r.get(), 0, c))),
-                                       types);
+            row[keys[c]] =
+                valueToJson(col_types[c],
+                            std::string_view(PQgetvalue(r.get(), 0, c),
+                                             static_cast<std::size_t>(PQgetlength(r.get(), 0, c))),
+                            types);
           }
         }
         if (!budget.add(std::move(row))) {
@@ -245,11 +259,8 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
         }
         break;
       }
-      case PGRES_TUPLES_OK:
-        describe(r.get());
-        break;
-      case PGRES_COMMAND_OK:
-        break;
+      case PGRES_TUPLES_OK: describe(r.get()); break;
+      case PGRES_COMMAND_OK: break;
       case PGRES_FATAL_ERROR: {
         const std::string state = sqlstateOf(r.get());
         if (capped && state == "57014") break;  // our own cap-cancel
@@ -270,9 +281,12 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     }
   }
   if (w.failed() && !error) {
-    error = w.connectionLost() ? lostConnection()
-                               : (w.why() == Why::Stop || w.why() == Why::Deadline ? stopError(w.why(), limits)
-                                                                                   : makeError(Code::TimedOut, "the database did not stop the statement in time"));
+    error =
+        w.connectionLost()
+            ? lostConnection()
+            : (w.why() == Why::Stop || w.why() == Why::Deadline
+                   ? stopError(w.why(), limits)
+                   : makeError(Code::TimedOut, "the database did not stop the statement in time"));
   }
   if (!error && (w.why() == Why::Stop)) error = stopError(Why::Stop, limits);
 

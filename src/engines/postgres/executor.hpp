@@ -31,17 +31,18 @@ struct ExecResult {
 
 // What happened to the connection, for the caller's pool handling.
 struct ExecOutcome {
-  bool broken = false;      // the connection must not be reused
-  bool stale = false;       // it failed before the statement was sent (safe to retry elsewhere)
-  bool cancel_sent = false; // a PQcancel was issued (stop, deadline or row/byte cap)
+  bool broken = false;       // the connection must not be reused
+  bool stale = false;        // it failed before the statement was sent (safe to retry elsewhere)
+  bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
 };
 
 // BEGIN READ ONLY; the statement through the extended protocol with `params` bound; rows fetched
 // one at a time into a RowBudget (row and byte caps; the rest of a capped result is cancelled on
 // the server); COMMIT (ROLLBACK after an error or a cap). `stop` and `deadline` cancel the running
 // statement with PQcancel. Never throws.
-Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql, const BoundParams& params,
-                                   const Limits& limits, const std::stop_token& stop, Clock::time_point deadline,
+Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
+                                   const BoundParams& params, const Limits& limits,
+                                   const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome);
 
 }  // namespace mcpdb::postgres

@@ -27,7 +27,8 @@ std::optional<std::vector<std::string>> parseQualifiedName(std::string_view name
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = name.find('.', start);
-    const std::string_view part = name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    const std::string_view part =
+        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (!isSafeIdentifier(part)) return std::nullopt;
     parts.emplace_back(part);
     if (dot == std::string_view::npos) break;

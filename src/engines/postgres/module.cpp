@@ -16,7 +16,8 @@ class PostgresModule final : public engines::EngineModule {
   std::string_view name() const override { return "postgres"; }
 
   std::string_view enableHint() const override {
-    return "set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with MCPDB_PG_IAM_AUTH=1 and AWS_REGION";
+    return "set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with MCPDB_PG_IAM_AUTH=1 and "
+           "AWS_REGION";
   }
 
   bool enabled(const Env& env) const override {
@@ -28,11 +29,15 @@ class PostgresModule final : public engines::EngineModule {
   }
 
   std::string_view securityPosture() const override {
-    return "every tool is a fixed SQL template (SELECT/WITH only, re-checked by the guardrail before each "
+    return "every tool is a fixed SQL template (SELECT/WITH only, re-checked by the guardrail "
+           "before each "
            "run) with $n placeholders bound by the extended protocol; each connection sets "
-           "default_transaction_read_only=on and a statement_timeout, each call runs in BEGIN READ ONLY ... "
-           "COMMIT with a row and byte cap enforced while fetching; the serving binary links no write path. "
-           "The real boundary is the role: grant it SELECT only (the self-check reports any write privilege).";
+           "default_transaction_read_only=on and a statement_timeout, each call runs in BEGIN READ "
+           "ONLY ... "
+           "COMMIT with a row and byte cap enforced while fetching; the serving binary links no "
+           "write path. "
+           "The real boundary is the role: grant it SELECT only (the self-check reports any write "
+           "privilege).";
   }
 
   std::string_view defaultSection() const override { return defaultSectionText(); }
@@ -41,7 +46,8 @@ class PostgresModule final : public engines::EngineModule {
     section_ = parseSection(section, defaults);
   }
 
-  Status registerTools(protocol::ToolRegistry& registry, engines::EngineServices& services) override {
+  Status registerTools(protocol::ToolRegistry& registry,
+                       engines::EngineServices& services) override {
     auto rt = runtime(services);
     for (const auto& t : section_.tools) {
       auto tool = std::make_shared<const QueryTool>(t);
@@ -53,7 +59,9 @@ class PostgresModule final : public engines::EngineModule {
       out.input_schema = inputSchema(t);
       out.output_schema = queryOutputSchema();
       out.limits = t.limits;
-      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) { return rt->callQuery(*tool, args, ctx); };
+      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
+        return rt->callQuery(*tool, args, ctx);
+      };
       if (auto st = checkSchemas(out); !st) return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }
@@ -84,19 +92,22 @@ class PostgresModule final : public engines::EngineModule {
 
  private:
   static std::string describeLimits(const Limits& l) {
-    return " At most " + std::to_string(l.max_rows) + " rows and " + std::to_string(l.max_bytes / 1024) +
-           " KiB per call (a truncated result says so), " + std::to_string(l.timeout.count()) + " ms timeout.";
+    return " At most " + std::to_string(l.max_rows) + " rows and " +
+           std::to_string(l.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
+           std::to_string(l.timeout.count()) + " ms timeout.";
   }
 
   static Status checkSchemas(const protocol::Tool& t) {
-    if (auto st = protocol::validateSchemaSubset(t.input_schema, t.name + ".inputSchema"); !st) return st;
+    if (auto st = protocol::validateSchemaSubset(t.input_schema, t.name + ".inputSchema"); !st)
+      return st;
     return protocol::validateSchemaSubset(t.output_schema, t.name + ".outputSchema");
   }
 
   std::shared_ptr<Runtime> runtime(engines::EngineServices& services) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!runtime_) {
-      runtime_ = std::make_shared<Runtime>(section_, services.env != nullptr ? *services.env : Env::process());
+      runtime_ = std::make_shared<Runtime>(
+          section_, services.env != nullptr ? *services.env : Env::process());
     }
     return runtime_;
   }
@@ -108,6 +119,8 @@ class PostgresModule final : public engines::EngineModule {
 
 }  // namespace
 
-engines::EngineModulePtr makeModule() { return std::make_unique<PostgresModule>(); }
+engines::EngineModulePtr makeModule() {
+  return std::make_unique<PostgresModule>();
+}
 
 }  // namespace mcpdb::postgres

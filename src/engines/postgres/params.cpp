@@ -43,7 +43,8 @@ Oid arrayOid(ScalarType t) {
   return oid::kTextArray;
 }
 
-Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, const std::string& path) {
+Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
+                                 const std::string& path) {
   // Re-checked here (the registry validated the arguments already): type, bounds, lengths, enum,
   // format, then the pattern, compiled once at configure time.
   if (spec.check_schema) {
@@ -60,7 +61,9 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, cons
   switch (spec.type) {
     case ScalarType::Integer: {
       if (value.is_number_integer()) {
-        if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
           return makeError(Code::InvalidArgument, path + ": must fit in a 64-bit signed integer");
         }
         return std::to_string(value.get<std::int64_t>());
@@ -74,13 +77,13 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, cons
     }
     case ScalarType::Float: {
       const double d = value.get<double>();
-      if (!std::isfinite(d)) return makeError(Code::InvalidArgument, path + ": must be a finite number");
+      if (!std::isfinite(d))
+        return makeError(Code::InvalidArgument, path + ": must be a finite number");
       char buf[40];
       std::snprintf(buf, sizeof buf, "%.17g", d);
       return std::string(buf);
     }
-    case ScalarType::Boolean:
-      return std::string(value.get<bool>() ? "true" : "false");
+    case ScalarType::Boolean: return std::string(value.get<bool>() ? "true" : "false");
     default: {
       const std::string& s = value.get_ref<const std::string&>();
       // libpq text parameters end at the first NUL byte: a value containing one would be cut short.
@@ -92,7 +95,8 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, cons
   }
 }
 
-Result<std::string> encodeArray(const ScalarSpec& item, const Json& value, const std::string& path) {
+Result<std::string> encodeArray(const ScalarSpec& item, const Json& value,
+                                const std::string& path) {
   if (!value.is_array()) return makeError(Code::InvalidArgument, path + ": must be an array");
   std::string out = "{";
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -119,7 +123,8 @@ Result<BoundParams> bindArguments(const std::vector<ParamSpec>& params, const Js
     bool known = false;
     for (const auto& p : params) known = known || p.name == key;
     // The key is the agent's, but it is a property name, not a value; still, do not echo it.
-    if (!known) return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
+    if (!known)
+      return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
   }
   BoundParams out;
   for (const auto& p : params) {
@@ -140,10 +145,12 @@ Result<BoundParams> bindArguments(const std::vector<ParamSpec>& params, const Js
     if (p.is_array) {
       if (!value->is_array()) return makeError(Code::InvalidArgument, path + ": must be an array");
       if (value->size() < p.min_items) {
-        return makeError(Code::InvalidArgument, path + ": must have at least " + std::to_string(p.min_items) + " items");
+        return makeError(Code::InvalidArgument,
+                         path + ": must have at least " + std::to_string(p.min_items) + " items");
       }
       if (value->size() > p.max_items) {
-        return makeError(Code::InvalidArgument, path + ": must have at most " + std::to_string(p.max_items) + " items");
+        return makeError(Code::InvalidArgument,
+                         path + ": must have at most " + std::to_string(p.max_items) + " items");
       }
       auto e = encodeArray(p.scalar, *value, path);
       if (!e) return e.error();

@@ -16,10 +16,11 @@ using Oid = unsigned int;
 
 // Built-in type OIDs used for binding and result mapping (pg_type.dat, stable across versions).
 namespace oid {
-inline constexpr Oid kBool = 16, kBytea = 17, kChar = 18, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23,
-                     kText = 25, kOid = 26, kJson = 114, kFloat4 = 700, kFloat8 = 701, kBpchar = 1042,
-                     kVarchar = 1043, kDate = 1082, kTime = 1083, kTimestamp = 1114, kTimestamptz = 1184,
-                     kInterval = 1186, kTimetz = 1266, kNumeric = 1700, kUuid = 2950, kJsonb = 3802;
+inline constexpr Oid kBool = 16, kBytea = 17, kChar = 18, kName = 19, kInt8 = 20, kInt2 = 21,
+                     kInt4 = 23, kText = 25, kOid = 26, kJson = 114, kFloat4 = 700, kFloat8 = 701,
+                     kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083, kTimestamp = 1114,
+                     kTimestamptz = 1184, kInterval = 1186, kTimetz = 1266, kNumeric = 1700,
+                     kUuid = 2950, kJsonb = 3802;
 inline constexpr Oid kBoolArray = 1000, kInt8Array = 1016, kTextArray = 1009, kFloat8Array = 1022,
                      kDateArray = 1182, kTimestamptzArray = 1185, kUuidArray = 2951;
 }  // namespace oid
@@ -42,7 +43,8 @@ Oid arrayOid(ScalarType t);
 
 // Converts one checked argument to its text form. InvalidArgument (naming `path`, never the value)
 // when the JSON does not fit the spec.
-Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value, const std::string& path);
+Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
+                                 const std::string& path);
 // A PostgreSQL array literal {"a","b"}: every element double-quoted with \ and " escaped.
 Result<std::string> encodeArray(const ScalarSpec& item, const Json& value, const std::string& path);
 

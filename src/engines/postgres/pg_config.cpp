@@ -33,7 +33,8 @@ void finalizeScalar(ScalarSpec& spec) {
   spec.compiled_pattern.reset();
   if (spec.pattern) {
     try {
-      spec.compiled_pattern = std::make_shared<const std::regex>(*spec.pattern, std::regex::ECMAScript);
+      spec.compiled_pattern =
+          std::make_shared<const std::regex>(*spec.pattern, std::regex::ECMAScript);
     } catch (const std::regex_error&) {
       // Reported by the parser; an invalid pattern never reaches a call.
     }
@@ -58,7 +59,9 @@ std::optional<ScalarType> scalarTypeFrom(const std::string& s) {
   return std::nullopt;
 }
 
-bool isParamName(const std::string& s) { return isSafeIdentifier(s); }
+bool isParamName(const std::string& s) {
+  return isSafeIdentifier(s);
+}
 
 // Reports at `key` when it is present, else at its parent's line (a missing YAML node has no mark).
 void errorAt(const Node& parent, std::string_view key, const std::string& message) {
@@ -84,12 +87,14 @@ void refuseInapplicable(const Node& node, ScalarType type) {
   const bool is_number = type == ScalarType::Integer || type == ScalarType::Float;
   for (const char* key : {"min_length", "max_length", "pattern", "enum"}) {
     if (!is_string && node.has(key)) {
-      node.child(key).error("applies only to string values, not " + std::string(scalarTypeName(type)));
+      node.child(key).error("applies only to string values, not " +
+                            std::string(scalarTypeName(type)));
     }
   }
   for (const char* key : {"min", "max"}) {
     if (!is_number && node.has(key)) {
-      node.child(key).error("applies only to integer and float values, not " + std::string(scalarTypeName(type)));
+      node.child(key).error("applies only to integer and float values, not " +
+                            std::string(scalarTypeName(type)));
     }
   }
 }
@@ -100,8 +105,10 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
   s.type = type;
   refuseInapplicable(node, type);
   if (type == ScalarType::String) {
-    if (auto v = node.integer("min_length", 0, kMaxStringLength)) s.min_length = static_cast<std::uint32_t>(*v);
-    if (auto v = node.integer("max_length", 1, kMaxStringLength)) s.max_length = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("min_length", 0, kMaxStringLength))
+      s.min_length = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("max_length", 1, kMaxStringLength))
+      s.max_length = static_cast<std::uint32_t>(*v);
     if (s.min_length && *s.min_length > s.max_length) {
       node.child("min_length").error("must not exceed max_length");
     }
@@ -119,7 +126,8 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
         std::set<std::string> seen;
         for (const auto& e : *v) {
           if (!seen.insert(e).second) node.child("enum").error("lists a value twice");
-          if (e.size() > s.max_length) node.child("enum").error("has a value longer than max_length");
+          if (e.size() > s.max_length)
+            node.child("enum").error("has a value longer than max_length");
         }
         s.enum_values = *v;
       }
@@ -129,11 +137,13 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
     constexpr auto hi = std::numeric_limits<std::int64_t>::max();
     if (auto v = node.integer("min", lo, hi)) s.min_int = *v;
     if (auto v = node.integer("max", lo, hi)) s.max_int = *v;
-    if (s.min_int && s.max_int && *s.min_int > *s.max_int) node.child("min").error("must not exceed max");
+    if (s.min_int && s.max_int && *s.min_int > *s.max_int)
+      node.child("min").error("must not exceed max");
   } else if (type == ScalarType::Float) {
     s.min_num = node.number("min");
     s.max_num = node.number("max");
-    if (s.min_num && s.max_num && *s.min_num > *s.max_num) node.child("min").error("must not exceed max");
+    if (s.min_num && s.max_num && *s.min_num > *s.max_num)
+      node.child("min").error("must not exceed max");
   }
   finalizeScalar(s);
   return s;
@@ -168,23 +178,26 @@ std::optional<Json> scalarDefault(const YAML::Node& y, ScalarType type) {
       if (s == "true") return Json(true);
       if (s == "false") return Json(false);
       return std::nullopt;
-    default:
-      return Json(s);
+    default: return Json(s);
   }
 }
 
 std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& names) {
-  if (!node.expectMap({"name", "type", "description", "required", "default", "min", "max", "min_length", "max_length",
-                       "pattern", "enum", "items", "min_items", "max_items"})) {
+  if (!node.expectMap({"name", "type", "description", "required", "default", "min", "max",
+                       "min_length", "max_length", "pattern", "enum", "items", "min_items",
+                       "max_items"})) {
     return std::nullopt;
   }
   ParamSpec p;
   auto name = node.string("name", true);
-  auto type = node.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid", "array"}, true);
+  auto type = node.choice(
+      "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid", "array"},
+      true);
   auto description = node.string("description", true);
   if (name) {
     if (!isParamName(*name)) {
-      node.child("name").error("must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
+      node.child("name").error(
+          "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
     } else if (!names.insert(*name).second) {
       node.child("name").error("duplicate parameter name '" + *name + "'");
     }
@@ -205,14 +218,18 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
       errorAt(node, "items", "is required for an array parameter");
       return std::nullopt;
     }
-    if (!items.expectMap({"type", "description", "min", "max", "min_length", "max_length", "pattern", "enum"})) {
+    if (!items.expectMap(
+            {"type", "description", "min", "max", "min_length", "max_length", "pattern", "enum"})) {
       return std::nullopt;
     }
-    auto itype = items.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
+    auto itype = items.choice(
+        "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
     if (!itype) return std::nullopt;
     p.scalar = parseScalar(items, *scalarTypeFrom(*itype));
-    if (auto v = node.integer("min_items", 0, kMaxArrayItems)) p.min_items = static_cast<std::uint32_t>(*v);
-    if (auto v = node.integer("max_items", 1, kMaxArrayItems)) p.max_items = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("min_items", 0, kMaxArrayItems))
+      p.min_items = static_cast<std::uint32_t>(*v);
+    if (auto v = node.integer("max_items", 1, kMaxArrayItems))
+      p.max_items = static_cast<std::uint32_t>(*v);
     if (p.min_items > p.max_items) node.child("min_items").error("must not exceed max_items");
   } else {
     for (const char* key : {"items", "min_items", "max_items"}) {
@@ -240,14 +257,15 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
       value = scalarDefault(def.yaml(), p.scalar.type);
     }
     if (!value) {
-      def.error("must be a " + std::string(p.is_array ? "list of " : "") + std::string(scalarTypeName(p.scalar.type)) +
-                " value");
+      def.error("must be a " + std::string(p.is_array ? "list of " : "") +
+                std::string(scalarTypeName(p.scalar.type)) + " value");
     } else if (auto st = protocol::validateJson(paramSchema(p), *value, "default"); !st) {
       def.error("does not satisfy the parameter's own constraints (" + st.error().message + ")");
     } else {
       p.default_value = *value;
     }
-    if (required && *required) node.child("required").error("must not be true for a parameter with a default");
+    if (required && *required)
+      node.child("required").error("must not be true for a parameter with a default");
     p.required = false;
   } else {
     p.required = required.value_or(true);
@@ -278,21 +296,25 @@ std::vector<ParamSpec> parseParams(const Node& node, bool& complete) {
 }
 
 // Runs the guardrail and compares its placeholders with the declared parameter count.
-void checkStatement(const Node& at, const std::string& statement, std::size_t declared, bool compare_count = true) {
+void checkStatement(const Node& at, const std::string& statement, std::size_t declared,
+                    bool compare_count = true) {
   const guard::Verdict v = guard::checkTemplate(statement);
   if (!v.allowed) {
-    at.error("refused by the SQL guardrail (" + std::string(guard::ruleId(v.rule)) + "): " + v.message);
+    at.error("refused by the SQL guardrail (" + std::string(guard::ruleId(v.rule)) +
+             "): " + v.message);
     return;
   }
   const std::size_t used = v.placeholders.size();
   if (compare_count && used != declared) {
     at.error("uses " + std::to_string(used) + " placeholder" + (used == 1 ? "" : "s") +
-             (used == 0 ? "" : " ($1..$" + std::to_string(used) + ")") + " but " + std::to_string(declared) +
-             " parameter" + (declared == 1 ? " is" : "s are") + " declared");
+             (used == 0 ? "" : " ($1..$" + std::to_string(used) + ")") + " but " +
+             std::to_string(declared) + " parameter" + (declared == 1 ? " is" : "s are") +
+             " declared");
   }
 }
 
-void parseTools(const Node& node, const Limits& defaults, Section& out, std::set<std::string>& tool_names) {
+void parseTools(const Node& node, const Limits& defaults, Section& out,
+                std::set<std::string>& tool_names) {
   if (!node.present()) return;
   if (!node.isMap()) {
     node.error("must map tool names to tool definitions");
@@ -307,10 +329,12 @@ void parseTools(const Node& node, const Limits& defaults, Section& out, std::set
       t.error("duplicate tool name");
       continue;
     }
-    if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"})) continue;
+    if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"}))
+      continue;
     QueryTool tool;
     tool.name = name;
-    if (auto k = t.string("kind"); k && *k != "postgres-sql") t.child("kind").error("must be postgres-sql");
+    if (auto k = t.string("kind"); k && *k != "postgres-sql")
+      t.child("kind").error("must be postgres-sql");
     tool.title = t.string("title").value_or(titleFromName(name));
     if (auto d = t.string("description", true)) {
       if (d->empty()) t.child("description").error("must not be empty");
@@ -327,17 +351,20 @@ void parseTools(const Node& node, const Limits& defaults, Section& out, std::set
   }
 }
 
-std::optional<std::vector<std::string>> qualified(const Node& node, std::string_view key, bool required) {
+std::optional<std::vector<std::string>> qualified(const Node& node, std::string_view key,
+                                                  bool required) {
   auto s = node.string(key, required);
   if (!s) return std::nullopt;
   auto parts = parseQualifiedName(*s);
   if (!parts) {
-    node.child(key).error("must be table or schema.table, each a lower-case identifier ([a-z_][a-z0-9_]*)");
+    node.child(key).error(
+        "must be table or schema.table, each a lower-case identifier ([a-z_][a-z0-9_]*)");
   }
   return parts;
 }
 
-std::string column(const Node& node, std::string_view key, const std::string& fallback, bool optional_empty) {
+std::string column(const Node& node, std::string_view key, const std::string& fallback,
+                   bool optional_empty) {
   auto s = node.string(key);
   if (!s) return fallback;
   if (optional_empty && s->empty()) return {};
@@ -354,22 +381,28 @@ std::string column(const Node& node, std::string_view key, const std::string& fa
 // like any operator template.
 std::string buildSearchStatement(const SemanticSearch& s) {
   const std::string vec = quoteIdentifier(s.vector_column);
-  const std::string op = s.distance == Distance::Cosine ? "<=>" : s.distance == Distance::L2 ? "<->" : "<#>";
+  const std::string op = s.distance == Distance::Cosine ? "<=>"
+                         : s.distance == Distance::L2   ? "<->"
+                                                        : "<#>";
   const std::string dist = vec + " " + op + " $1::vector";
-  const std::string score = s.distance == Distance::Cosine ? "1 - (" + dist + ")" : "-(" + dist + ")";
+  const std::string score =
+      s.distance == Distance::Cosine ? "1 - (" + dist + ")" : "-(" + dist + ")";
   std::string sql = "SELECT coalesce(" + quoteIdentifier(s.id_column) + "::text, '') AS id";
-  if (!s.title_column.empty()) sql += ", coalesce(" + quoteIdentifier(s.title_column) + "::text, '') AS title";
+  if (!s.title_column.empty())
+    sql += ", coalesce(" + quoteIdentifier(s.title_column) + "::text, '') AS title";
   sql += ", coalesce(" + quoteIdentifier(s.text_column) + "::text, '') AS text";
   if (s.metadata_columns.empty()) {
     sql += ", '{}'::jsonb AS metadata";
   } else {
     sql += ", jsonb_build_object(";
     for (std::size_t i = 0; i < s.metadata_columns.size(); ++i) {
-      sql += (i == 0 ? "'" : ", '") + s.metadata_columns[i] + "', " + quoteIdentifier(s.metadata_columns[i]);
+      sql += (i == 0 ? "'" : ", '") + s.metadata_columns[i] + "', " +
+             quoteIdentifier(s.metadata_columns[i]);
     }
     sql += ") AS metadata";
   }
-  sql += ", (" + score + ")::float8 AS score FROM " + quoteQualified(s.table) + " WHERE " + vec + " IS NOT NULL";
+  sql += ", (" + score + ")::float8 AS score FROM " + quoteQualified(s.table) + " WHERE " + vec +
+         " IS NOT NULL";
   for (std::size_t i = 0; i < s.filters.size(); ++i) {
     const std::string ph = "$" + std::to_string(i + 3);
     const std::string col = quoteIdentifier(s.filters[i].column);
@@ -385,11 +418,12 @@ std::string buildSearchStatement(const SemanticSearch& s) {
 
 namespace {
 
-void parseSearch(const Node& node, const Limits& defaults, Section& out, std::set<std::string>& tool_names) {
+void parseSearch(const Node& node, const Limits& defaults, Section& out,
+                 std::set<std::string>& tool_names) {
   if (!node.present()) return;
-  if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column", "text_column",
-                       "metadata_columns", "vector_column", "distance", "k_default", "k_max", "max_query_length",
-                       "model_table", "filters", "limits"})) {
+  if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column",
+                       "text_column", "metadata_columns", "vector_column", "distance", "k_default",
+                       "k_max", "max_query_length", "model_table", "filters", "limits"})) {
     return;
   }
   SemanticSearch& s = out.search;
@@ -402,7 +436,9 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out, std::se
   }
   s.title = node.string("title").value_or(titleFromName(s.tool));
   s.description = node.string("description")
-                      .value_or("Finds the documents closest in meaning to a natural-language query (vector search).");
+                      .value_or(
+                          "Finds the documents closest in meaning to a natural-language query "
+                          "(vector search).");
   if (auto t = qualified(node, "table", true)) s.table = *t;
   s.id_column = column(node, "id_column", s.id_column, false);
   s.title_column = column(node, "title_column", s.title_column, true);
@@ -412,7 +448,8 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out, std::se
     std::set<std::string> seen;
     for (const auto& c : *m) {
       if (!isSafeIdentifier(c)) {
-        node.child("metadata_columns").error("must list lower-case column names ([a-z_][a-z0-9_]*)");
+        node.child("metadata_columns")
+            .error("must list lower-case column names ([a-z_][a-z0-9_]*)");
       } else if (!seen.insert(c).second) {
         node.child("metadata_columns").error("lists a column twice");
       } else {
@@ -421,12 +458,15 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out, std::se
     }
   }
   if (auto d = node.choice("distance", {"cosine", "l2", "inner_product"})) {
-    s.distance = *d == "cosine" ? Distance::Cosine : *d == "l2" ? Distance::L2 : Distance::InnerProduct;
+    s.distance = *d == "cosine" ? Distance::Cosine
+                 : *d == "l2"   ? Distance::L2
+                                : Distance::InnerProduct;
   }
   if (auto v = node.integer("k_max", 1, 1000)) s.k_max = static_cast<std::uint32_t>(*v);
   if (auto v = node.integer("k_default", 1, 1000)) s.k_default = static_cast<std::uint32_t>(*v);
   if (s.k_default > s.k_max) errorAt(node, "k_default", "must not exceed k_max");
-  if (auto v = node.integer("max_query_length", 1, 100000)) s.max_query_length = static_cast<std::uint32_t>(*v);
+  if (auto v = node.integer("max_query_length", 1, 100000))
+    s.max_query_length = static_cast<std::uint32_t>(*v);
   if (node.has("model_table")) {
     if (auto t = qualified(node, "model_table", false)) s.model_table = *t;
   }
@@ -437,25 +477,28 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out, std::se
     } else {
       std::set<std::string> names{"query", "k"};
       for (const auto& f : filters.elements()) {
-        if (!f.expectMap({"name", "column", "type", "description", "op", "min", "max", "min_length", "max_length",
-                          "pattern", "enum"})) {
+        if (!f.expectMap({"name", "column", "type", "description", "op", "min", "max", "min_length",
+                          "max_length", "pattern", "enum"})) {
           continue;
         }
         SearchFilter filter;
         auto name = f.string("name", true);
         auto col = f.string("column", true);
-        auto type = f.choice("type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
+        auto type = f.choice(
+            "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
         auto desc = f.string("description", true);
         if (name) {
           if (!isParamName(*name)) {
-            f.child("name").error("must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
+            f.child("name").error(
+                "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
           } else if (!names.insert(*name).second) {
             f.child("name").error("duplicate argument name '" + *name + "'");
           }
           filter.name = *name;
         }
         if (col) {
-          if (!isSafeIdentifier(*col)) f.child("column").error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
+          if (!isSafeIdentifier(*col))
+            f.child("column").error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
           filter.column = *col;
         }
         if (desc) filter.description = *desc;
@@ -482,18 +525,21 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out, std::se
 void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
   p.statement_timeout = defaults.timeout;
   if (!node.present()) return;
-  if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms", "idle_in_transaction_timeout_ms",
-                       "iam_auth", "sslmode", "sslrootcert"})) {
+  if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms",
+                       "idle_in_transaction_timeout_ms", "iam_auth", "sslmode", "sslrootcert"})) {
     return;
   }
   if (auto v = node.integer("size", 1, 256)) p.size = static_cast<std::uint32_t>(*v);
-  if (auto v = node.integer("connect_timeout_ms", 100, 120000)) p.connect_timeout = std::chrono::milliseconds(*v);
-  if (auto v = node.integer("statement_timeout_ms", 10, 3600000)) p.statement_timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("connect_timeout_ms", 100, 120000))
+    p.connect_timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("statement_timeout_ms", 10, 3600000))
+    p.statement_timeout = std::chrono::milliseconds(*v);
   if (auto v = node.integer("idle_in_transaction_timeout_ms", 100, 3600000)) {
     p.idle_in_transaction_timeout = std::chrono::milliseconds(*v);
   }
   p.iam_auth = node.boolean("iam_auth");
-  if (auto v = node.choice("sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
+  if (auto v = node.choice("sslmode",
+                           {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
     p.sslmode = *v;
   }
   if (p.iam_auth.value_or(false) && !p.sslmode.empty() && p.sslmode != "verify-full") {

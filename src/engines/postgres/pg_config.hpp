@@ -53,9 +53,9 @@ struct ParamSpec {
   std::string name;
   std::string description;
   bool is_array = false;
-  ScalarSpec scalar;                 // the value, or each item of an array
-  std::uint32_t min_items = 0;       // arrays
-  std::uint32_t max_items = 100;     // arrays; bounded by default
+  ScalarSpec scalar;              // the value, or each item of an array
+  std::uint32_t min_items = 0;    // arrays
+  std::uint32_t max_items = 100;  // arrays; bounded by default
   bool required = true;
   std::optional<Json> default_value;  // bound when the argument is absent (implies not required)
 };
@@ -72,10 +72,13 @@ struct QueryTool {
 enum class Distance { Cosine, L2, InnerProduct };
 
 struct SearchFilter {
-  std::string name;         // argument name
-  std::string column;       // validated identifier
+  std::string name;    // argument name
+  std::string column;  // validated identifier
   std::string description;
-  enum class Op { Equals, Contains } op = Op::Equals;  // Contains: the value is an element of an array column
+  enum class Op {
+    Equals,
+    Contains
+  } op = Op::Equals;  // Contains: the value is an element of an array column
   ScalarSpec scalar;
 };
 
@@ -86,7 +89,7 @@ struct SemanticSearch {
   std::string description;
   std::vector<std::string> table;  // [schema,] table: validated identifiers
   std::string id_column = "id";
-  std::string title_column;        // optional
+  std::string title_column;  // optional
   std::string text_column = "body";
   std::vector<std::string> metadata_columns;
   std::string vector_column = "embedding";
@@ -94,7 +97,8 @@ struct SemanticSearch {
   std::uint32_t k_default = 5;
   std::uint32_t k_max = 20;
   std::uint32_t max_query_length = 1000;
-  std::vector<std::string> model_table;  // [schema,] table with (model_id text, dimension int); empty: no check
+  std::vector<std::string>
+      model_table;  // [schema,] table with (model_id text, dimension int); empty: no check
   std::vector<SearchFilter> filters;
   Limits limits;
   // Built from the above at configure time; checked by the guardrail then and before each call.

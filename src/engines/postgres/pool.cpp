@@ -23,7 +23,8 @@ bool parameterIs(PGconn* conn, const char* name, const char* expected, bool miss
 
 }  // namespace
 
-Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params, Clock::time_point deadline,
+Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
+                                                   Clock::time_point deadline,
                                                    const std::stop_token& stop) {
   std::vector<const char*> keys;
   std::vector<const char*> values;
@@ -34,39 +35,48 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params, Clo
   keys.push_back(nullptr);
   values.push_back(nullptr);
   PgConnPtr conn(PQconnectStartParams(keys.data(), values.data(), /*expand_dbname=*/0));
-  if (!conn) return makeError(Code::ResourceExhausted, "cannot connect to PostgreSQL: out of memory");
+  if (!conn)
+    return makeError(Code::ResourceExhausted, "cannot connect to PostgreSQL: out of memory");
   if (PQstatus(conn.get()) == CONNECTION_BAD) return connectError(PQerrorMessage(conn.get()));
 
   PostgresPollingStatusType st = PGRES_POLLING_WRITING;
   while (st != PGRES_POLLING_OK) {
     if (st == PGRES_POLLING_FAILED) return connectError(PQerrorMessage(conn.get()));
-    if (stop.stop_requested()) return makeError(Code::Cancelled, "cancelled while connecting to PostgreSQL");
-    if (Clock::now() >= deadline) return makeError(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out");
-    pollfd pfd{PQsocket(conn.get()), static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    if (stop.stop_requested())
+      return makeError(Code::Cancelled, "cancelled while connecting to PostgreSQL");
+    if (Clock::now() >= deadline)
+      return makeError(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out");
+    pollfd pfd{PQsocket(conn.get()),
+               static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
     if (pfd.fd < 0) return connectError(PQerrorMessage(conn.get()));
     const int n = ::poll(&pfd, 1, millisUntil(deadline, 100));
-    if (n < 0 && errno != EINTR) return makeError(Code::Unavailable, "cannot connect to PostgreSQL: poll failed");
+    if (n < 0 && errno != EINTR)
+      return makeError(Code::Unavailable, "cannot connect to PostgreSQL: poll failed");
     if (n > 0) st = PQconnectPoll(conn.get());
   }
   // The session must be what the guardrail and the type mapping assume, and read-only by default.
   // (default_transaction_read_only is reported by servers >= 14; older ones got it via options.)
   if (!parameterIs(conn.get(), "default_transaction_read_only", "on", true)) {
-    return makeError(Code::FailedPrecondition, "the PostgreSQL session is not read-only by default; refusing it");
+    return makeError(Code::FailedPrecondition,
+                     "the PostgreSQL session is not read-only by default; refusing it");
   }
   if (!parameterIs(conn.get(), "standard_conforming_strings", "on", false) ||
       !parameterIs(conn.get(), "client_encoding", "UTF8", false)) {
-    return makeError(Code::FailedPrecondition,
-                     "the PostgreSQL session does not use standard_conforming_strings=on and UTF8; refusing it");
+    return makeError(
+        Code::FailedPrecondition,
+        "the PostgreSQL session does not use standard_conforming_strings=on and UTF8; refusing it");
   }
   auto c = std::make_unique<Connection>();
   c->cancel.reset(PQgetCancel(conn.get()));
-  if (!c->cancel) return makeError(Code::Internal, "cannot create a cancel handle for the connection");
+  if (!c->cancel)
+    return makeError(Code::Internal, "cannot create a cancel handle for the connection");
   c->conn = std::move(conn);
   c->opened = Clock::now();
   return c;
 }
 
-Pool::Pool(PoolSettings settings, ParamsFn params) : settings_(std::move(settings)), params_(std::move(params)) {}
+Pool::Pool(PoolSettings settings, ParamsFn params)
+    : settings_(std::move(settings)), params_(std::move(params)) {}
 
 Pool::~Pool() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -76,7 +86,8 @@ Pool::~Pool() {
 Pool::Lease::~Lease() {
   if (pool_ == nullptr || !c_) return;
   PGconn* conn = c_->conn.get();
-  const bool reusable = !broken_ && PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
+  const bool reusable =
+      !broken_ && PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
   pool_->release(std::move(c_), reusable);
 }
 
@@ -108,13 +119,17 @@ std::size_t Pool::openCount() const {
   return open_;
 }
 
-TypeInfo Pool::types() const { return TypeInfo{vector_oid_.load(), halfvec_oid_.load()}; }
+TypeInfo Pool::types() const {
+  return TypeInfo{vector_oid_.load(), halfvec_oid_.load()};
+}
 
 void Pool::discoverTypes(PGconn* conn) {
   // A fixed catalog query on a fresh, idle, read-only session (not an allowlisted template).
   static const char* kSql =
-      "SELECT t.oid::int8, t.typname::text FROM pg_catalog.pg_type t JOIN pg_catalog.pg_extension e "
-      "ON e.extnamespace = t.typnamespace WHERE e.extname = 'vector' AND t.typname IN ('vector', 'halfvec')";
+      "SELECT t.oid::int8, t.typname::text FROM pg_catalog.pg_type t JOIN pg_catalog.pg_extension "
+      "e "
+      "ON e.extnamespace = t.typnamespace WHERE e.extname = 'vector' AND t.typname IN ('vector', "
+      "'halfvec')";
   PgResultPtr r(PQexecParams(conn, kSql, 0, nullptr, nullptr, nullptr, nullptr, 0));
   if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK) return;
   for (int i = 0; i < PQntuples(r.get()); ++i) {
@@ -129,7 +144,8 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
   {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      if (stop.stop_requested()) return makeError(Code::Cancelled, "cancelled while waiting for a connection");
+      if (stop.stop_requested())
+        return makeError(Code::Cancelled, "cancelled while waiting for a connection");
       if (!idle_.empty()) {
         auto c = std::move(idle_.back());
         idle_.pop_back();
@@ -145,7 +161,8 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
       }
       if (Clock::now() >= deadline) {
         return makeError(Code::ResourceExhausted,
-                         "all " + std::to_string(settings_.size) + " PostgreSQL connections are busy; retry shortly");
+                         "all " + std::to_string(settings_.size) +
+                             " PostgreSQL connections are busy; retry shortly");
       }
       // Wake at least every 100 ms to look at the stop token.
       cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
@@ -157,7 +174,8 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
     release(nullptr, false);
     return params.error();
   }
-  const Clock::time_point connect_deadline = std::min(deadline, Clock::now() + settings_.connect_timeout);
+  const Clock::time_point connect_deadline =
+      std::min(deadline, Clock::now() + settings_.connect_timeout);
   auto c = openConnection(*params, connect_deadline, stop);
   if (!c) {
     release(nullptr, false);

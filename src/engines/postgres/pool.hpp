@@ -34,8 +34,10 @@ struct Connection {
   Clock::time_point opened;
 };
 
-// Opens one connection with `params`, bounded by `deadline` and `stop`; checks the session settings.
-Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params, Clock::time_point deadline,
+// Opens one connection with `params`, bounded by `deadline` and `stop`; checks the session
+// settings.
+Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
+                                                   Clock::time_point deadline,
                                                    const std::stop_token& stop);
 
 class Pool {
@@ -49,8 +51,12 @@ class Pool {
 
   class Lease {
    public:
-    Lease(Pool* pool, std::unique_ptr<Connection> c, bool fresh) : pool_(pool), c_(std::move(c)), fresh_(fresh) {}
-    Lease(Lease&& o) noexcept : pool_(o.pool_), c_(std::move(o.c_)), fresh_(o.fresh_), broken_(o.broken_) { o.pool_ = nullptr; }
+    Lease(Pool* pool, std::unique_ptr<Connection> c, bool fresh)
+        : pool_(pool), c_(std::move(c)), fresh_(fresh) {}
+    Lease(Lease&& o) noexcept
+        : pool_(o.pool_), c_(std::move(o.c_)), fresh_(o.fresh_), broken_(o.broken_) {
+      o.pool_ = nullptr;
+    }
     Lease& operator=(Lease&&) = delete;
     Lease(const Lease&) = delete;
     ~Lease();

@@ -20,9 +20,12 @@ Json envelope(ExecResult& r, const std::string& rows_key) {
 
 }  // namespace
 
-Runtime::Runtime(Section section, Env env, TokenSource token) : section_(std::move(section)), env_(std::move(env)) {
+Runtime::Runtime(Section section, Env env, TokenSource token)
+    : section_(std::move(section)), env_(std::move(env)) {
   if (!token && iamAuthEnabled(section_.pool, env_)) token = rdsTokenSource(env_);
-  auto params = [pool = section_.pool, env = env_, token]() { return buildConnParams(pool, env, token); };
+  auto params = [pool = section_.pool, env = env_, token]() {
+    return buildConnParams(pool, env, token);
+  };
   pool_ = std::make_unique<Pool>(section_.pool, params);
 }
 
@@ -34,26 +37,29 @@ Limits Runtime::effectiveLimits(const Limits& tool, const Limits& call) {
   return l;
 }
 
-Clock::time_point Runtime::effectiveDeadline(const protocol::CallContext& ctx, const Limits& limits) {
+Clock::time_point Runtime::effectiveDeadline(const protocol::CallContext& ctx,
+                                             const Limits& limits) {
   const Clock::time_point by_timeout = Clock::now() + limits.timeout;
   if (ctx.deadline.time_since_epoch().count() == 0) return by_timeout;
   return std::min(ctx.deadline, by_timeout);
 }
 
-Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params, const Limits& limits,
-                                const std::stop_token& stop, Clock::time_point deadline) {
+Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
+                                const Limits& limits, const std::stop_token& stop,
+                                Clock::time_point deadline) {
   // Defence in depth: the template was checked at startup; it is checked again before every run.
   const guard::Verdict verdict = guard::checkTemplate(sql);
   if (!verdict.allowed) return guard::toStatus(verdict).error();
   if (verdict.placeholders.size() != params.values.size()) {
-    return makeError(Code::Internal, "the statement's placeholders do not match its bound parameters");
+    return makeError(Code::Internal,
+                     "the statement's placeholders do not match its bound parameters");
   }
   for (int attempt = 0;; ++attempt) {
     auto lease = pool_->acquire(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    auto r = executeReadOnly(lease->conn(), lease->cancel(), sql, params, limits, stop, deadline, pool_->types(),
-                             outcome);
+    auto r = executeReadOnly(lease->conn(), lease->cancel(), sql, params, limits, stop, deadline,
+                             pool_->types(), outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       // The pooled connection was dead before the statement was sent; so are its idle siblings.
@@ -79,8 +85,8 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   return out;
 }
 
-Status Runtime::checkModel(const embed::Embedder& embedder, const Limits& limits, const std::stop_token& stop,
-                           Clock::time_point deadline) {
+Status Runtime::checkModel(const embed::Embedder& embedder, const Limits& limits,
+                           const std::stop_token& stop, Clock::time_point deadline) {
   const SemanticSearch& s = section_.search;
   if (s.model_statement.empty()) return {};
   const std::string want = embedder.modelId() + "/" + std::to_string(embedder.dimension());
@@ -93,20 +99,27 @@ Status Runtime::checkModel(const embed::Embedder& embedder, const Limits& limits
   auto r = run(s.model_statement, BoundParams{}, l, stop, deadline);
   if (!r) return r.error();
   if (r->rows.empty()) {
-    return makeError(Code::FailedPrecondition,
-                     "the embedding model table is empty: load the vectors first (mcp-dbserver-load)");
+    return makeError(
+        Code::FailedPrecondition,
+        "the embedding model table is empty: load the vectors first (mcp-dbserver-load)");
   }
   if (r->rows.size() > 1) {
-    return makeError(Code::FailedPrecondition, "the embedding model table records more than one model");
+    return makeError(Code::FailedPrecondition,
+                     "the embedding model table records more than one model");
   }
   const Json& row = r->rows[0];
-  const std::string stored_model = row.value("model_id", Json("")).is_string() ? row["model_id"].get<std::string>() : "";
-  const std::int64_t stored_dim = row.value("dimension", Json(0)).is_number_integer() ? row["dimension"].get<std::int64_t>() : 0;
-  if (stored_model != embedder.modelId() || stored_dim != static_cast<std::int64_t>(embedder.dimension())) {
+  const std::string stored_model =
+      row.value("model_id", Json("")).is_string() ? row["model_id"].get<std::string>() : "";
+  const std::int64_t stored_dim = row.value("dimension", Json(0)).is_number_integer()
+                                      ? row["dimension"].get<std::int64_t>()
+                                      : 0;
+  if (stored_model != embedder.modelId() ||
+      stored_dim != static_cast<std::int64_t>(embedder.dimension())) {
     return makeError(Code::FailedPrecondition,
                      "the stored vectors were made by model '" + stored_model + "' (dimension " +
-                         std::to_string(stored_dim) + ") but this server embeds queries with '" + embedder.modelId() +
-                         "' (dimension " + std::to_string(embedder.dimension()) +
+                         std::to_string(stored_dim) + ") but this server embeds queries with '" +
+                         embedder.modelId() + "' (dimension " +
+                         std::to_string(embedder.dimension()) +
                          "): reload the data or configure the same model");
   }
   std::lock_guard<std::mutex> lock(model_mu_);
@@ -125,13 +138,15 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
     (void)v;
     bool known = key == "query" || key == "k";
     for (const auto& f : s.filters) known = known || f.name == key;
-    if (!known) return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
+    if (!known)
+      return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
   }
   // The query text: a bounded string (checked here too; the registry validated the schema first).
   ScalarSpec query_spec;
   query_spec.min_length = 1;
   query_spec.max_length = s.max_query_length;
-  if (!args.contains("query")) return makeError(Code::InvalidArgument, "arguments.query: is required");
+  if (!args.contains("query"))
+    return makeError(Code::InvalidArgument, "arguments.query: is required");
   auto query = encodeScalar(query_spec, args["query"], "arguments.query");
   if (!query) return query.error();
   ScalarSpec k_spec;
@@ -157,17 +172,20 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
     params.add(std::move(*v), scalarOid(f.scalar.type));
   }
 
-  if (!embedder_fn) return makeError(Code::FailedPrecondition, "semantic search is unavailable: no embedder");
+  if (!embedder_fn)
+    return makeError(Code::FailedPrecondition, "semantic search is unavailable: no embedder");
   auto embedder = embedder_fn();
   if (!embedder) {
-    return makeError(Code::FailedPrecondition, "semantic search is unavailable: " + embedder.error().message);
+    return makeError(Code::FailedPrecondition,
+                     "semantic search is unavailable: " + embedder.error().message);
   }
   const Limits limits = effectiveLimits(s.limits, ctx.limits);
   const Clock::time_point deadline = effectiveDeadline(ctx, limits);
   if (auto st = checkModel(**embedder, limits, ctx.stop, deadline); !st) return st.error();
   auto vec = (*embedder)->embedOne(*query);
   if (!vec) return vec.error();
-  if (vec->size() != (*embedder)->dimension()) return makeError(Code::Internal, "the embedder returned a vector of the wrong size");
+  if (vec->size() != (*embedder)->dimension())
+    return makeError(Code::Internal, "the embedder returned a vector of the wrong size");
   std::string text = "[";
   char buf[32];
   for (std::size_t i = 0; i < vec->size(); ++i) {
@@ -184,7 +202,9 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   out.rows = r->row_count;
   out.structured = envelope(*r, "results");
   out.structured["model"] = (*embedder)->modelId();
-  out.structured["distance"] = s.distance == Distance::Cosine ? "cosine" : s.distance == Distance::L2 ? "l2" : "inner_product";
+  out.structured["distance"] = s.distance == Distance::Cosine ? "cosine"
+                               : s.distance == Distance::L2   ? "l2"
+                                                              : "inner_product";
   return out;
 }
 

@@ -40,8 +40,10 @@ class Runtime {
                          const std::stop_token& stop, Clock::time_point deadline);
 
   // Tool handlers (never throw).
-  Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments, protocol::CallContext& ctx);
-  Result<protocol::ToolOutput> callSearch(const Json& arguments, protocol::CallContext& ctx, const EmbedderFn& embedder);
+  Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
+                                         protocol::CallContext& ctx);
+  Result<protocol::ToolOutput> callSearch(const Json& arguments, protocol::CallContext& ctx,
+                                          const EmbedderFn& embedder);
 
   // The privilege self-check of the configured role (see self_check.cpp).
   std::vector<engines::Finding> selfCheck();
@@ -52,11 +54,12 @@ class Runtime {
   // The limits and deadline of one call: the tool's limits lowered by the call's, the earlier of
   // the call's deadline and now + timeout.
   static Limits effectiveLimits(const Limits& tool, const Limits& call);
-  static Clock::time_point effectiveDeadline(const protocol::CallContext& ctx, const Limits& limits);
+  static Clock::time_point effectiveDeadline(const protocol::CallContext& ctx,
+                                             const Limits& limits);
 
  private:
-  Status checkModel(const embed::Embedder& embedder, const Limits& limits, const std::stop_token& stop,
-                    Clock::time_point deadline);
+  Status checkModel(const embed::Embedder& embedder, const Limits& limits,
+                    const std::stop_token& stop, Clock::time_point deadline);
 
   Section section_;
   Env env_;

@@ -22,9 +22,7 @@ Json scalarSchema(const ScalarSpec& spec) {
       if (spec.min_num) s["minimum"] = *spec.min_num;
       if (spec.max_num) s["maximum"] = *spec.max_num;
       break;
-    case ScalarType::Boolean:
-      s["type"] = "boolean";
-      break;
+    case ScalarType::Boolean: s["type"] = "boolean"; break;
     case ScalarType::Date:
       s["type"] = "string";
       s["format"] = "date";
@@ -74,39 +72,46 @@ Json resultEnvelope(Json rows_schema, const std::string& rows_key) {
       {rows_key, std::move(rows_schema)},
       {"row_count", {{"type", "integer"}, {"description", "Number of rows returned."}}},
       {"truncated",
-       {{"type", "boolean"}, {"description", "True when a row or byte cap cut the result; see note."}}},
+       {{"type", "boolean"},
+        {"description", "True when a row or byte cap cut the result; see note."}}},
       {"note", {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
   };
-  return Json{{"type", "object"}, {"properties", props}, {"required", Json::array({rows_key, "row_count", "truncated"})}};
+  return Json{{"type", "object"},
+              {"properties", props},
+              {"required", Json::array({rows_key, "row_count", "truncated"})}};
 }
 
 }  // namespace
 
 Json queryOutputSchema() {
-  Json rows{{"type", "array"},
-            {"description",
-             "One object per row, keyed by column name. int8 values beyond +/-(2^53-1) and numeric values "
-             "are strings (lossless); timestamps are ISO 8601; bytea is base64; json/jsonb is JSON; "
-             "arrays and pgvector vectors are arrays."},
-            {"items", {{"type", "object"}}}};
-  Json s = resultEnvelope(rows, "rows");
-  s["properties"]["columns"] = Json{
+  Json rows{
       {"type", "array"},
-      {"description", "Result columns in order, with their PostgreSQL type names."},
-      {"items",
-       {{"type", "object"},
-        {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
-        {"required", {"name", "type"}}}}};
+      {"description",
+       "One object per row, keyed by column name. int8 values beyond +/-(2^53-1) and numeric "
+       "values "
+       "are strings (lossless); timestamps are ISO 8601; bytea is base64; json/jsonb is JSON; "
+       "arrays and pgvector vectors are arrays."},
+      {"items", {{"type", "object"}}}};
+  Json s = resultEnvelope(rows, "rows");
+  s["properties"]["columns"] =
+      Json{{"type", "array"},
+           {"description", "Result columns in order, with their PostgreSQL type names."},
+           {"items",
+            {{"type", "object"},
+             {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
+             {"required", {"name", "type"}}}}};
   s["required"].push_back("columns");
   return s;
 }
 
 Json searchInputSchema(const SemanticSearch& search) {
   Json props = Json::object();
-  props["query"] = Json{{"type", "string"},
-                        {"minLength", 1},
-                        {"maxLength", search.max_query_length},
-                        {"description", "Natural-language text to search for; it is embedded and compared by meaning."}};
+  props["query"] =
+      Json{{"type", "string"},
+           {"minLength", 1},
+           {"maxLength", search.max_query_length},
+           {"description",
+            "Natural-language text to search for; it is embedded and compared by meaning."}};
   props["k"] = Json{{"type", "integer"},
                     {"minimum", 1},
                     {"maximum", search.k_max},
@@ -117,19 +122,23 @@ Json searchInputSchema(const SemanticSearch& search) {
     fs["description"] = f.description;
     props[f.name] = fs;
   }
-  return Json{{"type", "object"}, {"properties", props}, {"required", {"query"}}, {"additionalProperties", false}};
+  return Json{{"type", "object"},
+              {"properties", props},
+              {"required", {"query"}},
+              {"additionalProperties", false}};
 }
 
 Json searchOutputSchema(const SemanticSearch& search) {
-  Json item_props{{"id", {{"type", "string"}}},
-                  {"text", {{"type", "string"}}},
-                  {"metadata", {{"type", "object"}}},
-                  {"score",
-                   {{"type", "number"},
-                    {"description", search.distance == Distance::Cosine
-                                        ? "1 - cosine distance (higher is more similar)"
-                                        : search.distance == Distance::L2 ? "negative L2 distance (higher is closer)"
-                                                                          : "inner product (higher is more similar)"}}}};
+  Json item_props{
+      {"id", {{"type", "string"}}},
+      {"text", {{"type", "string"}}},
+      {"metadata", {{"type", "object"}}},
+      {"score",
+       {{"type", "number"},
+        {"description",
+         search.distance == Distance::Cosine ? "1 - cosine distance (higher is more similar)"
+         : search.distance == Distance::L2   ? "negative L2 distance (higher is closer)"
+                                             : "inner product (higher is more similar)"}}}};
   Json required{"id", "text", "metadata", "score"};
   if (!search.title_column.empty()) {
     item_props["title"] = Json{{"type", "string"}};
@@ -138,7 +147,8 @@ Json searchOutputSchema(const SemanticSearch& search) {
             {"description", "Nearest documents, most similar first."},
             {"items", {{"type", "object"}, {"properties", item_props}, {"required", required}}}};
   Json s = resultEnvelope(rows, "results");
-  s["properties"]["model"] = Json{{"type", "string"}, {"description", "Embedding model id used for the query."}};
+  s["properties"]["model"] =
+      Json{{"type", "string"}, {"description", "Embedding model id used for the query."}};
   s["properties"]["distance"] = Json{{"type", "string"}};
   s["required"].push_back("model");
   return s;

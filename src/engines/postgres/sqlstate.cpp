@@ -14,37 +14,63 @@ struct Known {
 
 // Specific conditions first (errcodes.txt names); class rules below cover the rest.
 constexpr Known kKnown[] = {
-    {"25006", "read_only_sql_transaction", Code::PermissionDenied, "the transaction is read-only, writes are refused"},
-    {"42501", "insufficient_privilege", Code::PermissionDenied, "the database role lacks a privilege this query needs"},
+    {"25006", "read_only_sql_transaction", Code::PermissionDenied,
+     "the transaction is read-only, writes are refused"},
+    {"42501", "insufficient_privilege", Code::PermissionDenied,
+     "the database role lacks a privilege this query needs"},
     {"57014", "query_canceled", Code::TimedOut, "the statement was cancelled (timeout)"},
-    {"57P01", "admin_shutdown", Code::Unavailable, "the database server is shutting down or terminated the session"},
+    {"57P01", "admin_shutdown", Code::Unavailable,
+     "the database server is shutting down or terminated the session"},
     {"57P02", "crash_shutdown", Code::Unavailable, "the database server crashed"},
     {"57P03", "cannot_connect_now", Code::Unavailable, "the database server is starting up"},
     {"57P05", "idle_session_timeout", Code::Unavailable, "the session was closed for being idle"},
-    {"25P03", "idle_in_transaction_session_timeout", Code::Unavailable, "the session was closed for being idle in a transaction"},
-    {"42P01", "undefined_table", Code::FailedPrecondition, "the allowlisted query refers to a table that does not exist (check the configuration)"},
-    {"42703", "undefined_column", Code::FailedPrecondition, "the allowlisted query refers to a column that does not exist (check the configuration)"},
-    {"42883", "undefined_function", Code::FailedPrecondition, "the allowlisted query uses a function or operator that does not exist for these types (check the configuration)"},
-    {"3F000", "invalid_schema_name", Code::FailedPrecondition, "the allowlisted query refers to a schema that does not exist (check the configuration)"},
-    {"42601", "syntax_error", Code::FailedPrecondition, "the allowlisted query has a syntax error (check the configuration)"},
-    {"42804", "datatype_mismatch", Code::InvalidArgument, "an argument has the wrong type for this query"},
-    {"42P18", "indeterminate_datatype", Code::FailedPrecondition, "the allowlisted query does not determine a parameter's type (add a cast in the configuration)"},
-    {"22P02", "invalid_text_representation", Code::InvalidArgument, "an argument is not valid for its type"},
-    {"22007", "invalid_datetime_format", Code::InvalidArgument, "an argument is not a valid date or time"},
-    {"22008", "datetime_field_overflow", Code::InvalidArgument, "an argument is a date or time out of range"},
-    {"22003", "numeric_value_out_of_range", Code::InvalidArgument, "a value is out of range for its type"},
-    {"22012", "division_by_zero", Code::InvalidArgument, "the query divided by zero for these arguments"},
-    {"22001", "string_data_right_truncation", Code::InvalidArgument, "an argument is too long for its type"},
-    {"22021", "character_not_in_repertoire", Code::InvalidArgument, "an argument is not valid in the database encoding"},
-    {"2201W", "invalid_row_count_in_limit_clause", Code::InvalidArgument, "an argument is not a valid LIMIT"},
+    {"25P03", "idle_in_transaction_session_timeout", Code::Unavailable,
+     "the session was closed for being idle in a transaction"},
+    {"42P01", "undefined_table", Code::FailedPrecondition,
+     "the allowlisted query refers to a table that does not exist (check the configuration)"},
+    {"42703", "undefined_column", Code::FailedPrecondition,
+     "the allowlisted query refers to a column that does not exist (check the configuration)"},
+    {"42883", "undefined_function", Code::FailedPrecondition,
+     "the allowlisted query uses a function or operator that does not exist for these types (check "
+     "the configuration)"},
+    {"3F000", "invalid_schema_name", Code::FailedPrecondition,
+     "the allowlisted query refers to a schema that does not exist (check the configuration)"},
+    {"42601", "syntax_error", Code::FailedPrecondition,
+     "the allowlisted query has a syntax error (check the configuration)"},
+    {"42804", "datatype_mismatch", Code::InvalidArgument,
+     "an argument has the wrong type for this query"},
+    {"42P18", "indeterminate_datatype", Code::FailedPrecondition,
+     "the allowlisted query does not determine a parameter's type (add a cast in the "
+     "configuration)"},
+    {"22P02", "invalid_text_representation", Code::InvalidArgument,
+     "an argument is not valid for its type"},
+    {"22007", "invalid_datetime_format", Code::InvalidArgument,
+     "an argument is not a valid date or time"},
+    {"22008", "datetime_field_overflow", Code::InvalidArgument,
+     "an argument is a date or time out of range"},
+    {"22003", "numeric_value_out_of_range", Code::InvalidArgument,
+     "a value is out of range for its type"},
+    {"22012", "division_by_zero", Code::InvalidArgument,
+     "the query divided by zero for these arguments"},
+    {"22001", "string_data_right_truncation", Code::InvalidArgument,
+     "an argument is too long for its type"},
+    {"22021", "character_not_in_repertoire", Code::InvalidArgument,
+     "an argument is not valid in the database encoding"},
+    {"2201W", "invalid_row_count_in_limit_clause", Code::InvalidArgument,
+     "an argument is not a valid LIMIT"},
     {"53100", "disk_full", Code::ResourceExhausted, "the database server is out of disk space"},
     {"53200", "out_of_memory", Code::ResourceExhausted, "the database server is out of memory"},
-    {"53300", "too_many_connections", Code::Unavailable, "the database server has too many connections"},
-    {"54000", "program_limit_exceeded", Code::ResourceExhausted, "the query exceeded a database limit"},
-    {"40001", "serialization_failure", Code::Unavailable, "a serialization conflict; retrying may help"},
+    {"53300", "too_many_connections", Code::Unavailable,
+     "the database server has too many connections"},
+    {"54000", "program_limit_exceeded", Code::ResourceExhausted,
+     "the query exceeded a database limit"},
+    {"40001", "serialization_failure", Code::Unavailable,
+     "a serialization conflict; retrying may help"},
     {"40P01", "deadlock_detected", Code::Unavailable, "a deadlock was detected; retrying may help"},
-    {"55P03", "lock_not_available", Code::Unavailable, "a lock was not available; retrying may help"},
-    {"0A000", "feature_not_supported", Code::FailedPrecondition, "the query uses a feature the database does not support"},
+    {"55P03", "lock_not_available", Code::Unavailable,
+     "a lock was not available; retrying may help"},
+    {"0A000", "feature_not_supported", Code::FailedPrecondition,
+     "the query uses a feature the database does not support"},
 };
 
 struct ClassRule {
@@ -92,43 +118,52 @@ Error errorFromSqlstate(std::string_view sqlstate) {
   if (state.size() != 5) state = "-----";
   for (const auto& k : kKnown) {
     if (state == k.state) {
-      return makeError(k.code, std::string("the database refused the query: ") + k.summary + " (SQLSTATE " + state +
-                                   " " + k.name + ")");
+      return makeError(k.code, std::string("the database refused the query: ") + k.summary +
+                                   " (SQLSTATE " + state + " " + k.name + ")");
     }
   }
   for (const auto& c : kClasses) {
     if (state.substr(0, 2) == c.cls) {
-      return makeError(c.code, std::string("the database refused the query: ") + c.summary + " (SQLSTATE " + state + ")");
+      return makeError(c.code, std::string("the database refused the query: ") + c.summary +
+                                   " (SQLSTATE " + state + ")");
     }
   }
-  return makeError(Code::Internal, "the database reported an unexpected error (SQLSTATE " + state + ")");
+  return makeError(Code::Internal,
+                   "the database reported an unexpected error (SQLSTATE " + state + ")");
 }
 
 Error connectError(std::string_view message) {
   const std::string m(message);
   if (m.find("password authentication failed") != std::string::npos ||
-      m.find("authentication failed") != std::string::npos || m.find("no password supplied") != std::string::npos ||
+      m.find("authentication failed") != std::string::npos ||
+      m.find("no password supplied") != std::string::npos ||
       m.find("PAM authentication") != std::string::npos) {
-    return makeError(Code::FailedPrecondition,
-                     "cannot connect to PostgreSQL: authentication failed for the configured role (check the "
-                     "credentials in the environment)");
+    return makeError(
+        Code::FailedPrecondition,
+        "cannot connect to PostgreSQL: authentication failed for the configured role (check the "
+        "credentials in the environment)");
   }
   if (m.find("does not exist") != std::string::npos) {
-    return makeError(Code::FailedPrecondition,
-                     "cannot connect to PostgreSQL: the configured role or database does not exist");
+    return makeError(
+        Code::FailedPrecondition,
+        "cannot connect to PostgreSQL: the configured role or database does not exist");
   }
-  if (m.find("no pg_hba.conf entry") != std::string::npos || m.find("permission denied") != std::string::npos) {
-    return makeError(Code::FailedPrecondition, "cannot connect to PostgreSQL: the server refused this connection");
+  if (m.find("no pg_hba.conf entry") != std::string::npos ||
+      m.find("permission denied") != std::string::npos) {
+    return makeError(Code::FailedPrecondition,
+                     "cannot connect to PostgreSQL: the server refused this connection");
   }
   if (m.find("certificate") != std::string::npos || m.find("SSL") != std::string::npos) {
-    return makeError(Code::FailedPrecondition,
-                     "cannot connect to PostgreSQL: the TLS handshake or certificate verification failed");
+    return makeError(
+        Code::FailedPrecondition,
+        "cannot connect to PostgreSQL: the TLS handshake or certificate verification failed");
   }
   if (m.find("timeout") != std::string::npos) {
     return makeError(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out");
   }
   if (m.find("starting up") != std::string::npos || m.find("shutting down") != std::string::npos) {
-    return makeError(Code::Unavailable, "cannot connect to PostgreSQL: the server is starting up or shutting down");
+    return makeError(Code::Unavailable,
+                     "cannot connect to PostgreSQL: the server is starting up or shutting down");
   }
   return makeError(Code::Unavailable, "cannot connect to PostgreSQL: the server is unreachable");
 }

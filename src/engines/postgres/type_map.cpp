@@ -17,17 +17,28 @@ struct ArrayType {
 
 // Array types of the built-in scalars this mapping knows (pg_type.dat).
 constexpr ArrayType kArrays[] = {
-    {1000, oid::kBool, "bool[]"},          {1001, oid::kBytea, "bytea[]"},
-    {1002, oid::kChar, "char[]"},          {1003, oid::kName, "name[]"},
-    {1005, oid::kInt2, "int2[]"},          {1007, oid::kInt4, "int4[]"},
-    {1009, oid::kText, "text[]"},          {1014, oid::kBpchar, "bpchar[]"},
-    {1015, oid::kVarchar, "varchar[]"},    {1016, oid::kInt8, "int8[]"},
-    {1021, oid::kFloat4, "float4[]"},      {1022, oid::kFloat8, "float8[]"},
-    {1028, oid::kOid, "oid[]"},            {1115, oid::kTimestamp, "timestamp[]"},
-    {1182, oid::kDate, "date[]"},          {1183, oid::kTime, "time[]"},
-    {1185, oid::kTimestamptz, "timestamptz[]"}, {1187, oid::kInterval, "interval[]"},
-    {1231, oid::kNumeric, "numeric[]"},    {1270, oid::kTimetz, "timetz[]"},
-    {2951, oid::kUuid, "uuid[]"},          {199, oid::kJson, "json[]"},
+    {1000, oid::kBool, "bool[]"},
+    {1001, oid::kBytea, "bytea[]"},
+    {1002, oid::kChar, "char[]"},
+    {1003, oid::kName, "name[]"},
+    {1005, oid::kInt2, "int2[]"},
+    {1007, oid::kInt4, "int4[]"},
+    {1009, oid::kText, "text[]"},
+    {1014, oid::kBpchar, "bpchar[]"},
+    {1015, oid::kVarchar, "varchar[]"},
+    {1016, oid::kInt8, "int8[]"},
+    {1021, oid::kFloat4, "float4[]"},
+    {1022, oid::kFloat8, "float8[]"},
+    {1028, oid::kOid, "oid[]"},
+    {1115, oid::kTimestamp, "timestamp[]"},
+    {1182, oid::kDate, "date[]"},
+    {1183, oid::kTime, "time[]"},
+    {1185, oid::kTimestamptz, "timestamptz[]"},
+    {1187, oid::kInterval, "interval[]"},
+    {1231, oid::kNumeric, "numeric[]"},
+    {1270, oid::kTimetz, "timetz[]"},
+    {2951, oid::kUuid, "uuid[]"},
+    {199, oid::kJson, "json[]"},
     {3807, oid::kJsonb, "jsonb[]"},
 };
 
@@ -68,7 +79,8 @@ int hexDigit(char c) {
 
 Json byteaValue(std::string_view text) {
   // Sessions run with bytea_output = hex: "\x0a0b...".
-  if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0) return Json(std::string(text));
+  if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0)
+    return Json(std::string(text));
   std::string bytes;
   bytes.reserve((text.size() - 2) / 2);
   for (std::size_t i = 2; i + 1 < text.size(); i += 2) {
@@ -89,7 +101,8 @@ Json jsonValue(std::string_view text) {
 // Parses the text form of an array: {a,"b c",NULL,{...}}, optionally "[1:2]={...}".
 class ArrayParser {
  public:
-  ArrayParser(std::string_view text, Oid element, const TypeInfo& types) : s_(text), element_(element), types_(types) {}
+  ArrayParser(std::string_view text, Oid element, const TypeInfo& types)
+      : s_(text), element_(element), types_(types) {}
 
   std::optional<Json> parse() {
     if (!s_.empty() && s_[0] == '[') {
@@ -161,7 +174,8 @@ class ArrayParser {
 std::string base64Encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
   const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
   out.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
   return out;
 }
@@ -169,7 +183,8 @@ std::string base64Encode(std::string_view bytes) {
 std::string isoTimestamp(std::string_view text) {
   // "2024-01-15 10:20:30.5+00" -> "2024-01-15T10:20:30.5Z"; "...+05:30" stays; "+05" -> "+05:00".
   // Anything else (infinity, BC, years beyond 9999) is returned unchanged.
-  if (text.size() < 19 || text[10] != ' ' || text[4] != '-' || text[13] != ':') return std::string(text);
+  if (text.size() < 19 || text[10] != ' ' || text[4] != '-' || text[13] != ':')
+    return std::string(text);
   std::string out(text);
   out[10] = 'T';
   std::size_t zone = out.find_first_of("+-", 19);
@@ -184,25 +199,17 @@ Json valueToJson(Oid type, std::string_view text, const TypeInfo& types) {
   switch (type) {
     case oid::kInt2:
     case oid::kInt4:
-    case oid::kOid:
-      return integerValue(text, false);
-    case oid::kInt8:
-      return integerValue(text, true);
+    case oid::kOid: return integerValue(text, false);
+    case oid::kInt8: return integerValue(text, true);
     case oid::kFloat4:
-    case oid::kFloat8:
-      return floatValue(text);
-    case oid::kBool:
-      return Json(text == "t");
-    case oid::kBytea:
-      return byteaValue(text);
+    case oid::kFloat8: return floatValue(text);
+    case oid::kBool: return Json(text == "t");
+    case oid::kBytea: return byteaValue(text);
     case oid::kJson:
-    case oid::kJsonb:
-      return jsonValue(text);
+    case oid::kJsonb: return jsonValue(text);
     case oid::kTimestamp:
-    case oid::kTimestamptz:
-      return Json(isoTimestamp(text));
-    default:
-      break;
+    case oid::kTimestamptz: return Json(isoTimestamp(text));
+    default: break;
   }
   if (type != 0 && (type == types.vector || type == types.halfvec)) return jsonValue(text);
   if (const ArrayType* a = arrayType(type)) {

@@ -18,7 +18,7 @@ namespace mcpdb::transport::http {
 struct ListenAddress {
   std::string host;  // IP literal or name, without brackets
   std::uint16_t port = 0;
-  bool loopback = false;  // 127.0.0.0/8, ::1 or localhost
+  bool loopback = false;        // 127.0.0.0/8, ::1 or localhost
   std::string display() const;  // host:port with brackets for IPv6
 };
 
@@ -39,12 +39,14 @@ struct MetricsSettings {
 };
 
 struct HttpSettings {
-  std::vector<std::string> allowed_hosts;    // Host header names (optionally name:port); defaults by bind
-  std::vector<std::string> allowed_origins;  // exact scheme://host[:port]; defaults to loopback origins
-  bool stateless = false;                    // no Mcp-Session-Id; every POST stands alone
+  std::vector<std::string>
+      allowed_hosts;  // Host header names (optionally name:port); defaults by bind
+  std::vector<std::string>
+      allowed_origins;     // exact scheme://host[:port]; defaults to loopback origins
+  bool stateless = false;  // no Mcp-Session-Id; every POST stands alone
   std::size_t max_body_bytes = 1024 * 1024;
   std::size_t max_header_bytes = 16 * 1024;
-  std::chrono::milliseconds idle_timeout{30000};     // wait for (and receipt of) a request's headers
+  std::chrono::milliseconds idle_timeout{30000};  // wait for (and receipt of) a request's headers
   std::chrono::milliseconds request_timeout{30000};  // receipt of a request's body
   std::chrono::milliseconds session_idle_timeout{30 * 60 * 1000};
   std::size_t max_sessions = 1000;

@@ -112,9 +112,11 @@ bool isNotificationOrResponse(const Json& m) {
 }
 
 bool wantsProgress(const Json& m) {
-  if (!m.is_object() || m.value("method", Json()) != "tools/call" || !m.contains("id")) return false;
+  if (!m.is_object() || m.value("method", Json()) != "tools/call" || !m.contains("id"))
+    return false;
   const Json& p = m.value("params", Json::object());
-  return p.is_object() && p.contains("_meta") && p["_meta"].is_object() && p["_meta"].contains("progressToken");
+  return p.is_object() && p.contains("_meta") && p["_meta"].is_object() &&
+         p["_meta"].contains("progressToken");
 }
 
 Json rpcError(int code, const std::string& message) {
@@ -133,8 +135,8 @@ std::string chunk(std::string_view data) {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l, std::shared_ptr<observe::AuditLog> a,
-       std::shared_ptr<observe::Metrics> m)
+  Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l,
+       std::shared_ptr<observe::AuditLog> a, std::shared_ptr<observe::Metrics> m)
       : core(c),
         settings(std::move(s)),
         listen(std::move(l)),
@@ -203,7 +205,10 @@ template <class Stream>
 class Connection : public std::enable_shared_from_this<Connection<Stream>> {
  public:
   Connection(HttpServer::Impl& srv, Stream stream, bool metrics_only, bool peer_loopback)
-      : srv_(srv), stream_(std::move(stream)), metrics_only_(metrics_only), peer_loopback_(peer_loopback) {
+      : srv_(srv),
+        stream_(std::move(stream)),
+        metrics_only_(metrics_only),
+        peer_loopback_(peer_loopback) {
     ++srv_.connections;
   }
   ~Connection() {
@@ -214,10 +219,11 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   void start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
       beast::get_lowest_layer(stream_).expires_after(srv_.settings.idle_timeout);
-      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-        if (ec) return self->close();
-        self->readHeader();
-      });
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close();
+                                self->readHeader();
+                              });
     } else {
       readHeader();
     }
@@ -256,11 +262,12 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
   void readBody() {
     beast::get_lowest_layer(stream_).expires_after(srv_.settings.request_timeout);
-    bhttp::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->onReadError(ec);
-      beast::get_lowest_layer(self->stream_).expires_never();
-      self->handle();
-    });
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (ec) return self->onReadError(ec);
+                        beast::get_lowest_layer(self->stream_).expires_never();
+                        self->handle();
+                      });
   }
 
   void onReadError(beast::error_code ec) {
@@ -268,7 +275,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       beginRequest();
       keep_alive_ = false;
       srv_.refuse(nullptr, "body_too_large", 413, "");
-      return respondError(413, "the request body exceeds " + std::to_string(srv_.settings.max_body_bytes) + " bytes");
+      return respondError(413, "the request body exceeds " +
+                                   std::to_string(srv_.settings.max_body_bytes) + " bytes");
     }
     if (ec == bhttp::error::header_limit) {
       beginRequest();
@@ -277,7 +285,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       return respondError(431, "the request headers are too large");
     }
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset || buffer_.size() == 0) {
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        buffer_.size() == 0) {
       return close();
     }
     beginRequest();
@@ -307,7 +316,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (s.metrics.enabled && path == s.metrics.path && (metrics_only_ || !s.metrics.listen)) {
       return serveMetrics(method);
     }
-    if (metrics_only_ || path != "/mcp") return respondError(404, "not found: the MCP endpoint is /mcp");
+    if (metrics_only_ || path != "/mcp")
+      return respondError(404, "not found: the MCP endpoint is /mcp");
 
     // DNS-rebinding protection: a browser page on another site can reach a local server, but it
     // cannot forge the Host and Origin headers of its own requests.
@@ -326,8 +336,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     std::optional<Caller> caller = authenticate();
     if (!caller) {
       srv_.refuse(nullptr, "unauthorized", 401, method);
-      return respondError(401, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'",
-                          {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+      return respondError(
+          401, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'",
+          {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
     }
     if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
       srv_.refuse(&*caller, "rate_limited", 429, method);
@@ -340,7 +351,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       case bhttp::verb::delete_: return handleDelete(*caller);
       case bhttp::verb::get:
         // No standalone server-to-client stream: this server sends nothing unsolicited.
-        return respondError(405, "this server offers no GET stream; use POST", {{"Allow", "POST, DELETE"}});
+        return respondError(405, "this server offers no GET stream; use POST",
+                            {{"Allow", "POST, DELETE"}});
       default: return respondError(405, "method not allowed", {{"Allow", "POST, DELETE"}});
     }
   }
@@ -382,11 +394,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   }
 
   void serveMetrics(const std::string& method) {
-    if (parser_->get().method() != bhttp::verb::get) return respondError(405, "use GET", {{"Allow", "GET"}});
+    if (parser_->get().method() != bhttp::verb::get)
+      return respondError(405, "use GET", {{"Allow", "GET"}});
     if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
       if (!authenticate()) {
         srv_.refuse(nullptr, "unauthorized", 401, method);
-        return respondError(401, "unauthorized", {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+        return respondError(401, "unauthorized",
+                            {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
       }
     } else if (!peer_loopback_) {
       srv_.refuse(nullptr, "forbidden_metrics", 403, method);
@@ -397,9 +411,11 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   }
 
   void handleDelete(const Caller& caller) {
-    if (srv_.settings.stateless) return respondError(405, "stateless mode has no sessions to end", {{"Allow", "POST"}});
+    if (srv_.settings.stateless)
+      return respondError(405, "stateless mode has no sessions to end", {{"Allow", "POST"}});
     const auto sid = header("Mcp-Session-Id");
-    if (!sid || !wellFormedSessionId(*sid)) return respondError(400, "bad request: missing Mcp-Session-Id header");
+    if (!sid || !wellFormedSessionId(*sid))
+      return respondError(400, "bad request: missing Mcp-Session-Id header");
     auto session = srv_.sessions.remove(*sid, caller.name);
     if (!session) return respondError(404, "session not found");
     session->cancelAll();
@@ -414,7 +430,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       return respondError(415, "Content-Type must be application/json");
     }
     const AcceptInfo accept = parseAccept(header(bhttp::field::accept));
-    if (!accept.json && !accept.sse) return respondError(406, "Accept must include application/json or text/event-stream");
+    if (!accept.json && !accept.sse)
+      return respondError(406, "Accept must include application/json or text/event-stream");
     const auto version_header = header("MCP-Protocol-Version");
     if (!protocolVersionHeaderOk(version_header)) {
       return respondError(400, "bad request: unsupported MCP-Protocol-Version");
@@ -433,16 +450,22 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       for (const auto& m : message) {
         all_quiet = all_quiet && isNotificationOrResponse(m);
         if (m.is_object() && m.value("method", Json()) == "initialize") {
-          return respondJson(400, rpcError(protocol::rpc::kInvalidRequest, "initialize must not be part of a batch"), {});
+          return respondJson(
+              400,
+              rpcError(protocol::rpc::kInvalidRequest, "initialize must not be part of a batch"),
+              {});
         }
-        if (m.is_object() && m.value("method", Json()) == "tools/call" && m.contains("id")) ++tool_calls;
+        if (m.is_object() && m.value("method", Json()) == "tools/call" && m.contains("id"))
+          ++tool_calls;
         progress = progress || wantsProgress(m);
       }
       expects_response = !all_quiet;
     } else {
       expects_response = !isNotificationOrResponse(message);
       is_initialize = message.is_object() && message.value("method", Json()) == "initialize";
-      if (message.is_object() && message.value("method", Json()) == "tools/call" && message.contains("id")) tool_calls = 1;
+      if (message.is_object() && message.value("method", Json()) == "tools/call" &&
+          message.contains("id"))
+        tool_calls = 1;
       progress = wantsProgress(message);
     }
 
@@ -450,7 +473,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     std::string new_session_id;
     bool stateless_session = false;
     if (srv_.settings.stateless || is_initialize) {
-      session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name}, scopeFor(caller));
+      session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name},
+                                                    scopeFor(caller));
       if (srv_.settings.stateless) {
         stateless_session = true;
         if (!is_initialize) {
@@ -460,8 +484,10 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
           session->handle(Json{{"jsonrpc", "2.0"},
                                {"id", 0},
                                {"method", "initialize"},
-                               {"params", {{"protocolVersion", v}, {"capabilities", Json::object()},
-                                           {"clientInfo", {{"name", "stateless"}, {"version", "0"}}}}}},
+                               {"params",
+                                {{"protocolVersion", v},
+                                 {"capabilities", Json::object()},
+                                 {"clientInfo", {{"name", "stateless"}, {"version", "0"}}}}}},
                           std::make_shared<NullOutbox>());
         }
       } else {
@@ -470,12 +496,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
           return respondError(503, "too many open sessions; retry later", {{"Retry-After", "5"}});
         }
         new_session_id = *id;
-        if (srv_.metrics) srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
+        if (srv_.metrics)
+          srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
       }
     } else {
       const auto sid = header("Mcp-Session-Id");
       if (!sid || !wellFormedSessionId(*sid)) {
-        return respondError(400, "bad request: missing Mcp-Session-Id header (send initialize first)");
+        return respondError(400,
+                            "bad request: missing Mcp-Session-Id header (send initialize first)");
       }
       session = srv_.sessions.find(*sid, caller.name);
       if (!session) return respondError(404, "session not found: initialize a new session");
@@ -485,11 +513,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       session->handle(message, std::make_shared<NullOutbox>());
       return respond(202, "", {});
     }
-    if (tool_calls > 0 && !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
+    if (tool_calls > 0 &&
+        !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
       srv_.refuse(&caller, "concurrency_limited", 429, "POST");
-      return respondError(429, "too many concurrent tool calls for this client", {{"Retry-After", "1"}});
+      return respondError(429, "too many concurrent tool calls for this client",
+                          {{"Retry-After", "1"}});
     }
-    if (srv_.metrics && tool_calls > 0) srv_.metrics->callsStarted(static_cast<std::int64_t>(tool_calls));
+    if (srv_.metrics && tool_calls > 0)
+      srv_.metrics->callsStarted(static_cast<std::int64_t>(tool_calls));
     pending_.emplace();
     pending_->sse = progress && accept.sse;
     pending_->session_id = new_session_id;
@@ -518,13 +549,16 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     session->handle(message, out);
   }
 
-  // ---- answering a POST that waits for calls ------------------------------------------------------
+  // ---- answering a POST that waits for calls
+  // ------------------------------------------------------
   void deliver(Json m) {
     if (!pending_) return;
     if (pending_->sse) {
       if (!pending_->headers_sent) {
         pending_->headers_sent = true;
-        queueWrite(head(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}}, true), false);
+        queueWrite(
+            head(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}}, true),
+            false);
       }
       queueWrite(chunk("event: message\ndata: " + protocol::serialize(m) + "\n\n"), false);
     } else if (m.is_array() || m.contains("id")) {
@@ -642,7 +676,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   void discard() {
     auto buf = std::make_shared<std::array<char, 4096>>();
     beast::get_lowest_layer(stream_).async_read_some(
-        net::buffer(*buf), [self = this->shared_from_this(), buf](beast::error_code ec, std::size_t) {
+        net::buffer(*buf),
+        [self = this->shared_from_this(), buf](beast::error_code ec, std::size_t) {
           if (ec) return self->close();
           self->discard();
         });
@@ -690,22 +725,27 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 }  // namespace
 
 void HttpServer::Impl::doAccept(tcp::acceptor& acc, bool metrics_only) {
-  acc.async_accept(net::make_strand(*ioc), [this, &acc, metrics_only](beast::error_code ec, tcp::socket sock) {
-    if (ec == net::error::operation_aborted || !acc.is_open()) return;
-    if (!ec) {
-      beast::error_code rec;
-      const auto peer = sock.remote_endpoint(rec);
-      const bool loopback = !rec && peer.address().is_loopback();
-      if (connections.load() >= settings.max_connections || draining) {
-        sock.close(rec);
-      } else if (tls) {
-        std::make_shared<Connection<TlsStream>>(*this, TlsStream(std::move(sock), *tls), metrics_only, loopback)->start();
-      } else {
-        std::make_shared<Connection<PlainStream>>(*this, PlainStream(std::move(sock)), metrics_only, loopback)->start();
-      }
-    }
-    doAccept(acc, metrics_only);
-  });
+  acc.async_accept(net::make_strand(*ioc),
+                   [this, &acc, metrics_only](beast::error_code ec, tcp::socket sock) {
+                     if (ec == net::error::operation_aborted || !acc.is_open()) return;
+                     if (!ec) {
+                       beast::error_code rec;
+                       const auto peer = sock.remote_endpoint(rec);
+                       const bool loopback = !rec && peer.address().is_loopback();
+                       if (connections.load() >= settings.max_connections || draining) {
+                         sock.close(rec);
+                       } else if (tls) {
+                         std::make_shared<Connection<TlsStream>>(
+                             *this, TlsStream(std::move(sock), *tls), metrics_only, loopback)
+                             ->start();
+                       } else {
+                         std::make_shared<Connection<PlainStream>>(
+                             *this, PlainStream(std::move(sock)), metrics_only, loopback)
+                             ->start();
+                       }
+                     }
+                     doAccept(acc, metrics_only);
+                   });
 }
 
 void HttpServer::Impl::scheduleSweep() {
@@ -719,8 +759,10 @@ void HttpServer::Impl::scheduleSweep() {
 }
 
 HttpServer::HttpServer(protocol::ServerCore& core, HttpSettings settings, ListenAddress listen,
-                       std::shared_ptr<observe::AuditLog> audit, std::shared_ptr<observe::Metrics> metrics)
-    : impl_(std::make_unique<Impl>(core, std::move(settings), std::move(listen), std::move(audit), std::move(metrics))) {}
+                       std::shared_ptr<observe::AuditLog> audit,
+                       std::shared_ptr<observe::Metrics> metrics)
+    : impl_(std::make_unique<Impl>(core, std::move(settings), std::move(listen), std::move(audit),
+                                   std::move(metrics))) {}
 
 HttpServer::~HttpServer() {
   if (!impl_->threads.empty()) shutdown(std::chrono::milliseconds(0));
@@ -731,15 +773,18 @@ namespace {
 Result<tcp::acceptor> bindAcceptor(net::io_context& ioc, const ListenAddress& at) {
   beast::error_code ec;
   tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(at.host, std::to_string(at.port), tcp::resolver::numeric_service, ec);
-  if (ec || results.empty()) return makeError(Code::InvalidArgument, "cannot resolve listen address '" + at.host + "'");
+  auto results =
+      resolver.resolve(at.host, std::to_string(at.port), tcp::resolver::numeric_service, ec);
+  if (ec || results.empty())
+    return makeError(Code::InvalidArgument, "cannot resolve listen address '" + at.host + "'");
   const tcp::endpoint ep = results.begin()->endpoint();
   tcp::acceptor acc(ioc);
   acc.open(ep.protocol(), ec);
   if (!ec) acc.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(ep, ec);
   if (!ec) acc.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return makeError(Code::Unavailable, "cannot listen on " + at.display() + ": " + ec.message());
+  if (ec)
+    return makeError(Code::Unavailable, "cannot listen on " + at.display() + ": " + ec.message());
   return acc;
 }
 
@@ -748,19 +793,25 @@ Result<tcp::acceptor> bindAcceptor(net::io_context& ioc, const ListenAddress& at
 Status HttpServer::start() {
   Impl& s = *impl_;
   if (!s.settings.auth.required && !s.listen.loopback) {
-    return makeError(Code::FailedPrecondition,
-                     "http.auth: none is allowed only on a loopback address; configure client keys");
+    return makeError(
+        Code::FailedPrecondition,
+        "http.auth: none is allowed only on a loopback address; configure client keys");
   }
   if (s.settings.tls.enabled()) {
     s.tls.emplace(ssl::context::tls_server);
     SSL_CTX_set_min_proto_version(s.tls->native_handle(), TLS1_2_VERSION);
-    s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                       ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use);
     beast::error_code ec;
     s.tls->use_certificate_chain_file(s.settings.tls.cert_file, ec);
-    if (ec) return makeError(Code::FailedPrecondition, "cannot load http.tls.cert_file '" + s.settings.tls.cert_file + "'");
+    if (ec)
+      return makeError(Code::FailedPrecondition,
+                       "cannot load http.tls.cert_file '" + s.settings.tls.cert_file + "'");
     s.tls->use_private_key_file(s.settings.tls.key_file, ssl::context::pem, ec);
-    if (ec) return makeError(Code::FailedPrecondition, "cannot load http.tls.key_file '" + s.settings.tls.key_file + "'");
+    if (ec)
+      return makeError(Code::FailedPrecondition,
+                       "cannot load http.tls.key_file '" + s.settings.tls.key_file + "'");
   }
   auto acc = bindAcceptor(*s.ioc, s.listen);
   if (!acc) return acc.error();
@@ -785,11 +836,19 @@ Status HttpServer::start() {
   return {};
 }
 
-std::uint16_t HttpServer::port() const { return impl_->bound_port; }
-std::optional<std::uint16_t> HttpServer::metricsPort() const { return impl_->bound_metrics_port; }
-bool HttpServer::tls() const { return impl_->tls.has_value(); }
+std::uint16_t HttpServer::port() const {
+  return impl_->bound_port;
+}
+std::optional<std::uint16_t> HttpServer::metricsPort() const {
+  return impl_->bound_metrics_port;
+}
+bool HttpServer::tls() const {
+  return impl_->tls.has_value();
+}
 
-void HttpServer::updateAuth(auth::AuthSettings auth) { impl_->auth_state->set(std::move(auth)); }
+void HttpServer::updateAuth(auth::AuthSettings auth) {
+  impl_->auth_state->set(std::move(auth));
+}
 
 void HttpServer::shutdown(std::chrono::milliseconds grace) {
   Impl& s = *impl_;
@@ -803,7 +862,8 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
   });
   using Clock = std::chrono::steady_clock;
   auto waitIdle = [&s](Clock::time_point until) {
-    while (s.active_requests.load() > 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (s.active_requests.load() > 0 && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return s.active_requests.load() <= 0;
   };
   if (!waitIdle(Clock::now() + grace)) {

@@ -31,7 +31,8 @@ std::pair<std::string, std::string> splitHostPort(std::string_view hostport) {
   if (!hp.empty() && hp.front() == '[') {
     const auto close = hp.find(']');
     if (close == std::string::npos) return {hp, ""};
-    const std::string port = close + 1 < hp.size() && hp[close + 1] == ':' ? hp.substr(close + 2) : "";
+    const std::string port =
+        close + 1 < hp.size() && hp[close + 1] == ':' ? hp.substr(close + 2) : "";
     return {hp.substr(0, close + 1), port};
   }
   const auto colon = hp.find(':');
@@ -39,13 +40,15 @@ std::pair<std::string, std::string> splitHostPort(std::string_view hostport) {
   return {hp.substr(0, colon), hp.substr(colon + 1)};
 }
 
-OriginPolicy::OriginPolicy(std::vector<std::string> allowed_hosts, std::vector<std::string> allowed_origins,
-                           const std::string& bind_host, bool bind_loopback) {
+OriginPolicy::OriginPolicy(std::vector<std::string> allowed_hosts,
+                           std::vector<std::string> allowed_origins, const std::string& bind_host,
+                           bool bind_loopback) {
   for (auto& h : allowed_hosts) hosts_.push_back(lower(h));
   if (hosts_.empty()) {
     hosts_ = {"localhost", "127.0.0.1", "[::1]"};
     if (!bind_loopback && bind_host != "0.0.0.0" && bind_host != "::") {
-      hosts_.push_back(lower(bind_host.find(':') != std::string::npos ? "[" + bind_host + "]" : bind_host));
+      hosts_.push_back(
+          lower(bind_host.find(':') != std::string::npos ? "[" + bind_host + "]" : bind_host));
     }
   }
   for (auto& o : allowed_origins) origins_.push_back(lower(o));

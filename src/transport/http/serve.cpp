@@ -12,14 +12,15 @@
 
 namespace mcpdb::transport::http {
 
-std::optional<auth::AuthSettings> reloadAuthFromFile(const std::string& path,
-                                                     const std::vector<std::string>& extra_sections) {
+std::optional<auth::AuthSettings> reloadAuthFromFile(
+    const std::string& path, const std::vector<std::string>& extra_sections) {
   config::Diagnostics diag(path);
   config::Config cfg = config::loadConfigFile(path, extra_sections, diag);
   HttpSettings hs;
   if (diag.ok()) parseHttpSettings(config::Node(cfg.root, "", diag).child("http"), hs);
   if (!diag.ok()) {
-    spdlog::error("reload: the config is invalid, keeping the current clients ({} problem(s))", diag.errors().size());
+    spdlog::error("reload: the config is invalid, keeping the current clients ({} problem(s))",
+                  diag.errors().size());
     for (const auto& e : diag.errors()) spdlog::error("reload: {}", e);
     return std::nullopt;
   }
@@ -31,20 +32,25 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
   if (!p.listen.loopback && !tls) {
     if (!p.allow_insecure_http) {
       spdlog::error(
-          "refusing plain HTTP on the non-loopback address {}: configure http.tls (cert_file, key_file) or pass "
+          "refusing plain HTTP on the non-loopback address {}: configure http.tls (cert_file, "
+          "key_file) or pass "
           "--allow-insecure-http",
           p.listen.display());
       return 2;
     }
-    spdlog::warn("serving PLAIN HTTP on non-loopback address {}: API keys and results cross the network unencrypted",
-                 p.listen.display());
+    spdlog::warn(
+        "serving PLAIN HTTP on non-loopback address {}: API keys and results cross the network "
+        "unencrypted",
+        p.listen.display());
   }
   if (p.settings.auth.required && p.settings.auth.clients.empty()) {
-    spdlog::warn("http: no clients are configured (http.clients): every request will be refused with 401");
+    spdlog::warn(
+        "http: no clients are configured (http.clients): every request will be refused with 401");
   }
   if (!p.listen.loopback && p.settings.allowed_hosts.empty()) {
-    spdlog::warn("http.allowed_hosts is not set: only loopback names and {} are accepted in the Host header",
-                 p.listen.host);
+    spdlog::warn(
+        "http.allowed_hosts is not set: only loopback names and {} are accepted in the Host header",
+        p.listen.host);
   }
   HttpServer server(core, p.settings, p.listen, p.audit, p.metrics);
   if (auto st = server.start(); !st) {
@@ -53,8 +59,9 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
   }
   ListenAddress shown = p.listen;
   shown.port = server.port();
-  spdlog::info("listening on {}://{}/mcp ({} mode, {} client(s))", tls ? "https" : "http", shown.display(),
-               p.settings.stateless ? "stateless" : "session", p.settings.auth.clients.size());
+  spdlog::info("listening on {}://{}/mcp ({} mode, {} client(s))", tls ? "https" : "http",
+               shown.display(), p.settings.stateless ? "stateless" : "session",
+               p.settings.auth.clients.size());
   if (auto mp = server.metricsPort()) spdlog::info("metrics on port {}", *mp);
 
   const int signal_fd = installSignalPipe();

@@ -31,7 +31,7 @@ struct ServeParams {
 int serveHttp(protocol::ServerCore& core, ServeParams params);
 
 // Parses just the `http:` section of a config file again (SIGHUP); logs problems.
-std::optional<auth::AuthSettings> reloadAuthFromFile(const std::string& path,
-                                                     const std::vector<std::string>& extra_sections);
+std::optional<auth::AuthSettings> reloadAuthFromFile(
+    const std::string& path, const std::vector<std::string>& extra_sections);
 
 }  // namespace mcpdb::transport::http

@@ -24,8 +24,8 @@ bool wellFormedSessionId(std::string_view id) {
   return true;
 }
 
-std::optional<std::string> SessionTable::add(std::shared_ptr<protocol::Session> session, std::string owner,
-                                             Clock::time_point now) {
+std::optional<std::string> SessionTable::add(std::shared_ptr<protocol::Session> session,
+                                             std::string owner, Clock::time_point now) {
   std::string id = newSessionId();
   if (id.empty()) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
@@ -34,7 +34,8 @@ std::optional<std::string> SessionTable::add(std::shared_ptr<protocol::Session> 
   return id;
 }
 
-std::shared_ptr<protocol::Session> SessionTable::find(const std::string& id, const std::string& owner,
+std::shared_ptr<protocol::Session> SessionTable::find(const std::string& id,
+                                                      const std::string& owner,
                                                       Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
@@ -43,7 +44,8 @@ std::shared_ptr<protocol::Session> SessionTable::find(const std::string& id, con
   return it->second.session;
 }
 
-std::shared_ptr<protocol::Session> SessionTable::remove(const std::string& id, const std::string& owner) {
+std::shared_ptr<protocol::Session> SessionTable::remove(const std::string& id,
+                                                        const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end() || it->second.owner != owner) return nullptr;

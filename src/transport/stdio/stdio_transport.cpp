@@ -38,8 +38,8 @@ bool FdOutbox::broken() const {
   return broken_;
 }
 
-StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out, const StdioOptions& options,
-                    const std::function<void()>& on_reload) {
+StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out,
+                    const StdioOptions& options, const std::function<void()>& on_reload) {
   std::string buffer;
   bool discarding = false;  // inside an over-long line: drop bytes until its newline
   char chunk[65536];
@@ -82,9 +82,9 @@ StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>&
       if (discarding) {
         if (nl != std::string_view::npos) discarding = false;
       } else if (buffer.size() + piece.size() > options.max_line_bytes) {
-        out->send(protocol::makeErrorResponse(nullptr, protocol::rpc::kInvalidRequest,
-                                              "message exceeds the " + std::to_string(options.max_line_bytes) +
-                                                  "-byte limit"));
+        out->send(protocol::makeErrorResponse(
+            nullptr, protocol::rpc::kInvalidRequest,
+            "message exceeds the " + std::to_string(options.max_line_bytes) + "-byte limit"));
         buffer.clear();
         discarding = nl == std::string_view::npos;
       } else {

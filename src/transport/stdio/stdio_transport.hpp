@@ -33,7 +33,7 @@ struct StdioOptions {
 
 // Reads messages until EOF or a terminate signal, dispatching each line to `session`.
 // On return the caller drains the session. SIGHUP bytes are passed to `on_reload` if set.
-StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out, const StdioOptions& options,
-                    const std::function<void()>& on_reload = nullptr);
+StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out,
+                    const StdioOptions& options, const std::function<void()>& on_reload = nullptr);
 
 }  // namespace mcpdb::transport

@@ -30,16 +30,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (wire.is_discarded()) return 0;
 
   for (bool as_item : {false, true}) {
-    auto agent = as_item ? mcpdb::dynamodb::itemToJson(wire) : mcpdb::dynamodb::attributeToJson(wire);
+    auto agent =
+        as_item ? mcpdb::dynamodb::itemToJson(wire) : mcpdb::dynamodb::attributeToJson(wire);
     if (!agent.ok()) continue;
     const std::string shown = agent->dump(-1, ' ', false, Json::error_handler_t::replace);
-    auto back = as_item ? mcpdb::dynamodb::jsonToItem(*agent) : mcpdb::dynamodb::jsonToAttribute(*agent);
+    auto back =
+        as_item ? mcpdb::dynamodb::jsonToItem(*agent) : mcpdb::dynamodb::jsonToAttribute(*agent);
     check(back.ok());
     check(*back == wire);
     // What the agent reads (text) decodes to the same value.
     Json reparsed = Json::parse(shown, nullptr, false);
     if (!reparsed.is_discarded()) {
-      auto again = as_item ? mcpdb::dynamodb::jsonToItem(reparsed) : mcpdb::dynamodb::jsonToAttribute(reparsed);
+      auto again = as_item ? mcpdb::dynamodb::jsonToItem(reparsed)
+                           : mcpdb::dynamodb::jsonToAttribute(reparsed);
       check(again.ok());
       check(*again == wire);
     }

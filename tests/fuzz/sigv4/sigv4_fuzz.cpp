@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Credentials creds;
   creds.accessKeyId = "AKIDEXAMPLE";
   creds.secretAccessKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-  SigningScope scope{"us-east-1", "dynamodb", std::chrono::system_clock::time_point(std::chrono::seconds(1440938160))};
+  SigningScope scope{"us-east-1", "dynamodb",
+                     std::chrono::system_clock::time_point(std::chrono::seconds(1440938160))};
   SignableRequest copy = req;
   const auto a = signHeaders(req, creds, scope);
   const auto b = signHeaders(copy, creds, scope);

@@ -32,11 +32,14 @@ const std::string kEventsTable = "itest_" + kSuffix + "_events";
 const std::string kMissingTable = "itest_" + kSuffix + "_missing";
 
 std::string missingEnvMessage() {
-  return "AWS_ENDPOINT_URL_DYNAMODB / AWS_REGION are not set: start the local servers and export their "
+  return "AWS_ENDPOINT_URL_DYNAMODB / AWS_REGION are not set: start the local servers and export "
+         "their "
          "environment first: scripts/servers.sh start && eval \"$(scripts/servers.sh env)\"";
 }
 
-bool haveServer() { return Env::process().has("AWS_ENDPOINT_URL_DYNAMODB") && Env::process().has("AWS_REGION"); }
+bool haveServer() {
+  return Env::process().has("AWS_ENDPOINT_URL_DYNAMODB") && Env::process().has("AWS_REGION");
+}
 
 std::unique_ptr<Transport> rawTransport() {
   const Env env = Env::process();
@@ -90,7 +93,9 @@ std::string docId(int i) {
 
 void createTable(Transport& t, const std::string& name, const Json& defs, const Json& schema) {
   auto r = t.call("CreateTable",
-                  {{"TableName", name}, {"AttributeDefinitions", defs}, {"KeySchema", schema},
+                  {{"TableName", name},
+                   {"AttributeDefinitions", defs},
+                   {"KeySchema", schema},
                    {"BillingMode", "PAY_PER_REQUEST"}},
                   opts());
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -105,7 +110,8 @@ void createTable(Transport& t, const std::string& name, const Json& defs, const 
 void putAll(Transport& t, const std::string& table, const std::vector<Json>& items) {
   for (std::size_t i = 0; i < items.size(); i += 25) {
     Json reqs = Json::array();
-    for (std::size_t j = i; j < std::min(items.size(), i + 25); ++j) reqs.push_back({{"PutRequest", {{"Item", items[j]}}}});
+    for (std::size_t j = i; j < std::min(items.size(), i + 25); ++j)
+      reqs.push_back({{"PutRequest", {{"Item", items[j]}}}});
     auto r = t.call("BatchWriteItem", {{"RequestItems", {{table, reqs}}}}, opts());
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_TRUE(r->value("UnprocessedItems", Json::object()).empty());
@@ -120,8 +126,10 @@ class DynamoIntegration : public ::testing::Test {
     createTable(*t, kDocsTable, {{{"AttributeName", "id"}, {"AttributeType", "S"}}},
                 {{{"AttributeName", "id"}, {"KeyType", "HASH"}}});
     createTable(*t, kEventsTable,
-                {{{"AttributeName", "cat"}, {"AttributeType", "S"}}, {{"AttributeName", "seq"}, {"AttributeType", "N"}}},
-                {{{"AttributeName", "cat"}, {"KeyType", "HASH"}}, {{"AttributeName", "seq"}, {"KeyType", "RANGE"}}});
+                {{{"AttributeName", "cat"}, {"AttributeType", "S"}},
+                 {{"AttributeName", "seq"}, {"AttributeType", "N"}}},
+                {{{"AttributeName", "cat"}, {"KeyType", "HASH"}},
+                 {{"AttributeName", "seq"}, {"KeyType", "RANGE"}}});
     std::vector<Json> docs;
     for (int i = 1; i < kDocs; ++i) {
       docs.push_back({{"id", {{"S", docId(i)}}},
@@ -133,7 +141,8 @@ class DynamoIntegration : public ::testing::Test {
     putAll(*t, kDocsTable, docs);
     std::vector<Json> events;
     for (int i = 0; i < kEvents; ++i) {
-      events.push_back({{"cat", {{"S", i % 2 == 0 ? "even" : "odd"}}}, {"seq", {{"N", std::to_string(i * 10)}}},
+      events.push_back({{"cat", {{"S", i % 2 == 0 ? "even" : "odd"}}},
+                        {"seq", {{"N", std::to_string(i * 10)}}},
                         {"what", {{"S", "event " + std::to_string(i)}}}});
     }
     putAll(*t, kEventsTable, events);
@@ -142,43 +151,55 @@ class DynamoIntegration : public ::testing::Test {
   static void TearDownTestSuite() {
     if (!haveServer()) return;
     auto t = rawTransport();
-    for (const auto& name : {kDocsTable, kEventsTable}) (void)t->call("DeleteTable", {{"TableName", name}}, opts());
+    for (const auto& name : {kDocsTable, kEventsTable})
+      (void)t->call("DeleteTable", {{"TableName", name}}, opts());
   }
 
   void SetUp() override {
     ASSERT_TRUE(haveServer()) << missingEnvMessage();
     env_ = std::make_unique<Env>(Env::process());
     module_ = makeModule();
-    const std::string yaml = "limits: {max_rows: 100, max_bytes: 262144, timeout_ms: 10000}\n"
-                             "dynamodb:\n"
-                             "  targets:\n"
-                             "    docs:\n"
-                             "      table: " + kDocsTable + "\n"
-                             "      description: test documents\n"
-                             "      partition_key: {name: id, type: S}\n"
-                             "      exact_count: {enabled: true, max_items: 1000}\n"
-                             "    docs_public:\n"
-                             "      table: " + kDocsTable + "\n"
-                             "      description: test documents, title only\n"
-                             "      partition_key: {name: id, type: S}\n"
-                             "      attributes: [title]\n"
-                             "      exact_count: {enabled: true, max_items: 20}\n"
-                             "      limits: {max_rows: 10, max_bytes: 1024}\n"
-                             "    docs_small:\n"
-                             "      table: " + kDocsTable + "\n"
-                             "      description: test documents under a small byte cap\n"
-                             "      partition_key: {name: id, type: S}\n"
-                             "      limits: {max_rows: 50, max_bytes: 2048}\n"
-                             "    events:\n"
-                             "      table: " + kEventsTable + "\n"
-                             "      description: test events\n"
-                             "      partition_key: {name: cat, type: S}\n"
-                             "      sort_key: {name: seq, type: N}\n"
-                             "    missing:\n"
-                             "      table: " + kMissingTable + "\n"
-                             "      description: a table that does not exist\n"
-                             "      partition_key: {name: id, type: S}\n"
-                             "      exact_count: {enabled: true, max_items: 10}\n";
+    const std::string yaml =
+        "limits: {max_rows: 100, max_bytes: 262144, timeout_ms: 10000}\n"
+        "dynamodb:\n"
+        "  targets:\n"
+        "    docs:\n"
+        "      table: " +
+        kDocsTable +
+        "\n"
+        "      description: test documents\n"
+        "      partition_key: {name: id, type: S}\n"
+        "      exact_count: {enabled: true, max_items: 1000}\n"
+        "    docs_public:\n"
+        "      table: " +
+        kDocsTable +
+        "\n"
+        "      description: test documents, title only\n"
+        "      partition_key: {name: id, type: S}\n"
+        "      attributes: [title]\n"
+        "      exact_count: {enabled: true, max_items: 20}\n"
+        "      limits: {max_rows: 10, max_bytes: 1024}\n"
+        "    docs_small:\n"
+        "      table: " +
+        kDocsTable +
+        "\n"
+        "      description: test documents under a small byte cap\n"
+        "      partition_key: {name: id, type: S}\n"
+        "      limits: {max_rows: 50, max_bytes: 2048}\n"
+        "    events:\n"
+        "      table: " +
+        kEventsTable +
+        "\n"
+        "      description: test events\n"
+        "      partition_key: {name: cat, type: S}\n"
+        "      sort_key: {name: seq, type: N}\n"
+        "    missing:\n"
+        "      table: " +
+        kMissingTable +
+        "\n"
+        "      description: a table that does not exist\n"
+        "      partition_key: {name: id, type: S}\n"
+        "      exact_count: {enabled: true, max_items: 10}\n";
     config::Diagnostics diag("itest.yaml");
     cfg_ = config::parseConfig(yaml, "itest.yaml", {"dynamodb"}, diag);
     ASSERT_TRUE(diag.ok()) << diag.errors()[0];
@@ -201,7 +222,8 @@ class DynamoIntegration : public ::testing::Test {
   }
 
   // Pages through a whole target; returns every item's id, in order.
-  std::vector<std::string> scanAll(const std::string& target, int limit, int* calls, bool* saw_truncation) {
+  std::vector<std::string> scanAll(const std::string& target, int limit, int* calls,
+                                   bool* saw_truncation) {
     std::vector<std::string> ids;
     Json cursor = nullptr;
     for (*calls = 0; *calls < 1000; ++*calls) {
@@ -234,7 +256,9 @@ TEST_F(DynamoIntegration, ListTargets) {
 }
 
 TEST_F(DynamoIntegration, GetItemEveryAttributeType) {
-  auto r = call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", "doc-all-types"}, {"consistent_read", true}});
+  auto r =
+      call("get_dynamodb_item",
+           {{"target", "docs"}, {"partition_key", "doc-all-types"}, {"consistent_read", true}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["found"], true);
   EXPECT_EQ(r->structured["item"], kAllTypesAgent);
@@ -243,7 +267,8 @@ TEST_F(DynamoIntegration, GetItemEveryAttributeType) {
 TEST_F(DynamoIntegration, GetItemProjectionNotFoundAndOperatorValues) {
   auto r = call("get_dynamodb_item", {{"target", "docs_public"}, {"partition_key", "doc-007"}});
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->structured["item"], (Json{{"id", "doc-007"}, {"title", "Title 7"}}));  // no body, no secret_note
+  EXPECT_EQ(r->structured["item"],
+            (Json{{"id", "doc-007"}, {"title", "Title 7"}}));  // no body, no secret_note
 
   for (const char* v : {"doc-999", "{\"$ne\":null}", "a OR 1=1", "doc-00*"}) {
     r = call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", v}});
@@ -253,13 +278,15 @@ TEST_F(DynamoIntegration, GetItemProjectionNotFoundAndOperatorValues) {
 }
 
 TEST_F(DynamoIntegration, GetItemCompositeKeyTypedAsNumber) {
-  auto r = call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "odd"}, {"sort_key", "30"}});
+  auto r = call("get_dynamodb_item",
+                {{"target", "events"}, {"partition_key", "odd"}, {"sort_key", "30"}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["item"], (Json{{"cat", "odd"}, {"seq", 30}, {"what", "event 3"}}));
   r = call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "odd"}, {"sort_key", 30}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->structured["found"], true);
-  r = call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "odd"}, {"sort_key", "thirty"}});
+  r = call("get_dynamodb_item",
+           {{"target", "events"}, {"partition_key", "odd"}, {"sort_key", "thirty"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::InvalidArgument);
   r = call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "odd"}});
@@ -317,7 +344,8 @@ TEST_F(DynamoIntegration, CountApproximateAndExactWithCap) {
   auto r = call("count_dynamodb_items", {{"target", "docs"}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["approximate"], true);
-  EXPECT_TRUE(r->structured["approximate_count"].is_number_unsigned() || r->structured["approximate_count"].is_number_integer());
+  EXPECT_TRUE(r->structured["approximate_count"].is_number_unsigned() ||
+              r->structured["approximate_count"].is_number_integer());
   EXPECT_NE(r->structured["note"].get<std::string>().find("six hours"), std::string::npos);
 
   r = call("count_dynamodb_items", {{"target", "docs"}, {"exact", true}});
@@ -348,7 +376,8 @@ TEST_F(DynamoIntegration, MissingTableIsNotFound) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, Code::NotFound);
     EXPECT_EQ(r.error().message,
-              "target 'missing': DynamoDB table not found in this region and account (ResourceNotFoundException)");
+              "target 'missing': DynamoDB table not found in this region and account "
+              "(ResourceNotFoundException)");
   }
 }
 
@@ -362,22 +391,26 @@ TEST_F(DynamoIntegration, SelfCheckReportsAViolationOnDynaliteAndWritesNothing) 
   std::map<std::string, engines::Finding::Severity> verdicts;
   for (const auto& f : findings) {
     if (f.check != "dynamodb.write_denied") continue;
-    const std::string table = f.message.substr(6, f.message.find(' ', 6) - 6);  // "table NAME (target ...)"
+    const std::string table =
+        f.message.substr(6, f.message.find(' ', 6) - 6);  // "table NAME (target ...)"
     EXPECT_EQ(verdicts.count(table), 0U) << "probed twice: " << table;
     verdicts[table] = f.severity;
     if (table != kMissingTable) {
-      EXPECT_NE(f.message.find("principal may write: the write was only stopped by the condition"), std::string::npos)
+      EXPECT_NE(f.message.find("principal may write: the write was only stopped by the condition"),
+                std::string::npos)
           << f.message;
     }
   }
   EXPECT_EQ(verdicts, (std::map<std::string, engines::Finding::Severity>{
-                       {kDocsTable, engines::Finding::Severity::Violation},
-                       {kEventsTable, engines::Finding::Severity::Violation},
-                       {kMissingTable, engines::Finding::Severity::Warning}}));
+                          {kDocsTable, engines::Finding::Severity::Violation},
+                          {kEventsTable, engines::Finding::Severity::Violation},
+                          {kMissingTable, engines::Finding::Severity::Warning}}));
   auto after = t->call("Scan", {{"TableName", kDocsTable}, {"Select", "COUNT"}}, opts());
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)["Count"], (*before)["Count"]);
-  auto probe = t->call("GetItem", {{"TableName", kDocsTable}, {"Key", {{"id", {{"S", "mcpdb-self-check-probe"}}}}}}, opts());
+  auto probe = t->call(
+      "GetItem", {{"TableName", kDocsTable}, {"Key", {{"id", {{"S", "mcpdb-self-check-probe"}}}}}},
+      opts());
   ASSERT_TRUE(probe.ok());
   EXPECT_FALSE(probe->contains("Item"));
 }
@@ -413,7 +446,8 @@ TEST_F(DynamoIntegration, DemoLoaderIsIdempotentAndTheDefaultSectionServesIt) {
   // The built-in section on the loaded tables.
   auto module = makeModule();
   config::Diagnostics diag("default");
-  auto cfg = config::parseConfig("version: 1\n" + std::string(defaultSectionYaml()), "default", {"dynamodb"}, diag);
+  auto cfg = config::parseConfig("version: 1\n" + std::string(defaultSectionYaml()), "default",
+                                 {"dynamodb"}, diag);
   module->configure(config::Node(cfg.root, "", diag).child("dynamodb"), cfg.limits);
   ASSERT_TRUE(diag.ok());
   protocol::ToolRegistry tools;
@@ -421,7 +455,8 @@ TEST_F(DynamoIntegration, DemoLoaderIsIdempotentAndTheDefaultSectionServesIt) {
   protocol::CallContext ctx2;
   ctx2.limits = cfg.limits;
   ctx2.deadline = std::chrono::steady_clock::now() + 20s;
-  auto count = tools.find("count_dynamodb_items")->handler({{"target", "demo_events"}, {"exact", true}}, ctx2);
+  auto count = tools.find("count_dynamodb_items")
+                   ->handler({{"target", "demo_events"}, {"exact", true}}, ctx2);
   ASSERT_TRUE(count.ok()) << count.error().message;
   EXPECT_EQ(count->structured["exact_count"]["count"], docs.size());
   auto item = tools.find("get_dynamodb_item")

@@ -26,8 +26,9 @@ protocol::Tool fakeTool(std::string name, std::string engine) {
   t.description = "A fake " + engine + " tool for transport tests.";
   t.engine = std::move(engine);
   t.input_schema = {{"type", "object"},
-                    {"properties", {{"email", {{"type", "string"}, {"maxLength", 200}}},
-                                    {"ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 5000}}}}},
+                    {"properties",
+                     {{"email", {{"type", "string"}, {"maxLength", 200}}},
+                      {"ms", {{"type", "integer"}, {"minimum", 0}, {"maximum", 5000}}}}},
                     {"additionalProperties", false}};
   t.output_schema = {{"type", "object"}};
   return t;
@@ -38,7 +39,8 @@ std::shared_ptr<protocol::ToolRegistry> fakeRegistry() {
   auto lookup = fakeTool("pg_lookup", "postgres");
   lookup.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
     // The row value is a marker the tests look for in logs (it must never appear there).
-    return protocol::ToolOutput{Json{{"rows", Json::array({Json{{"name", "ROWVALUE-zq81-private"}}})}}, 1};
+    return protocol::ToolOutput{
+        Json{{"rows", Json::array({Json{{"name", "ROWVALUE-zq81-private"}}})}}, 1};
   };
   (void)reg->add(lookup);
   auto slow = fakeTool("pg_slow", "postgres");
@@ -75,7 +77,8 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--allow-insecure-http") == 0) {
       insecure = true;
     } else {
-      std::cerr << "usage: mcpdb_http_test_server --config FILE --listen ADDR:PORT [--allow-insecure-http]\n";
+      std::cerr << "usage: mcpdb_http_test_server --config FILE --listen ADDR:PORT "
+                   "[--allow-insecure-http]\n";
       return 2;
     }
   }
@@ -112,6 +115,8 @@ int main(int argc, char** argv) {
   }
   p.metrics = std::make_shared<observe::Metrics>();
   core.addObserver(p.metrics);
-  p.reload = [config_path, sections] { return transport::http::reloadAuthFromFile(config_path, sections); };
+  p.reload = [config_path, sections] {
+    return transport::http::reloadAuthFromFile(config_path, sections);
+  };
   return transport::http::serveHttp(core, std::move(p));
 }

@@ -50,19 +50,25 @@ fs::path tempDir() {
 
 std::string clientsYaml(const std::string& extra = "") {
   return "  clients:\n"
-         "    - {name: client-a, key_sha256: " + auth::toHex(auth::sha256(kKeyA)) + ", scope: postgres}\n"
-         "    - {name: client-b, key_sha256: " + auth::toHex(auth::sha256(kKeyB)) + ", scope: \"mongodb:mongo_count\"}\n"
-         "    - {name: limited, key_sha256: " + auth::toHex(auth::sha256(kKeyLimited)) +
+         "    - {name: client-a, key_sha256: " +
+         auth::toHex(auth::sha256(kKeyA)) +
+         ", scope: postgres}\n"
+         "    - {name: client-b, key_sha256: " +
+         auth::toHex(auth::sha256(kKeyB)) +
+         ", scope: \"mongodb:mongo_count\"}\n"
+         "    - {name: limited, key_sha256: " +
+         auth::toHex(auth::sha256(kKeyLimited)) +
          ", scope: \"*\", rate_limit: {rate: 0.5, burst: 3}}\n"
-         "    - {name: single, key_sha256: " + auth::toHex(auth::sha256(kKeySingle)) +
-         ", scope: \"*\", max_concurrent_calls: 1}\n" + extra;
+         "    - {name: single, key_sha256: " +
+         auth::toHex(auth::sha256(kKeySingle)) + ", scope: \"*\", max_concurrent_calls: 1}\n" +
+         extra;
 }
 
 // One server process; its stdout+stderr go to a log file that the tests grep afterwards.
 class ServerProcess {
  public:
-  ServerProcess(const std::string& binary, std::vector<std::string> args, const std::string& http_yaml,
-                bool wait_ready = true)
+  ServerProcess(const std::string& binary, std::vector<std::string> args,
+                const std::string& http_yaml, bool wait_ready = true)
       : dir_(tempDir()) {
     config_ = dir_ / "config.yaml";
     writeConfig(http_yaml);
@@ -92,7 +98,8 @@ class ServerProcess {
 
   void writeConfig(const std::string& http_yaml) {
     std::ofstream out(config_);
-    out << "version: 1\naudit:\n  path: " << (dir_ / "audit.log").string() << "\nhttp:\n" << http_yaml;
+    out << "version: 1\naudit:\n  path: " << (dir_ / "audit.log").string() << "\nhttp:\n"
+        << http_yaml;
   }
 
   void waitReady() {
@@ -171,8 +178,8 @@ struct Reply {
   Json json() const { return Json::parse(body, nullptr, false); }
 };
 
-Reply request(const std::string& method, const std::string& url, const std::string& body, HttpHeaders headers,
-              const std::string& ca_file = "") {
+Reply request(const std::string& method, const std::string& url, const std::string& body,
+              HttpHeaders headers, const std::string& ca_file = "") {
   HttpClientOptions o;
   o.totalTimeout = 20s;
   o.caFile = ca_file;
@@ -188,7 +195,8 @@ Reply request(const std::string& method, const std::string& url, const std::stri
 }
 
 HttpHeaders mcpHeaders(const std::string& key, const std::string& session = "") {
-  HttpHeaders h = {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}};
+  HttpHeaders h = {{"Content-Type", "application/json"},
+                   {"Accept", "application/json, text/event-stream"}};
   if (!key.empty()) h.emplace_back("Authorization", "Bearer " + key);
   if (!session.empty()) h.emplace_back("Mcp-Session-Id", session);
   return h;
@@ -212,7 +220,8 @@ std::string initialize(const ServerProcess& s, const std::string& key) {
   Reply r = request("POST", s.url(), initBody(), mcpHeaders(key));
   EXPECT_EQ(r.status, 200) << r.body;
   const std::string sid = r.header("mcp-session-id").value_or("");
-  request("POST", s.url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})", mcpHeaders(key, sid));
+  request("POST", s.url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+          mcpHeaders(key, sid));
   return sid;
 }
 
@@ -252,7 +261,8 @@ class HttpServerTest : public ::testing::Test {
     server_->stop();
     const std::string logs = server_->log() + server_->audit();
     for (const auto& secret : {kKeyA, kKeyB, kKeyLimited, kKeySingle, kSecretArg, kRowValue}) {
-      EXPECT_EQ(logs.find(secret), std::string::npos) << "found '" << secret << "' in the logs:\n" << logs;
+      EXPECT_EQ(logs.find(secret), std::string::npos) << "found '" << secret << "' in the logs:\n"
+                                                      << logs;
     }
   }
   std::unique_ptr<ServerProcess> server_;
@@ -297,7 +307,8 @@ TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
   const std::string a = initialize(*server_, kKeyA);
   const std::string b = initialize(*server_, kKeyB);
   ASSERT_FALSE(a.empty());
-  auto names = toolNames(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, a)));
+  auto names =
+      toolNames(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, a)));
   EXPECT_EQ(names, (std::vector<std::string>{"pg_lookup", "pg_slow"}));
   names = toolNames(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyB, b)));
   EXPECT_EQ(names, (std::vector<std::string>{"mongo_count"}));
@@ -305,21 +316,30 @@ TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
   Reply r = request("POST", server_->url(), callBody(3, "mongo_count"), mcpHeaders(kKeyA, a));
   ASSERT_EQ(r.status, 200);
   EXPECT_TRUE(r.json().contains("error")) << r.body;  // indistinguishable from an unknown tool
-  r = request("POST", server_->url(), callBody(4, "pg_lookup", {{"email", kSecretArg}}), mcpHeaders(kKeyA, a));
+  r = request("POST", server_->url(), callBody(4, "pg_lookup", {{"email", kSecretArg}}),
+              mcpHeaders(kKeyA, a));
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
-  r = request("POST", server_->url(), callBody(5, "pg_lookup", {{"email", kSecretArg}}), mcpHeaders(kKeyB, b));
+  r = request("POST", server_->url(), callBody(5, "pg_lookup", {{"email", kSecretArg}}),
+              mcpHeaders(kKeyB, b));
   EXPECT_TRUE(r.json().contains("error")) << r.body;
   server_->stop();
   const std::string audit = server_->audit();
-  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"}, {"tool", "mongo_count"}, {"engine", "mongodb"},
-                                {"outcome", "out_of_scope"}}))
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"},
+                               {"tool", "mongo_count"},
+                               {"engine", "mongodb"},
+                               {"outcome", "out_of_scope"}}))
       << audit;
-  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"}, {"tool", "pg_lookup"}, {"engine", "postgres"},
-                                {"outcome", "ok"}, {"rows", 1}}))
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-a"},
+                               {"tool", "pg_lookup"},
+                               {"engine", "postgres"},
+                               {"outcome", "ok"},
+                               {"rows", 1}}))
       << audit;
-  EXPECT_TRUE(auditHas(audit, {{"client", "client-b"}, {"tool", "pg_lookup"}, {"engine", "postgres"},
-                                {"outcome", "out_of_scope"}}))
+  EXPECT_TRUE(auditHas(audit, {{"client", "client-b"},
+                               {"tool", "pg_lookup"},
+                               {"engine", "postgres"},
+                               {"outcome", "out_of_scope"}}))
       << audit;
 }
 
@@ -336,7 +356,8 @@ TEST_F(HttpServerTest, RateLimitAnswers429WithRetryAfter) {
   // Other clients are not affected.
   EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, 200);
   server_->stop();
-  EXPECT_TRUE(auditHas(server_->audit(), {{"client", "limited"}, {"outcome", "rate_limited"}, {"status", 429}}));
+  EXPECT_TRUE(auditHas(server_->audit(),
+                       {{"client", "limited"}, {"outcome", "rate_limited"}, {"status", 429}}));
 }
 
 TEST_F(HttpServerTest, ConcurrentCallCapPerClient) {
@@ -344,18 +365,23 @@ TEST_F(HttpServerTest, ConcurrentCallCapPerClient) {
   // `single` may have one call in flight.
   const std::string sid = initialize(*server_, kKeySingle);
   auto slow = std::async(std::launch::async, [&] {
-    return request("POST", server_->url(), callBody(10, "pg_slow", {{"ms", 1500}}), mcpHeaders(kKeySingle, sid));
+    return request("POST", server_->url(), callBody(10, "pg_slow", {{"ms", 1500}}),
+                   mcpHeaders(kKeySingle, sid));
   });
   std::this_thread::sleep_for(400ms);
   Reply r = request("POST", server_->url(), callBody(11, "pg_lookup"), mcpHeaders(kKeySingle, sid));
   EXPECT_EQ(r.status, 429);
   EXPECT_TRUE(r.header("retry-after"));
   // Requests that are not tool calls still pass.
-  EXPECT_EQ(request("POST", server_->url(), rpc(12, "ping"), mcpHeaders(kKeySingle, sid)).status, 200);
+  EXPECT_EQ(request("POST", server_->url(), rpc(12, "ping"), mcpHeaders(kKeySingle, sid)).status,
+            200);
   EXPECT_EQ(slow.get().status, 200);
-  EXPECT_EQ(request("POST", server_->url(), callBody(13, "pg_lookup"), mcpHeaders(kKeySingle, sid)).status, 200);
+  EXPECT_EQ(request("POST", server_->url(), callBody(13, "pg_lookup"), mcpHeaders(kKeySingle, sid))
+                .status,
+            200);
   server_->stop();
-  EXPECT_TRUE(auditHas(server_->audit(), {{"client", "single"}, {"outcome", "concurrency_limited"}}));
+  EXPECT_TRUE(
+      auditHas(server_->audit(), {{"client", "single"}, {"outcome", "concurrency_limited"}}));
 }
 
 TEST_F(HttpServerTest, BodyAndHeaderLimits) {
@@ -388,17 +414,24 @@ TEST_F(HttpServerTest, SessionLifecycle) {
               mcpHeaders(kKeyA, sid));
   EXPECT_EQ(r.status, 202);
   EXPECT_TRUE(r.body.empty());
-  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA)).status, 400);  // no id
-  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, std::string(64, 'a'))).status,
-            404);
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA)).status,
+            400);  // no id
+  EXPECT_EQ(
+      request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyA, std::string(64, 'a')))
+          .status,
+      404);
   // Another client cannot use (or end) the session.
-  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyB, sid)).status, 404);
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "tools/list"), mcpHeaders(kKeyB, sid)).status,
+            404);
   EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyB, sid)).status, 404);
-  EXPECT_EQ(request("POST", server_->url(), rpc(3, "tools/list"), mcpHeaders(kKeyA, sid)).status, 200);
+  EXPECT_EQ(request("POST", server_->url(), rpc(3, "tools/list"), mcpHeaders(kKeyA, sid)).status,
+            200);
   EXPECT_EQ(request("GET", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 405);
   EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 204);
-  EXPECT_EQ(request("POST", server_->url(), rpc(4, "tools/list"), mcpHeaders(kKeyA, sid)).status, 404);
-  EXPECT_EQ(request("POST", server_->url("/other"), rpc(4, "ping"), mcpHeaders(kKeyA, sid)).status, 404);
+  EXPECT_EQ(request("POST", server_->url(), rpc(4, "tools/list"), mcpHeaders(kKeyA, sid)).status,
+            404);
+  EXPECT_EQ(request("POST", server_->url("/other"), rpc(4, "ping"), mcpHeaders(kKeyA, sid)).status,
+            404);
 }
 
 TEST_F(HttpServerTest, ProtocolVersionHeaderAndBatches) {
@@ -437,8 +470,10 @@ TEST_F(HttpServerTest, ProtocolVersionHeaderAndBatches) {
 TEST_F(HttpServerTest, ProgressStreamsAsServerSentEvents) {
   startServer(clientsYaml());
   const std::string sid = initialize(*server_, kKeyA);
-  const std::string body =
-      rpc(2, "tools/call", Json{{"name", "pg_slow"}, {"arguments", {{"ms", 100}}}, {"_meta", {{"progressToken", "p1"}}}});
+  const std::string body = rpc(
+      2, "tools/call",
+      Json{
+          {"name", "pg_slow"}, {"arguments", {{"ms", 100}}}, {"_meta", {{"progressToken", "p1"}}}});
   Reply r = request("POST", server_->url(), body, mcpHeaders(kKeyA, sid));
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type").value_or("").rfind("text/event-stream", 0), 0u);
@@ -472,8 +507,8 @@ TEST_F(HttpServerTest, SighupReloadRevokesOneClientKeepsOthers) {
   const std::string a = initialize(*server_, kKeyA);
   const std::string b = initialize(*server_, kKeyB);
   // Remove client-b's line, narrow nothing else.
-  server_->writeConfig("  clients:\n    - {name: client-a, key_sha256: " + auth::toHex(auth::sha256(kKeyA)) +
-                       ", scope: postgres}\n");
+  server_->writeConfig("  clients:\n    - {name: client-a, key_sha256: " +
+                       auth::toHex(auth::sha256(kKeyA)) + ", scope: postgres}\n");
   server_->signal(SIGHUP);
   bool revoked = false;
   for (int i = 0; i < 100 && !revoked; ++i) {
@@ -493,8 +528,9 @@ TEST_F(HttpServerTest, MetricsEndpoint) {
   Reply r = request("GET", server_->url("/metrics"), "", {});
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type").value_or("").rfind("text/plain; version=0.0.4", 0), 0u);
-  EXPECT_NE(r.body.find(R"(mcpdb_tool_calls_total{tool="pg_lookup",engine="postgres",outcome="ok"} 1)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.body.find(R"(mcpdb_tool_calls_total{tool="pg_lookup",engine="postgres",outcome="ok"} 1)"),
+      std::string::npos)
       << r.body;
   EXPECT_NE(r.body.find("mcpdb_tool_call_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(r.body.find("mcpdb_http_sessions 1"), std::string::npos);
@@ -504,7 +540,8 @@ TEST_F(HttpServerTest, GracefulShutdownDrainsInFlightCalls) {
   startServer(clientsYaml());
   const std::string sid = initialize(*server_, kKeyA);
   auto slow = std::async(std::launch::async, [&] {
-    return request("POST", server_->url(), callBody(2, "pg_slow", {{"ms", 800}}), mcpHeaders(kKeyA, sid));
+    return request("POST", server_->url(), callBody(2, "pg_slow", {{"ms", 800}}),
+                   mcpHeaders(kKeyA, sid));
   });
   std::this_thread::sleep_for(200ms);
   server_->signal(SIGTERM);
@@ -542,9 +579,10 @@ TEST_F(HttpServerTest, TlsWithThrowawayCertificate) {
   const fs::path dir = tempDir();
   const std::string cert = (dir / "cert.pem").string();
   const std::string key = (dir / "key.pem").string();
-  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
-                          "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
-                          key + " -out " + cert + " >/dev/null 2>&1";
+  const std::string cmd =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+      "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   startServer("  tls: {cert_file: " + cert + ", key_file: " + key + "}\n" + clientsYaml());
   EXPECT_EQ(server_->url().rfind("https://", 0), 0u);
@@ -556,8 +594,9 @@ TEST_F(HttpServerTest, TlsWithThrowawayCertificate) {
   plain.replace(0, 5, "http");
   EXPECT_NE(request("POST", plain, initBody(), mcpHeaders(kKeyA)).status, 200);
   // TLS 1.1 is refused by the server.
-  const std::string old = "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
-                          " -tls1_1 -cipher DEFAULT@SECLEVEL=0 >/dev/null 2>&1";
+  const std::string old =
+      "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
+      " -tls1_1 -cipher DEFAULT@SECLEVEL=0 >/dev/null 2>&1";
   EXPECT_NE(std::system(old.c_str()), 0);
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -566,12 +605,14 @@ TEST_F(HttpServerTest, TlsWithThrowawayCertificate) {
 TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
   const std::string yaml = clientsYaml();
   {
-    ServerProcess s(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "0.0.0.0:0"}, yaml, false);
+    ServerProcess s(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "0.0.0.0:0"}, yaml,
+                    false);
     EXPECT_EQ(s.waitExit(), 2);
     EXPECT_NE(s.log().find("refusing plain HTTP"), std::string::npos) << s.log();
   }
   {
-    ServerProcess s(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"},
+    ServerProcess s(MCPDB_HTTP_TEST_SERVER,
+                    {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"},
                     yaml);
     EXPECT_TRUE(s.running()) << s.log();
     EXPECT_NE(s.log().find("PLAIN HTTP"), std::string::npos);
@@ -580,8 +621,8 @@ TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
   {
     // Anonymous access is for loopback only.
     ServerProcess s(MCPDB_HTTP_TEST_SERVER,
-                    {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"}, "  auth: none\n",
-                    false);
+                    {"--config", "@CONFIG", "--listen", "0.0.0.0:0", "--allow-insecure-http"},
+                    "  auth: none\n", false);
     EXPECT_EQ(s.waitExit(), 3) << s.log();
   }
 }
@@ -591,10 +632,12 @@ TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
 // plain-HTTP rule.
 TEST(RealBinary, ServeHttpAndInsecureRefusal) {
   {
-    ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "0.0.0.0:0"}, clientsYaml(), false);
+    ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "0.0.0.0:0"},
+                    clientsYaml(), false);
     EXPECT_EQ(s.waitExit(), 2) << s.log();
   }
-  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"}, clientsYaml());
+  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
+                  clientsYaml());
   ASSERT_TRUE(s.running()) << s.log();
   Reply r = request("POST", s.url(), initBody(), mcpHeaders(kKeyA));
   EXPECT_EQ(r.status, 200) << r.body;

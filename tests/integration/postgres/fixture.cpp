@@ -58,7 +58,8 @@ ConnPtr adminConnection() {
   const std::string dsn = requireEnv("MCPDB_PG_ADMIN_DSN");
   ConnPtr c(PQconnectdb(dsn.c_str()));
   if (PQstatus(c.get()) != CONNECTION_OK) {
-    ADD_FAILURE() << "cannot connect as the admin role (MCPDB_PG_ADMIN_DSN); is the server running?";
+    ADD_FAILURE()
+        << "cannot connect as the admin role (MCPDB_PG_ADMIN_DSN); is the server running?";
   }
   return c;
 }
@@ -100,7 +101,8 @@ void ensureTestSchema() {
       PQclear(PQexec(c.get(), "ROLLBACK"));
       PQclear(PQexec(c.get(), "BEGIN; SELECT pg_advisory_xact_lock(74201)"));
       ResPtr r(PQexec(c.get(), kSetupSql));
-      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK &&
+          PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
         ADD_FAILURE() << "test schema setup failed: " << PQresultErrorMessage(r.get());
       }
     }
@@ -113,7 +115,8 @@ namespace {
 std::optional<std::string> firstValue(PGconn* conn, const std::string& sql) {
   ResPtr r(PQexec(conn, sql.c_str()));
   if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) ADD_FAILURE() << "test query failed: " << PQresultErrorMessage(r.get());
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+      ADD_FAILURE() << "test query failed: " << PQresultErrorMessage(r.get());
     return std::nullopt;
   }
   if (PQntuples(r.get()) == 0 || PQgetisnull(r.get(), 0, 0)) return std::nullopt;
@@ -142,7 +145,6 @@ std::optional<std::string> adminQuery(const std::string& sql) {
   return firstValue(c.get(), sql);
 }
 
-
 std::shared_ptr<Runtime> makeRuntime(const std::string& yaml, const Env& env) {
   ensureTestSchema();
   config::Diagnostics diag("itest.yaml");
@@ -160,8 +162,8 @@ std::shared_ptr<Runtime> makeRuntime(const std::string& yaml) {
   return makeRuntime(yaml, envWithDsn(requireEnv("POSTGRES_DSN")));
 }
 
-Result<protocol::ToolOutput> call(Runtime& rt, const std::string& tool, const Json& args, std::stop_token stop,
-                                  std::optional<Limits> limits) {
+Result<protocol::ToolOutput> call(Runtime& rt, const std::string& tool, const Json& args,
+                                  std::stop_token stop, std::optional<Limits> limits) {
   protocol::CallContext ctx;
   ctx.stop = std::move(stop);
   for (const auto& t : rt.section().tools) {
@@ -196,14 +198,17 @@ Result<std::vector<embed::Vector>> FakeEmbedder::embed(std::span<const std::stri
 
 EmbedderFn fakeEmbedder(std::string id) {
   auto e = std::make_shared<FakeEmbedder>(std::move(id));
-  return [e]() -> Result<std::shared_ptr<embed::Embedder>> { return std::shared_ptr<embed::Embedder>(e); };
+  return [e]() -> Result<std::shared_ptr<embed::Embedder>> {
+    return std::shared_ptr<embed::Embedder>(e);
+  };
 }
 
 std::string defaultSectionOnTestSchema() {
   std::string s(defaultSectionText());
   for (const std::string from : {"demo.documents", "demo.embedding_model"}) {
     const std::string to = "pgtest." + from.substr(5);
-    for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+    for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+      s.replace(p, from.size(), to);
   }
   return "version: 1\n" + s;
 }

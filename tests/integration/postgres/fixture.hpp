@@ -44,7 +44,8 @@ std::shared_ptr<Runtime> makeRuntime(const std::string& yaml);
 
 // Calls the named query tool of the runtime.
 Result<protocol::ToolOutput> call(Runtime& rt, const std::string& tool, const Json& args,
-                                  std::stop_token stop = {}, std::optional<Limits> limits = std::nullopt);
+                                  std::stop_token stop = {},
+                                  std::optional<Limits> limits = std::nullopt);
 
 // Deterministic 4-dimensional embedder: a query mentioning "database" points at doc a, etc.
 class FakeEmbedder final : public embed::Embedder {

@@ -36,8 +36,10 @@ Stats measure(F&& f) {
 }
 
 void report(const char* what, Stats raw, Stats handler) {
-  std::printf("[latency] %s: raw libpq p50 %.1f us p99 %.1f us | handler p50 %.1f us p99 %.1f us | added p50 %.1f us\n",
-              what, raw.p50_us, raw.p99_us, handler.p50_us, handler.p99_us, handler.p50_us - raw.p50_us);
+  std::printf(
+      "[latency] %s: raw libpq p50 %.1f us p99 %.1f us | handler p50 %.1f us p99 %.1f us | added "
+      "p50 %.1f us\n",
+      what, raw.p50_us, raw.p99_us, handler.p50_us, handler.p99_us, handler.p50_us - raw.p50_us);
 }
 
 TEST(PostgresLatency, HandlerOverheadOverRawLibpq) {
@@ -46,7 +48,8 @@ TEST(PostgresLatency, HandlerOverheadOverRawLibpq) {
   ConnPtr raw(PQconnectdb(dsn.c_str()));
   ASSERT_EQ(PQstatus(raw.get()), CONNECTION_OK);
 
-  const char* get_sql = "SELECT id, title, body, category, tags, published FROM pgtest.documents WHERE id = $1";
+  const char* get_sql =
+      "SELECT id, title, body, category, tags, published FROM pgtest.documents WHERE id = $1";
   const char* id = "doc-c";
   Stats raw_get = measure([&] {
     ResPtr r(PQexecParams(raw.get(), get_sql, 1, nullptr, &id, nullptr, nullptr, 0));
@@ -62,7 +65,8 @@ TEST(PostgresLatency, HandlerOverheadOverRawLibpq) {
   const char* search_values[4] = {"[0,1,0,0]", "5", nullptr, nullptr};
   const Oid search_types[4] = {0, oid::kInt8, oid::kText, oid::kText};
   Stats raw_search = measure([&] {
-    ResPtr r(PQexecParams(raw.get(), search_sql.c_str(), 4, search_types, search_values, nullptr, nullptr, 0));
+    ResPtr r(PQexecParams(raw.get(), search_sql.c_str(), 4, search_types, search_values, nullptr,
+                          nullptr, 0));
     ASSERT_EQ(PQresultStatus(r.get()), PGRES_TUPLES_OK);
   });
   Stats handler_search = measure([&] {

@@ -35,8 +35,10 @@ postgres:
 // uses its own, so parallel test processes do not see each other).
 bool slowStatementRunning(const std::string& bound) {
   auto n = readerQuery(
-      "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'mcp-dbserver' AND state = 'active' "
-      "AND query LIKE 'SELECT count(*) AS n FROM generate_series(1, " + bound + ")%'");
+      "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'mcp-dbserver' AND state = "
+      "'active' "
+      "AND query LIKE 'SELECT count(*) AS n FROM generate_series(1, " +
+      bound + ")%'");
   return n.value_or("0") != "0";
 }
 
@@ -59,10 +61,13 @@ postgres:
   EXPECT_EQ(r->structured["row_count"], 10);
   EXPECT_EQ(r->structured["rows"].size(), 10U);
   EXPECT_EQ(r->structured["truncated"], true);
-  EXPECT_EQ(r->structured["note"], "Result truncated at 10 rows (max_rows). Narrow the request or page with the cursor to see more.");
+  EXPECT_EQ(r->structured["note"],
+            "Result truncated at 10 rows (max_rows). Narrow the request or page with the cursor to "
+            "see more.");
   EXPECT_EQ(r->rows, 10U);
   // Exactly at the cap is not truncated.
-  auto exact = call(*rt, "items_501", Json::object(), {}, Limits{1000, 1 << 20, milliseconds(5000)});
+  auto exact =
+      call(*rt, "items_501", Json::object(), {}, Limits{1000, 1 << 20, milliseconds(5000)});
   ASSERT_TRUE(exact.ok());
   EXPECT_EQ(exact->structured["row_count"], 501);
   EXPECT_EQ(exact->structured["truncated"], false);
@@ -118,7 +123,8 @@ TEST(PostgresLimits, TimeoutCancelsOnTheServer) {
   const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::TimedOut);
-  EXPECT_EQ(r.error().message, "the statement exceeded the tool's timeout of 300 ms and was cancelled on the server");
+  EXPECT_EQ(r.error().message,
+            "the statement exceeded the tool's timeout of 300 ms and was cancelled on the server");
   EXPECT_LT(took.count(), 2500);
   EXPECT_FALSE(slowStatementRunning("200002"));
   // The single pooled connection is reusable.
@@ -141,20 +147,25 @@ postgres:
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::TimedOut);
   EXPECT_EQ(r.error().message,
-            "the database refused the query: the statement was cancelled (timeout) (SQLSTATE 57014 query_canceled)");
+            "the database refused the query: the statement was cancelled (timeout) (SQLSTATE 57014 "
+            "query_canceled)");
 }
 
 TEST(PostgresLimits, StopTokenCancelsOnTheServer) {
   auto rt = makeRuntime(kSlowYaml);
   // A leftover of an earlier, aborted run would look like ours.
-  readerQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'mcp-dbserver' "
-              "AND query LIKE 'SELECT count(*) AS n FROM generate_series(1, 200001)%'");
+  readerQuery(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
+      "'mcp-dbserver' "
+      "AND query LIKE 'SELECT count(*) AS n FROM generate_series(1, 200001)%'");
   std::stop_source stop;
   std::optional<Result<protocol::ToolOutput>> result;
   const auto t0 = Clock::now();
   std::thread worker([&] { result.emplace(call(*rt, "slow", Json::object(), stop.get_token())); });
-  // Wait until the statement is visibly running on the server, then cancel like notifications/cancelled.
-  for (int i = 0; i < 100 && !slowStatementRunning("200001"); ++i) std::this_thread::sleep_for(milliseconds(50));
+  // Wait until the statement is visibly running on the server, then cancel like
+  // notifications/cancelled.
+  for (int i = 0; i < 100 && !slowStatementRunning("200001"); ++i)
+    std::this_thread::sleep_for(milliseconds(50));
   EXPECT_TRUE(slowStatementRunning("200001"));
   stop.request_stop();
   worker.join();

@@ -41,9 +41,12 @@ TEST(PostgresPool, ReconnectsAfterTheBackendIsTerminated) {
   auto rt = makeRuntime(kPidYaml);
   const auto pid = pidOf(*rt);
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(readerQuery("SELECT pg_terminate_backend(" + std::to_string(pid) + ")").value_or(""), "t");
+  EXPECT_EQ(readerQuery("SELECT pg_terminate_backend(" + std::to_string(pid) + ")").value_or(""),
+            "t");
   for (int i = 0; i < 50; ++i) {
-    if (readerQuery("SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid)).value_or("1") == "0") break;
+    if (readerQuery("SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid))
+            .value_or("1") == "0")
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // The next call notices the dead pooled connection before running anything and retries on a
@@ -60,13 +63,15 @@ TEST(PostgresPool, OutageDuringAStatementIsUnavailableThenRecovers) {
   std::optional<Result<protocol::ToolOutput>> result;
   std::thread worker([&] { result.emplace(call(*rt, "slow", Json::object())); });
   for (int i = 0; i < 100; ++i) {
-    if (readerQuery("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid = " + std::to_string(pid))
+    if (readerQuery("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid = " +
+                    std::to_string(pid))
             .value_or("0") == "1") {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ(readerQuery("SELECT pg_terminate_backend(" + std::to_string(pid) + ")").value_or(""), "t");
+  EXPECT_EQ(readerQuery("SELECT pg_terminate_backend(" + std::to_string(pid) + ")").value_or(""),
+            "t");
   worker.join();
   ASSERT_TRUE(result.has_value());
   ASSERT_FALSE(result->ok());
@@ -78,7 +83,8 @@ TEST(PostgresPool, OutageDuringAStatementIsUnavailableThenRecovers) {
 
 TEST(PostgresPool, UnreachableServerIsUnavailableWithoutDetails) {
   // A port nothing listens on (the server's port + 1 would be a guess; port 1 is never Postgres).
-  auto rt = makeRuntime(kPidYaml, envWithDsn("postgresql://mcp_reader:not-the-password@127.0.0.1:1/mcpdemo"));
+  auto rt = makeRuntime(kPidYaml,
+                        envWithDsn("postgresql://mcp_reader:not-the-password@127.0.0.1:1/mcpdemo"));
   const auto t0 = Clock::now();
   auto r = call(*rt, "pid", Json::object());
   ASSERT_FALSE(r.ok());
@@ -99,7 +105,8 @@ TEST(PostgresPool, WrongPasswordIsAClearErrorWithoutTheCredentials) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
   EXPECT_EQ(r.error().message,
-            "cannot connect to PostgreSQL: authentication failed for the configured role (check the credentials in "
+            "cannot connect to PostgreSQL: authentication failed for the configured role (check "
+            "the credentials in "
             "the environment)");
 }
 
@@ -107,7 +114,8 @@ TEST(PostgresPool, BusyPoolIsResourceExhaustedAtTheDeadline) {
   auto rt = makeRuntime(kPidYaml);
   std::thread worker([&] { (void)call(*rt, "slow", Json::object()); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto r = call(*rt, "pid", Json::object(), {}, Limits{100, 1 << 20, std::chrono::milliseconds(200)});
+  auto r =
+      call(*rt, "pid", Json::object(), {}, Limits{100, 1 << 20, std::chrono::milliseconds(200)});
   worker.join();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::ResourceExhausted);

@@ -17,7 +17,9 @@ namespace {
 using ConnPtr = Owned<PGconn, PQfinish>;
 using ResPtr = Owned<PGresult, PQclear>;
 
-std::string scratchCount() { return adminQuery("SELECT count(*) FROM pgtest.scratch").value_or("?"); }
+std::string scratchCount() {
+  return adminQuery("SELECT count(*) FROM pgtest.scratch").value_or("?");
+}
 
 ConnPtr rawOverprivConnection() {
   ensureTestSchema();
@@ -31,33 +33,38 @@ TEST(PostgresReadOnly, TheOverprivilegedRoleCanWriteWithoutTheLayers) {
   // Control experiment: with no read-only layer the role writes (rolled back here).
   ConnPtr c = rawOverprivConnection();
   ResPtr begin(PQexecParams(c.get(), "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0));
-  ResPtr ins(PQexecParams(c.get(), "INSERT INTO pgtest.scratch VALUES (1)", 0, nullptr, nullptr, nullptr, nullptr, 0));
+  ResPtr ins(PQexecParams(c.get(), "INSERT INTO pgtest.scratch VALUES (1)", 0, nullptr, nullptr,
+                          nullptr, nullptr, 0));
   EXPECT_EQ(PQresultStatus(ins.get()), PGRES_COMMAND_OK) << PQresultErrorMessage(ins.get());
   ResPtr rollback(PQexecParams(c.get(), "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0));
 }
 
 TEST(PostgresReadOnly, ReadOnlyTransactionRefusesWritesBelowTheGuardrail) {
-  ConnPtr c = rawOverprivConnection();  // no session options: only BEGIN READ ONLY stands in the way
+  ConnPtr c =
+      rawOverprivConnection();  // no session options: only BEGIN READ ONLY stands in the way
   ResPtr show(PQexec(c.get(), "SHOW default_transaction_read_only"));
   ASSERT_EQ(std::string(PQgetvalue(show.get(), 0, 0)), "off");
   Owned<PGcancel, PQfreeCancel> cancel(PQgetCancel(c.get()));
   const std::string before = scratchCount();
   std::stop_source never;
   ExecOutcome outcome;
-  auto r = executeReadOnly(c.get(), cancel.get(), "INSERT INTO pgtest.scratch VALUES (42)", BoundParams{},
-                           Limits{}, never.get_token(), Clock::now() + std::chrono::seconds(5), TypeInfo{}, outcome);
+  auto r = executeReadOnly(c.get(), cancel.get(), "INSERT INTO pgtest.scratch VALUES (42)",
+                           BoundParams{}, Limits{}, never.get_token(),
+                           Clock::now() + std::chrono::seconds(5), TypeInfo{}, outcome);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::PermissionDenied);
   EXPECT_EQ(r.error().message,
-            "the database refused the query: the transaction is read-only, writes are refused (SQLSTATE 25006 "
+            "the database refused the query: the transaction is read-only, writes are refused "
+            "(SQLSTATE 25006 "
             "read_only_sql_transaction)");
   EXPECT_EQ(scratchCount(), before);
   // The connection was brought back to idle (ROLLBACK after the error).
   EXPECT_EQ(PQtransactionStatus(c.get()), PQTRANS_IDLE);
   EXPECT_FALSE(outcome.broken);
   // A data-modifying CTE and SELECT ... INTO are refused the same way.
-  for (const char* sql : {"WITH d AS (DELETE FROM pgtest.items RETURNING 1) SELECT count(*) FROM d",
-                          "SELECT 1 AS x INTO pgtest.sneaky", "UPDATE pgtest.items SET name = 'x'"}) {
+  for (const char* sql :
+       {"WITH d AS (DELETE FROM pgtest.items RETURNING 1) SELECT count(*) FROM d",
+        "SELECT 1 AS x INTO pgtest.sneaky", "UPDATE pgtest.items SET name = 'x'"}) {
     ExecOutcome o;
     auto w = executeReadOnly(c.get(), cancel.get(), sql, BoundParams{}, Limits{}, never.get_token(),
                              Clock::now() + std::chrono::seconds(5), TypeInfo{}, o);
@@ -76,14 +83,17 @@ TEST(PostgresReadOnly, ConnectTimeDefaultRefusesWritesOutsideATransaction) {
   auto c = openConnection(*params, Clock::now() + std::chrono::seconds(5), std::stop_token{});
   ASSERT_TRUE(c.ok()) << c.error().message;
   PGconn* conn = (*c)->conn.get();
-  ResPtr show(PQexecParams(conn, "SHOW default_transaction_read_only", 0, nullptr, nullptr, nullptr, nullptr, 0));
+  ResPtr show(PQexecParams(conn, "SHOW default_transaction_read_only", 0, nullptr, nullptr, nullptr,
+                           nullptr, 0));
   EXPECT_EQ(std::string(PQgetvalue(show.get(), 0, 0)), "on");
   ResPtr app(PQexecParams(conn, "SHOW application_name", 0, nullptr, nullptr, nullptr, nullptr, 0));
   EXPECT_EQ(std::string(PQgetvalue(app.get(), 0, 0)), "mcp-dbserver");
-  ResPtr timeout(PQexecParams(conn, "SHOW idle_in_transaction_session_timeout", 0, nullptr, nullptr, nullptr, nullptr, 0));
+  ResPtr timeout(PQexecParams(conn, "SHOW idle_in_transaction_session_timeout", 0, nullptr, nullptr,
+                              nullptr, nullptr, 0));
   EXPECT_EQ(std::string(PQgetvalue(timeout.get(), 0, 0)), "10s");
   const std::string before = scratchCount();
-  ResPtr ins(PQexecParams(conn, "INSERT INTO pgtest.scratch VALUES (7)", 0, nullptr, nullptr, nullptr, nullptr, 0));
+  ResPtr ins(PQexecParams(conn, "INSERT INTO pgtest.scratch VALUES (7)", 0, nullptr, nullptr,
+                          nullptr, nullptr, 0));
   EXPECT_EQ(PQresultStatus(ins.get()), PGRES_FATAL_ERROR);
   EXPECT_STREQ(PQresultErrorField(ins.get(), PG_DIAG_SQLSTATE), "25006");
   EXPECT_EQ(scratchCount(), before);
@@ -93,13 +103,16 @@ TEST(PostgresReadOnly, GuardrailRefusesBeforeEveryExecution) {
   // Runtime::run re-checks even a statement that never went through config validation.
   auto rt = makeRuntime("version: 1\n", envWithDsn(requireEnv("MCPDB_PG_OVERPRIV_DSN")));
   std::stop_source never;
-  for (const char* sql : {"INSERT INTO pgtest.scratch VALUES (1)", "SELECT 1; DELETE FROM pgtest.scratch",
-                          "SELECT pg_read_file('/etc/passwd')", "/* x */ COMMIT; DROP TABLE pgtest.scratch --",
-                          "SELECT * FROM pgtest.items FOR UPDATE"}) {
-    auto r = rt->run(sql, BoundParams{}, Limits{}, never.get_token(), Clock::now() + std::chrono::seconds(5));
+  for (const char* sql :
+       {"INSERT INTO pgtest.scratch VALUES (1)", "SELECT 1; DELETE FROM pgtest.scratch",
+        "SELECT pg_read_file('/etc/passwd')", "/* x */ COMMIT; DROP TABLE pgtest.scratch --",
+        "SELECT * FROM pgtest.items FOR UPDATE"}) {
+    auto r = rt->run(sql, BoundParams{}, Limits{}, never.get_token(),
+                     Clock::now() + std::chrono::seconds(5));
     ASSERT_FALSE(r.ok()) << sql;
     EXPECT_EQ(r.error().code, Code::PermissionDenied) << sql;
-    EXPECT_EQ(r.error().message.find("SQLSTATE"), std::string::npos) << "reached the database: " << sql;
+    EXPECT_EQ(r.error().message.find("SQLSTATE"), std::string::npos)
+        << "reached the database: " << sql;
   }
   EXPECT_EQ(rt->pool().openCount(), 0U);  // nothing even connected
 }

@@ -25,10 +25,11 @@ TEST(PostgresSelfCheck, ReaderRoleHasNoFindings) {
     checks.push_back(f.check);
     EXPECT_EQ(f.severity, Sev::Ok) << f.check << ": " << f.message;
   }
-  EXPECT_EQ(checks, (std::vector<std::string>{"pg.connect", "pg.superuser", "pg.role_attributes", "pg.write_roles",
-                                              "pg.table_write", "pg.sequence_write", "pg.schema_create",
-                                              "pg.database_create", "pg.session_read_only",
-                                              "pg.role_read_only_default"}));
+  EXPECT_EQ(checks,
+            (std::vector<std::string>{"pg.connect", "pg.superuser", "pg.role_attributes",
+                                      "pg.write_roles", "pg.table_write", "pg.sequence_write",
+                                      "pg.schema_create", "pg.database_create",
+                                      "pg.session_read_only", "pg.role_read_only_default"}));
   EXPECT_EQ(findings[0].message, "connected as role mcp_reader");
 }
 
@@ -42,7 +43,8 @@ TEST(PostgresSelfCheck, OverprivilegedRoleIsReportedExactly) {
   EXPECT_EQ(f["pg.write_roles"].severity, Sev::Violation);
   EXPECT_EQ(f["pg.write_roles"].message, "role mcp_overpriv is a member of pg_write_all_data");
   EXPECT_EQ(f["pg.table_write"].severity, Sev::Violation);
-  EXPECT_NE(f["pg.table_write"].message.find("pgtest.documents (INSERT, UPDATE, DELETE)"), std::string::npos)
+  EXPECT_NE(f["pg.table_write"].message.find("pgtest.documents (INSERT, UPDATE, DELETE)"),
+            std::string::npos)
       << f["pg.table_write"].message;
   EXPECT_EQ(f["pg.schema_create"].severity, Sev::Ok);
   EXPECT_EQ(f["pg.database_create"].severity, Sev::Ok);
@@ -59,7 +61,8 @@ TEST(PostgresSelfCheck, UnreachableServerIsAWarningNotAPass) {
   EXPECT_EQ(findings[0].check, "pg.connect");
   EXPECT_EQ(findings[0].severity, Sev::Warning);
   EXPECT_EQ(findings[0].message,
-            "could not inspect the role's privileges: cannot connect to PostgreSQL: the server is unreachable");
+            "could not inspect the role's privileges: cannot connect to PostgreSQL: the server is "
+            "unreachable");
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ TEST_F(DemoTools, GetDocument) {
 TEST_F(DemoTools, ListRecentDocuments) {
   auto all = call(*rt_, "list_recent_documents", Json::object());
   ASSERT_TRUE(all.ok()) << all.error().message;
-  EXPECT_EQ(ids(all->structured["rows"]), (std::vector<std::string>{"doc-d", "doc-b", "doc-c", "doc-a"}));
+  EXPECT_EQ(ids(all->structured["rows"]),
+            (std::vector<std::string>{"doc-d", "doc-b", "doc-c", "doc-a"}));
   auto db = call(*rt_, "list_recent_documents", Json{{"category", "databases"}, {"limit", 1}});
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(ids(db->structured["rows"]), (std::vector<std::string>{"doc-d"}));
@@ -61,7 +62,8 @@ TEST_F(DemoTools, SearchDocumentsByTag) {
 }
 
 TEST_F(DemoTools, ListDocumentsPublishedBetween) {
-  auto r = call(*rt_, "list_documents_published_between", Json{{"from", "2024-02-01"}, {"to", "2024-03-31"}});
+  auto r = call(*rt_, "list_documents_published_between",
+                Json{{"from", "2024-02-01"}, {"to", "2024-03-31"}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(ids(r->structured["rows"]), (std::vector<std::string>{"doc-c", "doc-b"}));
 }
@@ -74,17 +76,22 @@ TEST_F(DemoTools, SemanticSearch) {
   EXPECT_EQ(res[0]["id"], "doc-b");
   EXPECT_EQ(res[0]["title"], "Kubernetes");
   EXPECT_EQ(res[0]["text"], "Pods and deployments.");
-  EXPECT_EQ(res[0]["metadata"], Json::parse(R"({"category": "infrastructure", "tags": ["kubernetes"], "published": "2024-03-05"})"));
+  EXPECT_EQ(
+      res[0]["metadata"],
+      Json::parse(
+          R"({"category": "infrastructure", "tags": ["kubernetes"], "published": "2024-03-05"})"));
   EXPECT_NEAR(res[0]["score"].get<double>(), 1.0, 1e-6);
   EXPECT_EQ(res[1]["id"], "doc-d");
   EXPECT_NEAR(res[1]["score"].get<double>(), 0.7071, 1e-3);
   EXPECT_EQ(r->structured["model"], "fake-4@test");
   EXPECT_EQ(r->structured["distance"], "cosine");
   // Typed filters from the config.
-  auto f = call(*rt_, "semantic_search_documents", Json{{"query", "kubernetes"}, {"category", "databases"}});
+  auto f = call(*rt_, "semantic_search_documents",
+                Json{{"query", "kubernetes"}, {"category", "databases"}});
   ASSERT_TRUE(f.ok()) << f.error().message;
   EXPECT_EQ(ids(f->structured["results"]), (std::vector<std::string>{"doc-d", "doc-a"}));
-  auto t = call(*rt_, "semantic_search_documents", Json{{"query", "security"}, {"tag", "sql"}, {"k", 1}});
+  auto t = call(*rt_, "semantic_search_documents",
+                Json{{"query", "security"}, {"tag", "sql"}, {"k", 1}});
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(ids(t->structured["results"]), (std::vector<std::string>{"doc-c"}));
 }
@@ -96,17 +103,21 @@ TEST_F(DemoTools, SemanticSearchRefusesAnotherModel) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
   EXPECT_EQ(r.error().message,
-            "the stored vectors were made by model 'fake-4@test' (dimension 4) but this server embeds queries with "
+            "the stored vectors were made by model 'fake-4@test' (dimension 4) but this server "
+            "embeds queries with "
             "'other-model@1' (dimension 4): reload the data or configure the same model");
-  auto no_embedder = rt_->callSearch(Json{{"query", "database"}}, ctx, [] () -> Result<std::shared_ptr<embed::Embedder>> {
-    return makeError(Code::FailedPrecondition, "no embedding provider is configured");
-  });
+  auto no_embedder = rt_->callSearch(
+      Json{{"query", "database"}}, ctx, []() -> Result<std::shared_ptr<embed::Embedder>> {
+        return makeError(Code::FailedPrecondition, "no embedding provider is configured");
+      });
   ASSERT_FALSE(no_embedder.ok());
-  EXPECT_EQ(no_embedder.error().message, "semantic search is unavailable: no embedding provider is configured");
+  EXPECT_EQ(no_embedder.error().message,
+            "semantic search is unavailable: no embedding provider is configured");
   auto bad_k = rt_->callSearch(Json{{"query", "database"}, {"k", 21}}, ctx, fakeEmbedder());
   ASSERT_FALSE(bad_k.ok());
   EXPECT_EQ(bad_k.error().code, Code::InvalidArgument);
-  auto table = rt_->callSearch(Json{{"query", "database"}, {"table", "pg_authid"}}, ctx, fakeEmbedder());
+  auto table =
+      rt_->callSearch(Json{{"query", "database"}, {"table", "pg_authid"}}, ctx, fakeEmbedder());
   ASSERT_FALSE(table.ok());
   EXPECT_EQ(table.error().code, Code::InvalidArgument);
 }
@@ -133,10 +144,11 @@ postgres:
   EXPECT_EQ(row, expected) << row.dump(2);
   std::vector<std::string> types;
   for (const auto& c : r->structured["columns"]) types.push_back(c["type"]);
-  EXPECT_EQ(types, (std::vector<std::string>{"int2", "int4", "int8", "int8", "numeric", "float4", "float8", "float8",
-                                             "bool", "text", "varchar", "date", "timestamp", "timestamptz", "interval",
-                                             "uuid", "bytea", "json", "jsonb", "text[]", "int4[]", "int4[]", "vector",
-                                             "text"}));
+  EXPECT_EQ(types, (std::vector<std::string>{
+                       "int2",      "int4",        "int8",     "int8",   "numeric", "float4",
+                       "float8",    "float8",      "bool",     "text",   "varchar", "date",
+                       "timestamp", "timestamptz", "interval", "uuid",   "bytea",   "json",
+                       "jsonb",     "text[]",      "int4[]",   "int4[]", "vector",  "text"}));
 }
 
 // Values go through bind parameters only: every attempt below is data, never SQL.
@@ -192,9 +204,10 @@ postgres:
 };
 
 TEST_F(Injection, StringsAreValues) {
-  for (const std::string s : {"x' OR '1'='1", "'; DROP TABLE pgtest.items; --", "$$; SELECT 1; $$", "\\'; --",
-                              "/* */ UNION SELECT rolpassword FROM pg_authid --", "U&\"\\0061\"", "E'\\x27'",
-                              "héllo ✓ 🎉", "{\"$ne\": null}", "a\"b\\c"}) {
+  for (const std::string s :
+       {"x' OR '1'='1", "'; DROP TABLE pgtest.items; --", "$$; SELECT 1; $$", "\\'; --",
+        "/* */ UNION SELECT rolpassword FROM pg_authid --", "U&\"\\0061\"", "E'\\x27'", "héllo ✓ 🎉",
+        "{\"$ne\": null}", "a\"b\\c"}) {
     auto r = call(*rt_, "echo", Json{{"s", s}});
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->structured["rows"][0]["v"], s);
@@ -213,17 +226,26 @@ TEST_F(Injection, TypedParametersRefuseOrBind) {
   auto id = call(*rt_, "by_id", Json{{"id", 7}});
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(id->structured["rows"], Json::parse(R"([{"id": 7}])"));
-  EXPECT_EQ(call(*rt_, "by_score", Json{{"score", "0 OR 1=1"}}).error().code, Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_score", Json{{"score", 49.5}})->structured["rows"][0]["n"], 5);
-  EXPECT_EQ(call(*rt_, "by_flag", Json{{"flag", "true OR 1=1"}}).error().code, Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_flag", Json{{"flag", true}})->structured["rows"][0]["n"], 166);
-  EXPECT_EQ(call(*rt_, "by_date", Json{{"after", "2024-01-01' OR '1'='1"}}).error().code, Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_date", Json{{"after", "2025-05-01"}})->structured["rows"][0]["n"], 15);
-  EXPECT_EQ(call(*rt_, "by_time", Json{{"before", "2024-01-03T00:00:00Z; DROP"}}).error().code, Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_time", Json{{"before", "2024-01-03T00:00:00Z"}})->structured["rows"][0]["n"], 1);
-  EXPECT_EQ(call(*rt_, "by_uuid", Json{{"u", "00000000-0000-0000-0000-000000000001' OR '1'='1"}}).error().code,
+  EXPECT_EQ(call(*rt_, "by_score", Json{{"score", "0 OR 1=1"}}).error().code,
             Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_uuid", Json{{"u", "00000000-0000-0000-0000-000000000001"}})->structured["rows"],
+  EXPECT_EQ(call(*rt_, "by_score", Json{{"score", 49.5}})->structured["rows"][0]["n"], 5);
+  EXPECT_EQ(call(*rt_, "by_flag", Json{{"flag", "true OR 1=1"}}).error().code,
+            Code::InvalidArgument);
+  EXPECT_EQ(call(*rt_, "by_flag", Json{{"flag", true}})->structured["rows"][0]["n"], 166);
+  EXPECT_EQ(call(*rt_, "by_date", Json{{"after", "2024-01-01' OR '1'='1"}}).error().code,
+            Code::InvalidArgument);
+  EXPECT_EQ(call(*rt_, "by_date", Json{{"after", "2025-05-01"}})->structured["rows"][0]["n"], 15);
+  EXPECT_EQ(call(*rt_, "by_time", Json{{"before", "2024-01-03T00:00:00Z; DROP"}}).error().code,
+            Code::InvalidArgument);
+  EXPECT_EQ(
+      call(*rt_, "by_time", Json{{"before", "2024-01-03T00:00:00Z"}})->structured["rows"][0]["n"],
+      1);
+  EXPECT_EQ(call(*rt_, "by_uuid", Json{{"u", "00000000-0000-0000-0000-000000000001' OR '1'='1"}})
+                .error()
+                .code,
+            Code::InvalidArgument);
+  EXPECT_EQ(call(*rt_, "by_uuid", Json{{"u", "00000000-0000-0000-0000-000000000001"}})
+                ->structured["rows"],
             Json::parse(R"([{"id": 1001}])"));
   // Array elements with quotes, commas and braces stay single elements.
   auto tags = call(*rt_, "by_tags", Json{{"tags", {"a\"b", "c,d}"}}});
@@ -233,12 +255,14 @@ TEST_F(Injection, TypedParametersRefuseOrBind) {
   ASSERT_TRUE(evil.ok()) << evil.error().message;
   EXPECT_EQ(evil->structured["row_count"], 0);
   EXPECT_EQ(call(*rt_, "by_ids", Json{{"ids", {"1", "2"}}}).error().code, Code::InvalidArgument);
-  EXPECT_EQ(call(*rt_, "by_ids", Json{{"ids", {3, 1}}})->structured["rows"], Json::parse(R"([{"id": 1}, {"id": 3}])"));
+  EXPECT_EQ(call(*rt_, "by_ids", Json{{"ids", {3, 1}}})->structured["rows"],
+            Json::parse(R"([{"id": 1}, {"id": 3}])"));
   // A database-side type error never echoes the value.
   auto bad_date = call(*rt_, "by_date", Json{{"after", "2024-02-30"}});
   ASSERT_FALSE(bad_date.ok());
   EXPECT_EQ(bad_date.error().code, Code::InvalidArgument);
-  EXPECT_EQ(bad_date.error().message.find("2024-02-30"), std::string::npos) << bad_date.error().message;
+  EXPECT_EQ(bad_date.error().message.find("2024-02-30"), std::string::npos)
+      << bad_date.error().message;
 }
 
 }  // namespace

@@ -22,14 +22,16 @@ TEST(ApiKey, GeneratedKeysAreLongRandomAndUrlSafe) {
     const std::string k = generateApiKey();
     ASSERT_EQ(k.rfind("mcpdb_", 0), 0u);
     ASSERT_EQ(k.size(), 6u + 43u);  // 256 bits base64url, no padding
-    ASSERT_EQ(k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 6),
-              std::string::npos);
+    ASSERT_EQ(
+        k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 6),
+        std::string::npos);
     ASSERT_TRUE(seen.insert(k).second);
   }
 }
 
 TEST(ApiKey, Sha256HexMatchesKnownVector) {
-  EXPECT_EQ(toHex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(toHex(sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   auto d = digestFromHex("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD");
   ASSERT_TRUE(d);
   EXPECT_TRUE(digestEquals(*d, sha256("abc")));
@@ -49,7 +51,8 @@ TEST(ApiKey, BearerHeaderParsing) {
 }
 
 TEST(Scope, ParsesEnginesAndTools) {
-  auto s = Scope::parse("postgres, mongodb:get_mongodb_document:count_mongodb_documents,dynamodb:get_dynamodb_item");
+  auto s = Scope::parse(
+      "postgres, mongodb:get_mongodb_document:count_mongodb_documents,dynamodb:get_dynamodb_item");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_TRUE(s->allows("postgres", "anything"));
   EXPECT_TRUE(s->allows("mongodb", "get_mongodb_document"));
@@ -136,7 +139,9 @@ AuthSettings parseAuth(const std::string& text, config::Diagnostics& diag) {
 TEST(Clients, KeysNewOutputRoundTripsThroughTheConfig) {
   std::ostringstream out;
   std::ostringstream err;
-  ASSERT_EQ(runKeysNew({"reporting-agent", "postgres,mongodb:count_mongodb_documents", 5.0, 7, 3}, out, err), 0)
+  ASSERT_EQ(runKeysNew({"reporting-agent", "postgres,mongodb:count_mongodb_documents", 5.0, 7, 3},
+                       out, err),
+            0)
       << err.str();
   const std::string text = out.str();
   const auto at = text.find("mcpdb_");
@@ -169,9 +174,11 @@ TEST(Clients, DefaultsApplyAndProblemsAreLocated) {
   const std::string h1 = toHex(sha256("k1"));
   const std::string h2 = toHex(sha256("k2"));
   config::Diagnostics ok("test.yaml");
-  AuthSettings a = parseAuth("http:\n  rate_limit: {rate: 3, burst: 4}\n  max_concurrent_calls: 9\n  clients:\n"
-                             "    - {name: a, key_sha256: " + h1 + ", scope: [postgres, \"mongodb:x\"]}\n",
-                             ok);
+  AuthSettings a = parseAuth(
+      "http:\n  rate_limit: {rate: 3, burst: 4}\n  max_concurrent_calls: 9\n  clients:\n"
+      "    - {name: a, key_sha256: " +
+          h1 + ", scope: [postgres, \"mongodb:x\"]}\n",
+      ok);
   ASSERT_TRUE(ok.ok());
   ASSERT_EQ(a.clients.size(), 1u);
   EXPECT_DOUBLE_EQ(a.clients[0].rate.rate, 3.0);
@@ -179,15 +186,27 @@ TEST(Clients, DefaultsApplyAndProblemsAreLocated) {
   EXPECT_TRUE(a.clients[0].scope.allows("mongodb", "x"));
 
   config::Diagnostics bad("test.yaml");
-  parseAuth("http:\n  auth: maybe\n  clients:\n"
-            "    - {name: a, key_sha256: " + h1 + ", scope: postgres}\n"
-            "    - {name: a, key_sha256: " + h2 + ", scope: postgres}\n"
-            "    - {name: b, key_sha256: " + h1 + ", scope: postgres}\n"
-            "    - {name: c, key_sha256: nothex, scope: postgres}\n"
-            "    - {name: d, key_sha256: " + h2 + ", scope: \"Bad\"}\n"
-            "    - {name: \"e f\", key_sha256: " + h2 + ", scope: postgres}\n"
-            "    - {name: g, key_sha256: " + h2 + ", scope: postgres, color: red}\n",
-            bad);
+  parseAuth(
+      "http:\n  auth: maybe\n  clients:\n"
+      "    - {name: a, key_sha256: " +
+          h1 +
+          ", scope: postgres}\n"
+          "    - {name: a, key_sha256: " +
+          h2 +
+          ", scope: postgres}\n"
+          "    - {name: b, key_sha256: " +
+          h1 +
+          ", scope: postgres}\n"
+          "    - {name: c, key_sha256: nothex, scope: postgres}\n"
+          "    - {name: d, key_sha256: " +
+          h2 +
+          ", scope: \"Bad\"}\n"
+          "    - {name: \"e f\", key_sha256: " +
+          h2 +
+          ", scope: postgres}\n"
+          "    - {name: g, key_sha256: " +
+          h2 + ", scope: postgres, color: red}\n",
+      bad);
   EXPECT_GE(bad.errors().size(), 7u);
   for (const auto& e : bad.errors()) EXPECT_NE(e.find("test.yaml:"), std::string::npos) << e;
 }

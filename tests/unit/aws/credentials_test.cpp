@@ -56,14 +56,17 @@ class TempDir {
 };
 
 std::string credentialsJson(const std::string& expiration = "2099-01-01T00:00:00Z") {
-  return std::string(R"({"Code":"Success","AccessKeyId":"ASIAEXAMPLECONTAINER","SecretAccessKey":")") + kSecret +
-         R"(","Token":")" + kToken + R"(","Expiration":")" + expiration + "\"}";
+  return std::string(
+             R"({"Code":"Success","AccessKeyId":"ASIAEXAMPLECONTAINER","SecretAccessKey":")") +
+         kSecret + R"(","Token":")" + kToken + R"(","Expiration":")" + expiration + "\"}";
 }
 
 std::string stsResponse() {
   return std::string(
-             "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
-             "<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIAEXAMPLEWEBIDENT</AccessKeyId>"
+             "<AssumeRoleWithWebIdentityResponse "
+             "xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+             "<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIAEXAMPLEWEBIDENT</"
+             "AccessKeyId>"
              "<SecretAccessKey>") +
          kSecret + "</SecretAccessKey><SessionToken>" + kToken +
          "</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>"
@@ -79,8 +82,9 @@ void expectNoSecrets(const std::string& text) {
 // ---------- environment ----------
 
 TEST(EnvironmentProvider, ReadsKeysAndToken) {
-  EnvironmentProvider p(Env::fromMap(
-      {{"AWS_ACCESS_KEY_ID", "AKIAENVEXAMPLE1234"}, {"AWS_SECRET_ACCESS_KEY", kSecret}, {"AWS_SESSION_TOKEN", kToken}}));
+  EnvironmentProvider p(Env::fromMap({{"AWS_ACCESS_KEY_ID", "AKIAENVEXAMPLE1234"},
+                                      {"AWS_SECRET_ACCESS_KEY", kSecret},
+                                      {"AWS_SESSION_TOKEN", kToken}}));
   auto c = p.get();
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->accessKeyId, "AKIAENVEXAMPLE1234");
@@ -105,8 +109,10 @@ TEST(EnvironmentProvider, MissingIsNotFoundAndHalfIsAnError) {
 
 TEST(SharedConfig, ParsesProfilesCommentsAndNestedBlocks) {
   auto r = parseSharedFile(
-      "# comment\n[default]\nregion = us-east-1\n\n[profile dev]\naws_access_key_id = AKIADEV ; inline\n"
-      "s3 =\n  max_concurrent_requests = 10\nAWS_Secret_Access_Key=abc/def+ghi\n[sso-session x]\nsso_region=a\n"
+      "# comment\n[default]\nregion = us-east-1\n\n[profile dev]\naws_access_key_id = AKIADEV ; "
+      "inline\n"
+      "s3 =\n  max_concurrent_requests = 10\nAWS_Secret_Access_Key=abc/def+ghi\n[sso-session "
+      "x]\nsso_region=a\n"
       "[bare]\nk=v\n",
       SharedFileKind::Config, "config");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -119,8 +125,8 @@ TEST(SharedConfig, ParsesProfilesCommentsAndNestedBlocks) {
 }
 
 TEST(SharedConfig, GarbledLineGivesLineNumberNotContent) {
-  auto r = parseSharedFile("[default]\naws_access_key_id = AKIAX\nwJalrXUtnSECRETLINE\n", SharedFileKind::Credentials,
-                           "/home/u/.aws/credentials");
+  auto r = parseSharedFile("[default]\naws_access_key_id = AKIAX\nwJalrXUtnSECRETLINE\n",
+                           SharedFileKind::Credentials, "/home/u/.aws/credentials");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
   EXPECT_NE(r.error().message.find("line 3"), std::string::npos) << r.error().message;
@@ -129,9 +135,11 @@ TEST(SharedConfig, GarbledLineGivesLineNumberNotContent) {
 
 TEST(ProfileProvider, DefaultProfileFromCredentialsFile) {
   TempDir home;
-  home.write(".aws/credentials",
-             std::string("[default]\naws_access_key_id = AKIADEFAULTEXAMPLE\naws_secret_access_key = ") + kSecret +
-                 "\n[dev]\naws_access_key_id = AKIADEVEXAMPLE0001\naws_secret_access_key = devsecret\n");
+  home.write(
+      ".aws/credentials",
+      std::string("[default]\naws_access_key_id = AKIADEFAULTEXAMPLE\naws_secret_access_key = ") +
+          kSecret +
+          "\n[dev]\naws_access_key_id = AKIADEVEXAMPLE0001\naws_secret_access_key = devsecret\n");
   ProfileProvider p(Env::fromMap({{"HOME", home.str()}}));
   auto c = p.get();
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -142,9 +150,10 @@ TEST(ProfileProvider, DefaultProfileFromCredentialsFile) {
 TEST(ProfileProvider, SelectsAwsProfileAndMergesConfigWithCredentialsWinning) {
   TempDir home;
   home.write(".aws/credentials", "[dev]\naws_access_key_id = AKIADEVFROMCREDS01\n");
-  home.write(".aws/config",
-             "[profile dev]\naws_access_key_id = AKIADEVFROMCONFIG1\naws_secret_access_key = fromconfig\n"
-             "aws_session_token = tok\n");
+  home.write(
+      ".aws/config",
+      "[profile dev]\naws_access_key_id = AKIADEVFROMCONFIG1\naws_secret_access_key = fromconfig\n"
+      "aws_session_token = tok\n");
   ProfileProvider p(Env::fromMap({{"HOME", home.str()}, {"AWS_PROFILE", "dev"}}));
   auto c = p.get();
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -156,7 +165,9 @@ TEST(ProfileProvider, SelectsAwsProfileAndMergesConfigWithCredentialsWinning) {
 
 TEST(ProfileProvider, FileLocationsFromEnvironment) {
   TempDir dir;
-  auto creds = dir.write("elsewhere/creds", "[ci]\naws_access_key_id = AKIACIEXAMPLE00001\naws_secret_access_key = s\n");
+  auto creds =
+      dir.write("elsewhere/creds",
+                "[ci]\naws_access_key_id = AKIACIEXAMPLE00001\naws_secret_access_key = s\n");
   auto cfg = dir.write("elsewhere/cfg", "[profile other]\nregion = eu-west-1\n");
   ProfileProvider p(Env::fromMap({{"HOME", "/nonexistent"},
                                   {"AWS_SHARED_CREDENTIALS_FILE", creds},
@@ -170,7 +181,8 @@ TEST(ProfileProvider, FileLocationsFromEnvironment) {
 TEST(ProfileProvider, ExplicitMissingProfileIsAnErrorImplicitIsNotFound) {
   TempDir home;
   home.write(".aws/credentials", "[default]\naws_access_key_id = A\naws_secret_access_key = B\n");
-  auto missing = ProfileProvider(Env::fromMap({{"HOME", home.str()}, {"AWS_PROFILE", "nope"}})).get();
+  auto missing =
+      ProfileProvider(Env::fromMap({{"HOME", home.str()}, {"AWS_PROFILE", "nope"}})).get();
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, Code::FailedPrecondition);
   EXPECT_NE(missing.error().message.find("'nope'"), std::string::npos);
@@ -193,7 +205,8 @@ TEST(ProfileProvider, UnsupportedProfileKindIsRefusedClearly) {
 
 TEST(ProfileProvider, GarbledFileIsAClearError) {
   TempDir home;
-  home.write(".aws/credentials", std::string("[default]\naws_access_key_id = AKIAX\n") + kSecret + "\n");
+  home.write(".aws/credentials",
+             std::string("[default]\naws_access_key_id = AKIAX\n") + kSecret + "\n");
   auto r = ProfileProvider(Env::fromMap({{"HOME", home.str()}})).get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
@@ -202,12 +215,18 @@ TEST(ProfileProvider, GarbledFileIsAClearError) {
 }
 
 TEST(ProfileProvider, WebIdentityProfileUsesSts) {
-  FakeHttpServer sts([](const FakeRequest&) { return FakeResponse{200, {{"Content-Type", "text/xml"}}, stsResponse()}; });
+  FakeHttpServer sts([](const FakeRequest&) {
+    return FakeResponse{200, {{"Content-Type", "text/xml"}}, stsResponse()};
+  });
   TempDir home;
   auto tokenFile = home.write("token.jwt", "eyJhbGciOiJIUzI1NiJ9.profile.sig\n");
-  home.write(".aws/config", "[default]\nrole_arn = arn:aws:iam::123456789012:role/reader\nweb_identity_token_file = " +
-                                tokenFile + "\nrole_session_name = sess1\n");
-  auto r = ProfileProvider(Env::fromMap({{"HOME", home.str()}, {"AWS_ENDPOINT_URL_STS", sts.url()}})).get();
+  home.write(
+      ".aws/config",
+      "[default]\nrole_arn = arn:aws:iam::123456789012:role/reader\nweb_identity_token_file = " +
+          tokenFile + "\nrole_session_name = sess1\n");
+  auto r =
+      ProfileProvider(Env::fromMap({{"HOME", home.str()}, {"AWS_ENDPOINT_URL_STS", sts.url()}}))
+          .get();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->accessKeyId, "ASIAEXAMPLEWEBIDENT");
   EXPECT_EQ(r->source, "profile default (web identity)");
@@ -219,7 +238,9 @@ TEST(ProfileProvider, WebIdentityProfileUsesSts) {
 // ---------- web identity ----------
 
 TEST(WebIdentityProvider, AssumesRoleAgainstFakeSts) {
-  FakeHttpServer sts([](const FakeRequest&) { return FakeResponse{200, {{"Content-Type", "text/xml"}}, stsResponse()}; });
+  FakeHttpServer sts([](const FakeRequest&) {
+    return FakeResponse{200, {{"Content-Type", "text/xml"}}, stsResponse()};
+  });
   TempDir dir;
   auto tokenFile = dir.write("token", "eyJhbGciOiJSUzI1NiJ9.payload.signature\n");
   WebIdentityProvider p(Env::fromMap({{"AWS_WEB_IDENTITY_TOKEN_FILE", tokenFile},
@@ -243,16 +264,21 @@ TEST(WebIdentityProvider, AssumesRoleAgainstFakeSts) {
   const auto& body = reqs[0].body;
   EXPECT_NE(body.find("Action=AssumeRoleWithWebIdentity"), std::string::npos);
   EXPECT_NE(body.find("Version=2011-06-15"), std::string::npos);
-  EXPECT_NE(body.find("RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Freader"), std::string::npos);
+  EXPECT_NE(body.find("RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Freader"),
+            std::string::npos);
   EXPECT_NE(body.find("RoleSessionName=mcp"), std::string::npos);
-  EXPECT_NE(body.find("WebIdentityToken=eyJhbGciOiJSUzI1NiJ9.payload.signature"), std::string::npos);
+  EXPECT_NE(body.find("WebIdentityToken=eyJhbGciOiJSUzI1NiJ9.payload.signature"),
+            std::string::npos);
   EXPECT_EQ(reqs[0].target.find("eyJ"), std::string::npos);  // token not in the URL
 }
 
 TEST(WebIdentityProvider, StsErrorIsReportedByCodeOnly) {
   FakeHttpServer sts([](const FakeRequest&) {
-    return FakeResponse{400, {}, "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code>"
-                                 "<Message>token eyJhbGciOiJSUzI1NiJ9.payload is bad</Message></Error></ErrorResponse>"};
+    return FakeResponse{
+        400,
+        {},
+        "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code>"
+        "<Message>token eyJhbGciOiJSUzI1NiJ9.payload is bad</Message></Error></ErrorResponse>"};
   });
   TempDir dir;
   auto tokenFile = dir.write("token", "eyJhbGciOiJSUzI1NiJ9.payload.signature");
@@ -271,10 +297,11 @@ TEST(WebIdentityProvider, MissingPiecesAndUnreadableTokenFile) {
   EXPECT_EQ(none.error().code, Code::NotFound);
   auto half = WebIdentityProvider(Env::fromMap({{"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"}})).get();
   EXPECT_EQ(half.error().code, Code::FailedPrecondition);
-  auto unreadable = WebIdentityProvider(Env::fromMap({{"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"},
-                                                      {"AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token"},
-                                                      {"AWS_ENDPOINT_URL", "http://127.0.0.1:1"}}))
-                        .get();
+  auto unreadable =
+      WebIdentityProvider(Env::fromMap({{"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"},
+                                        {"AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token"},
+                                        {"AWS_ENDPOINT_URL", "http://127.0.0.1:1"}}))
+          .get();
   ASSERT_FALSE(unreadable.ok());
   EXPECT_EQ(unreadable.error().code, Code::FailedPrecondition);
   EXPECT_NE(unreadable.error().message.find("/nonexistent/token"), std::string::npos);
@@ -282,10 +309,15 @@ TEST(WebIdentityProvider, MissingPiecesAndUnreadableTokenFile) {
 
 TEST(WebIdentityProvider, StsEndpointResolution) {
   EXPECT_EQ(stsEndpoint(Env::fromMap({})), "https://sts.amazonaws.com");
-  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_REGION", "eu-west-1"}})), "https://sts.eu-west-1.amazonaws.com");
-  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_DEFAULT_REGION", "cn-north-1"}})), "https://sts.cn-north-1.amazonaws.com.cn");
-  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_REGION", "eu-west-1"}, {"AWS_ENDPOINT_URL", "http://x:1/"}})), "http://x:1");
-  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL", "http://x:1"}, {"AWS_ENDPOINT_URL_STS", "http://s:2"}})),
+  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_REGION", "eu-west-1"}})),
+            "https://sts.eu-west-1.amazonaws.com");
+  EXPECT_EQ(stsEndpoint(Env::fromMap({{"AWS_DEFAULT_REGION", "cn-north-1"}})),
+            "https://sts.cn-north-1.amazonaws.com.cn");
+  EXPECT_EQ(
+      stsEndpoint(Env::fromMap({{"AWS_REGION", "eu-west-1"}, {"AWS_ENDPOINT_URL", "http://x:1/"}})),
+      "http://x:1");
+  EXPECT_EQ(stsEndpoint(Env::fromMap(
+                {{"AWS_ENDPOINT_URL", "http://x:1"}, {"AWS_ENDPOINT_URL_STS", "http://s:2"}})),
             "http://s:2");
 }
 
@@ -293,11 +325,13 @@ TEST(WebIdentityProvider, StsEndpointResolution) {
 
 TEST(ContainerProvider, FullUriWithAuthorizationToken) {
   FakeHttpServer agent([](const FakeRequest& r) {
-    if (r.header("Authorization").value_or("") != "Bearer agent-token") return FakeResponse{401, {}, "no"};
+    if (r.header("Authorization").value_or("") != "Bearer agent-token")
+      return FakeResponse{401, {}, "no"};
     return FakeResponse{200, {{"Content-Type", "application/json"}}, credentialsJson()};
   });
-  ContainerProvider p(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url() + "/v1/credentials"},
-                                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer agent-token"}}));
+  ContainerProvider p(
+      Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url() + "/v1/credentials"},
+                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer agent-token"}}));
   auto c = p.get();
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->accessKeyId, "ASIAEXAMPLECONTAINER");
@@ -316,28 +350,38 @@ TEST(ContainerProvider, TokenFileWinsAndRelativeUriUsesBase) {
   });
   TempDir dir;
   auto tokenFile = dir.write("tok", "from-file\n");
-  ContainerProvider p(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/abc"},
-                                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "from-env"},
-                                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tokenFile}}),
-                      {}, agent.url());
+  ContainerProvider p(
+      Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/abc"},
+                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "from-env"},
+                    {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tokenFile}}),
+      {}, agent.url());
   auto c = p.get();
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(agent.requests().at(0).target, "/v2/credentials/abc");
 }
 
 TEST(ContainerProvider, RefusesPlainHttpToOtherHostsAndReportsHttpErrors) {
-  auto r = ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://evil.example.com/creds"}})).get();
+  auto r =
+      ContainerProvider(
+          Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://evil.example.com/creds"}}))
+          .get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
 
   FakeHttpServer agent([](const FakeRequest&) { return FakeResponse{403, {}, credentialsJson()}; });
-  auto denied = ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url() + "/c"}})).get();
+  auto denied =
+      ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url() + "/c"}}))
+          .get();
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().code, Code::PermissionDenied);
   expectNoSecrets(denied.error().message);
 
-  FakeHttpServer garbled([](const FakeRequest&) { return FakeResponse{200, {}, std::string("{not json ") + kSecret}; });
-  auto bad = ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", garbled.url() + "/c"}})).get();
+  FakeHttpServer garbled([](const FakeRequest&) {
+    return FakeResponse{200, {}, std::string("{not json ") + kSecret};
+  });
+  auto bad = ContainerProvider(
+                 Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", garbled.url() + "/c"}}))
+                 .get();
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, Code::Internal);
   expectNoSecrets(bad.error().message);
@@ -347,11 +391,14 @@ TEST(ContainerProvider, RefusesPlainHttpToOtherHostsAndReportsHttpErrors) {
 
 FakeResponse imdsHandler(const FakeRequest& r) {
   if (r.method == "PUT" && r.target == "/latest/api/token") {
-    if (r.header("X-aws-ec2-metadata-token-ttl-seconds").value_or("") != "21600") return {400, {}, ""};
+    if (r.header("X-aws-ec2-metadata-token-ttl-seconds").value_or("") != "21600")
+      return {400, {}, ""};
     return {200, {}, "imds-session-token"};
   }
-  if (r.header("X-aws-ec2-metadata-token").value_or("") != "imds-session-token") return {401, {}, ""};
-  if (r.method == "GET" && r.target == "/latest/meta-data/iam/security-credentials/") return {200, {}, "reader-role\n"};
+  if (r.header("X-aws-ec2-metadata-token").value_or("") != "imds-session-token")
+    return {401, {}, ""};
+  if (r.method == "GET" && r.target == "/latest/meta-data/iam/security-credentials/")
+    return {200, {}, "reader-role\n"};
   if (r.method == "GET" && r.target == "/latest/meta-data/iam/security-credentials/reader-role") {
     return {200, {}, credentialsJson()};
   }
@@ -382,7 +429,8 @@ TEST(ImdsProvider, DisabledUnreachableAndNoRoleAreNotFound) {
   EXPECT_EQ(imds.requestCount(), 0u);
 
   auto port = test::unusedLocalPort();
-  auto down = ImdsProvider(Env::fromMap({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:" + std::to_string(port)}}))
+  auto down = ImdsProvider(Env::fromMap({{"AWS_EC2_METADATA_SERVICE_ENDPOINT",
+                                          "http://127.0.0.1:" + std::to_string(port)}}))
                   .get();
   EXPECT_EQ(down.error().code, Code::NotFound);
 
@@ -390,7 +438,8 @@ TEST(ImdsProvider, DisabledUnreachableAndNoRoleAreNotFound) {
     if (r.method == "PUT") return FakeResponse{200, {}, "t"};
     return FakeResponse{404, {}, ""};
   });
-  auto noRole = ImdsProvider(Env::fromMap({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url()}})).get();
+  auto noRole =
+      ImdsProvider(Env::fromMap({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url()}})).get();
   EXPECT_EQ(noRole.error().code, Code::NotFound);
   EXPECT_NE(noRole.error().message.find("no IAM role"), std::string::npos);
 }
@@ -448,8 +497,8 @@ TEST(CachingProvider, RefreshesFiveMinutesBeforeExpiry) {
 }
 
 TEST(CachingProvider, LongTermCredentialsAreFetchedOnce) {
-  auto env = std::make_unique<EnvironmentProvider>(
-      Env::fromMap({{"AWS_ACCESS_KEY_ID", "AKIAONCEEXAMPLE001"}, {"AWS_SECRET_ACCESS_KEY", kSecret}}));
+  auto env = std::make_unique<EnvironmentProvider>(Env::fromMap(
+      {{"AWS_ACCESS_KEY_ID", "AKIAONCEEXAMPLE001"}, {"AWS_SECRET_ACCESS_KEY", kSecret}}));
   CachingProvider cache(std::move(env));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.get().ok());
 }
@@ -476,15 +525,18 @@ TEST(CachingProvider, ConcurrentCallersShareOneRefresh) {
 
 TEST(DefaultChain, EnvironmentBeatsSharedFiles) {
   TempDir home;
-  home.write(".aws/credentials", "[default]\naws_access_key_id = AKIAFILEEXAMPLE001\naws_secret_access_key = f\n");
-  auto chain = makeDefaultCredentialChain(Env::fromMap(
-      {{"HOME", home.str()}, {"AWS_ACCESS_KEY_ID", "AKIAENVEXAMPLE0001"}, {"AWS_SECRET_ACCESS_KEY", kSecret},
-       {"AWS_EC2_METADATA_DISABLED", "true"}}));
+  home.write(".aws/credentials",
+             "[default]\naws_access_key_id = AKIAFILEEXAMPLE001\naws_secret_access_key = f\n");
+  auto chain = makeDefaultCredentialChain(Env::fromMap({{"HOME", home.str()},
+                                                        {"AWS_ACCESS_KEY_ID", "AKIAENVEXAMPLE0001"},
+                                                        {"AWS_SECRET_ACCESS_KEY", kSecret},
+                                                        {"AWS_EC2_METADATA_DISABLED", "true"}}));
   auto c = chain->get();
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->source, "environment");
 
-  auto fileOnly = makeDefaultCredentialChain(Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
+  auto fileOnly = makeDefaultCredentialChain(
+      Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
   auto f = fileOnly->get();
   ASSERT_TRUE(f.ok()) << f.error().message;
   EXPECT_EQ(f->source, "profile default");
@@ -508,7 +560,8 @@ TEST(DefaultChain, SharedFilesBeatWebIdentityWhichBeatsContainerAndImds) {
   EXPECT_EQ(makeDefaultCredentialChain(Env::fromMap(vars))->get()->source, "container credentials");
   vars.erase("AWS_CONTAINER_CREDENTIALS_FULL_URI");
   EXPECT_EQ(makeDefaultCredentialChain(Env::fromMap(vars))->get()->source, "instance metadata");
-  home.write(".aws/credentials", "[default]\naws_access_key_id = AKIAFILEEXAMPLE001\naws_secret_access_key = f\n");
+  home.write(".aws/credentials",
+             "[default]\naws_access_key_id = AKIAFILEEXAMPLE001\naws_secret_access_key = f\n");
   vars["AWS_ROLE_ARN"] = "arn:aws:iam::1:role/r";
   vars["AWS_WEB_IDENTITY_TOKEN_FILE"] = tokenFile;
   EXPECT_EQ(makeDefaultCredentialChain(Env::fromMap(vars))->get()->source, "profile default");
@@ -516,11 +569,13 @@ TEST(DefaultChain, SharedFilesBeatWebIdentityWhichBeatsContainerAndImds) {
 
 TEST(DefaultChain, NothingConfiguredGivesOneClearNotFound) {
   TempDir home;
-  auto chain = makeDefaultCredentialChain(Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
+  auto chain = makeDefaultCredentialChain(
+      Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
   auto r = chain->get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::NotFound);
-  for (auto name : {"environment", "shared files", "web identity", "container", "instance metadata"}) {
+  for (auto name :
+       {"environment", "shared files", "web identity", "container", "instance metadata"}) {
     EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
   }
 }
@@ -528,7 +583,8 @@ TEST(DefaultChain, NothingConfiguredGivesOneClearNotFound) {
 TEST(DefaultChain, BrokenSourceStopsTheChainWithItsError) {
   TempDir home;
   home.write(".aws/credentials", "[default]\ngarbage line\n");
-  auto chain = makeDefaultCredentialChain(Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
+  auto chain = makeDefaultCredentialChain(
+      Env::fromMap({{"HOME", home.str()}, {"AWS_EC2_METADATA_DISABLED", "true"}}));
   auto r = chain->get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::FailedPrecondition);
@@ -557,7 +613,8 @@ TEST(Credentials, NoErrorMessageContainsTheSecret) {
   // Drive every provider into failure with the secret present in its inputs, and collect messages.
   std::vector<std::string> messages;
   TempDir home;
-  home.write(".aws/credentials", std::string("[default]\naws_access_key_id = AKIAX\n") + kSecret + "\n");
+  home.write(".aws/credentials",
+             std::string("[default]\naws_access_key_id = AKIAX\n") + kSecret + "\n");
   auto collect = [&](Result<Credentials> r) {
     if (!r.ok()) messages.push_back(r.error().message);
   };
@@ -565,7 +622,9 @@ TEST(Credentials, NoErrorMessageContainsTheSecret) {
   collect(EnvironmentProvider(Env::fromMap({{"AWS_SECRET_ACCESS_KEY", kSecret}})).get());
   home.write(".aws/credentials", std::string("[p]\naws_secret_access_key = ") + kSecret + "\n");
   collect(ProfileProvider(Env::fromMap({{"HOME", home.str()}, {"AWS_PROFILE", "p"}})).get());
-  FakeHttpServer echo([](const FakeRequest& r) { return FakeResponse{500, {}, "<Code>" + r.body + "</Code>"}; });
+  FakeHttpServer echo([](const FakeRequest& r) {
+    return FakeResponse{500, {}, "<Code>" + r.body + "</Code>"};
+  });
   auto tokenFile = home.write("tok", kToken);
   collect(WebIdentityProvider(Env::fromMap({{"AWS_WEB_IDENTITY_TOKEN_FILE", tokenFile},
                                             {"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"},
@@ -575,9 +634,14 @@ TEST(Credentials, NoErrorMessageContainsTheSecret) {
                                           {"AWS_CONTAINER_AUTHORIZATION_TOKEN", kToken}}))
               .get());
   FakeHttpServer half([](const FakeRequest&) {
-    return FakeResponse{200, {}, std::string(R"({"SecretAccessKey":")") + kSecret + R"(","Token":")" + kToken + "\"}"};
+    return FakeResponse{
+        200,
+        {},
+        std::string(R"({"SecretAccessKey":")") + kSecret + R"(","Token":")" + kToken + "\"}"};
   });
-  collect(ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", half.url() + "/c"}})).get());
+  collect(
+      ContainerProvider(Env::fromMap({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", half.url() + "/c"}}))
+          .get());
   ASSERT_GE(messages.size(), 6u);
   for (const auto& m : messages) {
     SCOPED_TRACE(m);

@@ -21,7 +21,8 @@ using test::FakeResponse;
 
 TEST(HttpClient, SendsMethodHeadersBodyAndReadsResponse) {
   FakeHttpServer server([](const FakeRequest& r) {
-    return FakeResponse{201, {{"X-Reply", "  yes  "}, {"Content-Type", "text/plain"}}, "got " + r.body};
+    return FakeResponse{
+        201, {{"X-Reply", "  yes  "}, {"Content-Type", "text/plain"}}, "got " + r.body};
   });
   HttpClient client;
   HttpRequest req;
@@ -49,7 +50,8 @@ TEST(HttpClient, SendsMethodHeadersBodyAndReadsResponse) {
 TEST(HttpClient, PutWithEmptyBodyAndGetReuseOneConnection) {
   FakeHttpServer server([](const FakeRequest& r) { return FakeResponse{200, {}, r.method}; });
   HttpClient client;
-  auto put = client.send({.method = "PUT", .url = server.url() + "/t", .headers = {{"X-Ttl", "21600"}}});
+  auto put =
+      client.send({.method = "PUT", .url = server.url() + "/t", .headers = {{"X-Ttl", "21600"}}});
   ASSERT_TRUE(put.ok()) << put.error().message;
   EXPECT_EQ(put->body, "PUT");
   auto get = client.send({.method = "GET", .url = server.url() + "/t"});
@@ -145,7 +147,9 @@ TEST(HttpClient, CallbackCancelsAndPreCancelledNeverSends) {
 }
 
 TEST(HttpClient, ResponseSizeIsBounded) {
-  FakeHttpServer server([](const FakeRequest&) { return FakeResponse{200, {}, std::string(10000, 'x')}; });
+  FakeHttpServer server([](const FakeRequest&) {
+    return FakeResponse{200, {}, std::string(10000, 'x')};
+  });
   HttpClient client(HttpClientOptions{.maxResponseBytes = 1000});
   auto res = client.send({.url = server.url()});
   ASSERT_FALSE(res.ok());
@@ -153,7 +157,8 @@ TEST(HttpClient, ResponseSizeIsBounded) {
 }
 
 TEST(HttpClient, RedactUrlKeepsOnlyOrigin) {
-  EXPECT_EQ(redactUrl("https://user:pw@host.example:8443/p/a?X-Amz-Signature=abc"), "https://host.example:8443");
+  EXPECT_EQ(redactUrl("https://user:pw@host.example:8443/p/a?X-Amz-Signature=abc"),
+            "https://host.example:8443");
   EXPECT_EQ(redactUrl("http://127.0.0.1:1234"), "http://127.0.0.1:1234");
   EXPECT_EQ(redactUrl("nonsense"), "<url>");
 }

@@ -30,7 +30,8 @@ std::optional<std::string> readIfExists(const fs::path& p) {
   return readFile(p);
 }
 
-// Parses the suite's raw request format: "METHOD URI HTTP/1.1", "Name:value" lines, blank line, body.
+// Parses the suite's raw request format: "METHOD URI HTTP/1.1", "Name:value" lines, blank line,
+// body.
 SignableRequest parseRequest(const std::string& text) {
   SignableRequest r;
   auto headerEnd = text.find("\n\n");
@@ -54,7 +55,8 @@ SignableRequest parseRequest(const std::string& text) {
       std::string pair = query.substr(pos, amp - pos);
       if (!pair.empty()) {
         auto eq = pair.find('=');
-        r.query.emplace_back(uriDecode(pair.substr(0, eq)), eq == std::string::npos ? "" : uriDecode(pair.substr(eq + 1)));
+        r.query.emplace_back(uriDecode(pair.substr(0, eq)),
+                             eq == std::string::npos ? "" : uriDecode(pair.substr(eq + 1)));
       }
       pos = amp + 1;
     }
@@ -77,7 +79,9 @@ std::map<std::string, std::string> parseOptions(const std::string& text) {
   return out;
 }
 
-Clock::time_point suiteTime() { return *parseIso8601("2015-08-30T12:36:00Z"); }
+Clock::time_point suiteTime() {
+  return *parseIso8601("2015-08-30T12:36:00Z");
+}
 
 Credentials suiteCredentials() {
   Credentials c;
@@ -123,7 +127,8 @@ TEST(SigV4, AwsTestSuiteVectors) {
       EXPECT_EQ(sig.authorization, *authz);
       if (!creds.sessionToken.empty()) {
         int tokens = 0;
-        for (const auto& [k, v] : request.headers) tokens += (k == "X-Amz-Security-Token" && v == creds.sessionToken);
+        for (const auto& [k, v] : request.headers)
+          tokens += (k == "X-Amz-Security-Token" && v == creds.sessionToken);
         EXPECT_EQ(tokens, 1);
       }
     }
@@ -139,7 +144,8 @@ TEST(SigV4, AwsTestSuiteVectors) {
 
 TEST(SigV4, SigningKeyDerivationMatchesAwsDocumentationExample) {
   // The key-derivation example of the AWS SigV4 documentation (secret, 20120215, us-east-1, iam).
-  auto key = deriveSigningKey("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215", "us-east-1", "iam");
+  auto key =
+      deriveSigningKey("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215", "us-east-1", "iam");
   EXPECT_EQ(toHex(key), "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
 }
 
@@ -148,7 +154,8 @@ TEST(SigV4, UriEncodingRules) {
   EXPECT_EQ(uriEncode("a b/c~d", true), "a%20b/c~d");
   EXPECT_EQ(uriEncode("+=&*", false), "%2B%3D%26%2A");
   EXPECT_EQ(uriDecode("%E1%88%B4=bar%2"), "\xE1\x88\xB4=bar%2");
-  EXPECT_EQ(canonicalUri("/a%20b", true), "/a%2520b");  // non-S3 services encode the wire path again
+  EXPECT_EQ(canonicalUri("/a%20b", true),
+            "/a%2520b");  // non-S3 services encode the wire path again
   EXPECT_EQ(canonicalUri("//a/./b/../", false), "//a/./b/../");
   EXPECT_EQ(canonicalUri("", true), "/");
 }
@@ -162,7 +169,8 @@ TEST(SigV4, ContentShaHeaderWhenAsked) {
   o.addContentSha256Header = true;
   auto sig = signHeaders(r, suiteCredentials(), {"us-east-1", "dynamodb", suiteTime()}, o);
   EXPECT_EQ(sig.signedHeaders, "host;x-amz-content-sha256;x-amz-date");
-  EXPECT_NE(sig.canonicalRequest.find("x-amz-content-sha256:" + sha256Hex("{}")), std::string::npos);
+  EXPECT_NE(sig.canonicalRequest.find("x-amz-content-sha256:" + sha256Hex("{}")),
+            std::string::npos);
 }
 
 // Expected value from botocore's tests/unit/test_signers.py, TestGenerateDBAuthToken.
@@ -172,11 +180,13 @@ TEST(RdsAuthToken, MatchesBotocoreVector) {
   Credentials c;
   c.accessKeyId = "akid";
   c.secretAccessKey = "skid";
-  auto token = generateRdsAuthToken("prod-instance.us-east-1.rds.amazonaws.com", 3306, "someusername", "us-east-1", c,
-                                    *parseIso8601("2016-11-07T17:39:33Z"));
+  auto token =
+      generateRdsAuthToken("prod-instance.us-east-1.rds.amazonaws.com", 3306, "someusername",
+                           "us-east-1", c, *parseIso8601("2016-11-07T17:39:33Z"));
   EXPECT_EQ(token,
             "prod-instance.us-east-1.rds.amazonaws.com:3306/?Action=connect&DBUser=someusername"
-            "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=akid%2F20161107%2Fus-east-1%2Frds-db%2Faws4_request"
+            "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=akid%2F20161107%2Fus-east-1%2Frds-"
+            "db%2Faws4_request"
             "&X-Amz-Date=20161107T173933Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host"
             "&X-Amz-Signature=d1138cdbc0ca63eec012ec0fc6c2267e03642168f5884a7795320d4c18374c61");
 }
@@ -188,12 +198,14 @@ TEST(RdsAuthToken, MatchesPawsVectorWithSessionToken) {
   c.accessKeyId = "AKIA";
   c.secretAccessKey = "SECRET";
   c.sessionToken = "SESSION";
-  auto token = generateRdsAuthToken("prod-instance.us-east-1.rds.amazonaws.com", 3306, "mysqlUser", "us-west-2", c,
-                                    *parseIso8601("2025-01-01T00:00:01Z"));
+  auto token = generateRdsAuthToken("prod-instance.us-east-1.rds.amazonaws.com", 3306, "mysqlUser",
+                                    "us-west-2", c, *parseIso8601("2025-01-01T00:00:01Z"));
   EXPECT_EQ(token,
             "prod-instance.us-east-1.rds.amazonaws.com:3306/?Action=connect&DBUser=mysqlUser"
-            "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20250101%2Fus-west-2%2Frds-db%2Faws4_request"
-            "&X-Amz-Date=20250101T000001Z&X-Amz-Expires=900&X-Amz-Security-Token=SESSION&X-Amz-SignedHeaders=host"
+            "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20250101%2Fus-west-2%2Frds-"
+            "db%2Faws4_request"
+            "&X-Amz-Date=20250101T000001Z&X-Amz-Expires=900&X-Amz-Security-Token=SESSION&X-Amz-"
+            "SignedHeaders=host"
             "&X-Amz-Signature=4e4ce10c7b3710decae757df60ba2519348dcb4db802f15646dce1bf5e17c3ed");
 }
 

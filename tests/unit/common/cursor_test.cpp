@@ -20,7 +20,8 @@ TEST(Cursor, RefusesOtherContextKeyOrTampering) {
   EXPECT_FALSE(codec.decode("dynamodb:scan:customers", c).ok());
   EXPECT_FALSE(CursorCodec("k2").decode("dynamodb:scan:orders", c).ok());
   // Forge a payload with the same signature.
-  const std::string forged = base64UrlEncode(R"({"p":{"x":2},"e":9999999999})") + c.substr(c.find('.'));
+  const std::string forged =
+      base64UrlEncode(R"({"p":{"x":2},"e":9999999999})") + c.substr(c.find('.'));
   EXPECT_FALSE(codec.decode("dynamodb:scan:orders", forged).ok());
   EXPECT_FALSE(codec.decode("dynamodb:scan:orders", "garbage").ok());
   EXPECT_FALSE(codec.decode("dynamodb:scan:orders", "").ok());

@@ -49,7 +49,8 @@ TEST(Config, EmptyConfigIsValidWithDefaults) {
 TEST(Config, GoodValuesAreRead) {
   Diagnostics diag("x.yaml");
   Config c = parseConfig(
-      "version: 1\nserver: {self_check: refuse, workers: 3}\nlimits: {max_rows: 7, max_bytes: 2048, timeout_ms: 250}\n"
+      "version: 1\nserver: {self_check: refuse, workers: 3}\nlimits: {max_rows: 7, max_bytes: "
+      "2048, timeout_ms: 250}\n"
       "toolsets:\n  docs: [a, b]\n",
       "x.yaml", kSections, diag);
   ASSERT_TRUE(diag.ok()) << diag.errors().front();
@@ -68,7 +69,8 @@ TEST(Config, ToolLimitsCannotExceedServerLimits) {
   server.max_rows = 100;
   parseLimits(Node(n, "postgres.tools.t.limits", diag), server, &server);
   ASSERT_EQ(diag.errors().size(), 1U);
-  EXPECT_EQ(diag.errors()[0], "x.yaml:1: postgres.tools.t.limits.max_rows: must be between 1 and 100");
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:1: postgres.tools.t.limits.max_rows: must be between 1 and 100");
 }
 
 TEST(Config, SecretMessagesNeverQuoteTheSecret) {
@@ -80,7 +82,8 @@ TEST(Config, SecretMessagesNeverQuoteTheSecret) {
 
 TEST(Config, DsnWithoutPasswordIsNotASecret) {
   Diagnostics diag("x.yaml");
-  parseConfig("postgres:\n  note: see postgresql://host/db for details\n", "x.yaml", kSections, diag);
+  parseConfig("postgres:\n  note: see postgresql://host/db for details\n", "x.yaml", kSections,
+              diag);
   EXPECT_TRUE(diag.ok());
 }
 

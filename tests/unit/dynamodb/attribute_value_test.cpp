@@ -65,7 +65,8 @@ TEST(AttributeValue, NumbersThatJsonWouldAlterAreWrappedExactly) {
 TEST(AttributeValue, BinaryAndSets) {
   expectRoundTrip({{"B", "AAEC/w=="}}, Json{{"$binary", "AAEC/w=="}});
   expectRoundTrip({{"SS", {"b", "a"}}}, Json{{"$stringSet", {"b", "a"}}});
-  expectRoundTrip({{"NS", {"1", "12345678901234567890123"}}}, Json{{"$numberSet", {"1", "12345678901234567890123"}}});
+  expectRoundTrip({{"NS", {"1", "12345678901234567890123"}}},
+                  Json{{"$numberSet", {"1", "12345678901234567890123"}}});
   expectRoundTrip({{"BS", {"AA==", "AQI="}}}, Json{{"$binarySet", {"AA==", "AQI="}}});
 }
 
@@ -89,7 +90,8 @@ TEST(AttributeValue, MapsThatLookLikeWrappersAreEscaped) {
   expectRoundTrip({{"M", {{"$map", {{"S", "x"}}}}}}, Json{{"$map", {{"$map", "x"}}}});
   expectRoundTrip({{"M", {{"$ne", {{"NULL", true}}}}}}, Json{{"$map", {{"$ne", nullptr}}}});
   // Two keys, or a key not starting with '$': plain.
-  expectRoundTrip({{"M", {{"$a", {{"S", "1"}}}, {"$b", {{"S", "2"}}}}}}, Json{{"$a", "1"}, {"$b", "2"}});
+  expectRoundTrip({{"M", {{"$a", {{"S", "1"}}}, {"$b", {{"S", "2"}}}}}},
+                  Json{{"$a", "1"}, {"$b", "2"}});
 }
 
 TEST(AttributeValue, ItemsConvertAttributeByAttribute) {
@@ -105,9 +107,10 @@ TEST(AttributeValue, ItemsConvertAttributeByAttribute) {
 TEST(AttributeValue, MalformedWireValuesAreRefused) {
   for (const Json& bad : std::vector<Json>{
            Json::object(), Json{{"S", 1}}, Json{{"N", "abc"}}, Json{{"N", 5}}, Json{{"N", "1e126"}},
-           Json{{"N", "123456789012345678901234567890123456789"}}, Json{{"B", "not base64!"}}, Json{{"B", "AAA"}},
-           Json{{"BOOL", "true"}}, Json{{"NULL", false}}, Json{{"M", Json::array()}}, Json{{"L", Json::object()}},
-           Json{{"SS", {1}}}, Json{{"NS", {"x"}}}, Json{{"BS", {"%%%%"}}}, Json{{"X", "y"}},
+           Json{{"N", "123456789012345678901234567890123456789"}}, Json{{"B", "not base64!"}},
+           Json{{"B", "AAA"}}, Json{{"BOOL", "true"}}, Json{{"NULL", false}},
+           Json{{"M", Json::array()}}, Json{{"L", Json::object()}}, Json{{"SS", {1}}},
+           Json{{"NS", {"x"}}}, Json{{"BS", {"%%%%"}}}, Json{{"X", "y"}},
            Json{{"S", "a"}, {"N", "1"}}, Json("plain"), Json{{"L", {Json{{"Q", 1}}}}}}) {
     SCOPED_TRACE(bad.dump());
     auto r = attributeToJson(bad);
@@ -134,19 +137,22 @@ TEST(AttributeValue, UnknownWrappersFromAgentsAreRefused) {
 }
 
 TEST(DynamoNumber, Syntax) {
-  for (const char* ok : {"0", "-0", "1", "-1", "1.5", ".5", "5.", "00012", "1e5", "1E-5", "-1.2e+3",
-                         "12345678901234567890123456789012345678", "1.2345678901234567890123456789012345678e125",
-                         "1e-130", "9.9999999999999999999999999999999999999E+125", "0.000e999"}) {
+  for (const char* ok :
+       {"0", "-0", "1", "-1", "1.5", ".5", "5.", "00012", "1e5", "1E-5", "-1.2e+3",
+        "12345678901234567890123456789012345678", "1.2345678901234567890123456789012345678e125",
+        "1e-130", "9.9999999999999999999999999999999999999E+125", "0.000e999"}) {
     EXPECT_TRUE(isDynamoNumber(ok)) << ok;
   }
-  for (const char* bad : {"", "-", "+1", "1e", "e5", "1.2.3", "0x10", " 1", "1 ", "NaN", "Infinity", "1e126",
-                          "1e-131", "10e125", "123456789012345678901234567890123456789", "1,5", "1e1234567"}) {
+  for (const char* bad :
+       {"", "-", "+1", "1e", "e5", "1.2.3", "0x10", " 1", "1 ", "NaN", "Infinity", "1e126",
+        "1e-131", "10e125", "123456789012345678901234567890123456789", "1,5", "1e1234567"}) {
     EXPECT_FALSE(isDynamoNumber(bad)) << bad;
   }
 }
 
 TEST(Base64, Strict) {
-  for (const char* ok : {"", "AA==", "AAA=", "AAAA", "+/+/", "aGVsbG8="}) EXPECT_TRUE(isBase64(ok)) << ok;
+  for (const char* ok : {"", "AA==", "AAA=", "AAAA", "+/+/", "aGVsbG8="})
+    EXPECT_TRUE(isBase64(ok)) << ok;
   for (const char* bad : {"A", "AA", "AAA", "A===", "=AAA", "AA=A", "AA-_", "AA AA", "AAAA===="}) {
     EXPECT_FALSE(isBase64(bad)) << bad;
   }

@@ -27,9 +27,10 @@ std::string readBinary() {
 std::pair<int, int> count(const std::string& hay, const std::string& needle) {
   int in_marker = 0, elsewhere = 0;
   for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + 1)) {
-    const bool marked = pos >= kMarkerPrefix.size() &&
-                        hay.compare(pos - kMarkerPrefix.size(), kMarkerPrefix.size(), kMarkerPrefix) == 0 &&
-                        pos + needle.size() < hay.size() && hay[pos + needle.size()] == ']';
+    const bool marked =
+        pos >= kMarkerPrefix.size() &&
+        hay.compare(pos - kMarkerPrefix.size(), kMarkerPrefix.size(), kMarkerPrefix) == 0 &&
+        pos + needle.size() < hay.size() && hay[pos + needle.size()] == ']';
     (marked ? in_marker : elsewhere)++;
   }
   return {in_marker, elsewhere};
@@ -39,11 +40,13 @@ TEST(DynamoServingBinary, ContainsNoWriteOperation) {
   const std::string bin = readBinary();
   ASSERT_GT(bin.size(), 100000U) << "cannot read " << MCPDB_SERVER_BINARY;
   // The DynamoDB engine is linked in (otherwise this test would prove nothing).
-  ASSERT_NE(bin.find("DynamoDB_20120810."), std::string::npos) << "the DynamoDB engine is not in the binary";
+  ASSERT_NE(bin.find("DynamoDB_20120810."), std::string::npos)
+      << "the DynamoDB engine is not in the binary";
   ASSERT_NE(bin.find("scan_dynamodb_table"), std::string::npos);
-  for (const std::string op : {"PutItem", "BatchWriteItem", "DeleteItem", "CreateTable", "DeleteTable",
-                               "TransactWriteItems", "BatchExecuteStatement", "ExecuteStatement",
-                               "ExecuteTransaction", "UpdateTable", "RestoreTableFromBackup", "ImportTable"}) {
+  for (const std::string op :
+       {"PutItem", "BatchWriteItem", "DeleteItem", "CreateTable", "DeleteTable",
+        "TransactWriteItems", "BatchExecuteStatement", "ExecuteStatement", "ExecuteTransaction",
+        "UpdateTable", "RestoreTableFromBackup", "ImportTable"}) {
     auto [marked, other] = count(bin, op);
     EXPECT_EQ(marked + other, 0) << op << " appears in the serving binary";
   }

@@ -42,21 +42,24 @@ TEST(DynamoRequests, OnlyReadOperationNames) {
 TEST(DynamoRequests, GetItemWithProjectionPlaceholders) {
   auto key = buildKey(simpleTarget(), "doc-01", nullptr);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(getItemRequest(simpleTarget(), *key, true).dump(),
-            R"({"ConsistentRead":true,"ExpressionAttributeNames":{"#a0":"id","#a1":"title","#a2":"body"},)"
-            R"("Key":{"id":{"S":"doc-01"}},"ProjectionExpression":"#a0, #a1, #a2","TableName":"mcp_demo_documents"})");
+  EXPECT_EQ(
+      getItemRequest(simpleTarget(), *key, true).dump(),
+      R"({"ConsistentRead":true,"ExpressionAttributeNames":{"#a0":"id","#a1":"title","#a2":"body"},)"
+      R"("Key":{"id":{"S":"doc-01"}},"ProjectionExpression":"#a0, #a1, #a2","TableName":"mcp_demo_documents"})");
 }
 
 TEST(DynamoRequests, GetItemCompositeKeyWithoutProjection) {
   Json sk = "42";
   auto key = buildKey(compositeTarget(), "databases", &sk);
   ASSERT_TRUE(key.ok());
-  EXPECT_EQ(getItemRequest(compositeTarget(), *key, false).dump(),
-            R"({"ConsistentRead":false,"Key":{"category":{"S":"databases"},"seq":{"N":"42"}},"TableName":"mcp_demo_events"})");
+  EXPECT_EQ(
+      getItemRequest(compositeTarget(), *key, false).dump(),
+      R"({"ConsistentRead":false,"Key":{"category":{"S":"databases"},"seq":{"N":"42"}},"TableName":"mcp_demo_events"})");
 }
 
 TEST(DynamoRequests, Scan) {
-  EXPECT_EQ(scanRequest(compositeTarget(), 25, std::nullopt).dump(), R"({"Limit":25,"TableName":"mcp_demo_events"})");
+  EXPECT_EQ(scanRequest(compositeTarget(), 25, std::nullopt).dump(),
+            R"({"Limit":25,"TableName":"mcp_demo_events"})");
   Json start = {{"category", {{"S", "x"}}}, {"seq", {{"N", "7"}}}};
   EXPECT_EQ(scanRequest(simpleTarget(), 3, start).dump(),
             R"({"ExclusiveStartKey":{"category":{"S":"x"},"seq":{"N":"7"}},)"
@@ -72,12 +75,13 @@ TEST(DynamoRequests, CountScanAndDescribeTable) {
 
 TEST(DynamoRequests, DeniedWriteProbeCanNeverMatch) {
   EXPECT_EQ(deniedWriteProbeOperation(), "UpdateItem");
-  EXPECT_EQ(deniedWriteProbeRequest(compositeTarget()).dump(),
-            R"j({"ConditionExpression":"attribute_not_exists(#pk) AND attribute_exists(#pk)",)j"
-            R"j("ExpressionAttributeNames":{"#pk":"category","#probe":"mcpdb_self_check_probe"},)j"
-            R"j("ExpressionAttributeValues":{":probe":{"BOOL":true}},)j"
-            R"j("Key":{"category":{"S":"mcpdb-self-check-probe"},"seq":{"N":"-9.87654321E-120"}},)j"
-            R"j("ReturnValues":"NONE","TableName":"mcp_demo_events","UpdateExpression":"SET #probe = :probe"})j");
+  EXPECT_EQ(
+      deniedWriteProbeRequest(compositeTarget()).dump(),
+      R"j({"ConditionExpression":"attribute_not_exists(#pk) AND attribute_exists(#pk)",)j"
+      R"j("ExpressionAttributeNames":{"#pk":"category","#probe":"mcpdb_self_check_probe"},)j"
+      R"j("ExpressionAttributeValues":{":probe":{"BOOL":true}},)j"
+      R"j("Key":{"category":{"S":"mcpdb-self-check-probe"},"seq":{"N":"-9.87654321E-120"}},)j"
+      R"j("ReturnValues":"NONE","TableName":"mcp_demo_events","UpdateExpression":"SET #probe = :probe"})j");
 }
 
 TEST(DynamoRequests, OperatorLookingValuesAreJustKeyValues) {
@@ -94,7 +98,8 @@ TEST(DynamoRequests, OperatorLookingValuesAreJustKeyValues) {
 
 TEST(DynamoRequests, NumberKeys) {
   Target t = compositeTarget();
-  for (const Json& ok : std::vector<Json>{"42", "-1.5", "1e10", "12345678901234567890123456789012345678", 42, -7}) {
+  for (const Json& ok :
+       std::vector<Json>{"42", "-1.5", "1e10", "12345678901234567890123456789012345678", 42, -7}) {
     Json sk = ok;
     auto key = buildKey(t, "c", &sk);
     ASSERT_TRUE(key.ok()) << ok.dump();
@@ -111,28 +116,37 @@ TEST(DynamoRequests, KeyTypeConfusionRefused) {
   };
   const std::vector<Case> cases = {
       {simpleTarget(), 5, std::nullopt,
-       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': pass the value as a JSON string"},
+       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': pass the value "
+       "as a JSON string"},
       {simpleTarget(), true, std::nullopt,
-       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': pass the value as a JSON string"},
+       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': pass the value "
+       "as a JSON string"},
       {simpleTarget(), "", std::nullopt,
-       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': the value must be 1 to 2048 bytes"},
+       "arguments.partition_key: target 'docs' has a string (S) partition key 'id': the value must "
+       "be 1 to 2048 bytes"},
       {compositeTarget(), "c", Json("abc"),
-       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': the value is not a DynamoDB number "
+       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': the value is not a "
+       "DynamoDB number "
        "(digits, optional '-', '.', exponent; at most 38 significant digits)"},
       {compositeTarget(), "c", Json(1.5),
-       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': pass the number as a string of digits, "
+       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': pass the number as a "
+       "string of digits, "
        "e.g. \"42\" or \"-1.5\""},
       {compositeTarget(), "c", Json("1 OR 1=1"),
-       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': the value is not a DynamoDB number "
+       "arguments.sort_key: target 'events' has a number (N) sort key 'seq': the value is not a "
+       "DynamoDB number "
        "(digits, optional '-', '.', exponent; at most 38 significant digits)"},
       {compositeTarget(), "c", std::nullopt,
        "arguments.sort_key: target 'events' has a composite key: sort_key ('seq') is required"},
-      {simpleTarget(), "x", Json("y"), "arguments.sort_key: target 'docs' has no sort key; omit sort_key"},
+      {simpleTarget(), "x", Json("y"),
+       "arguments.sort_key: target 'docs' has no sort key; omit sort_key"},
       {binaryTarget(), "not base64", std::nullopt,
-       "arguments.partition_key: target 'blobs' has binary (B) partition key 'digest': pass the bytes as non-empty "
+       "arguments.partition_key: target 'blobs' has binary (B) partition key 'digest': pass the "
+       "bytes as non-empty "
        "standard base64"},
       {binaryTarget(), 12, std::nullopt,
-       "arguments.partition_key: target 'blobs' has binary (B) partition key 'digest': pass the bytes as non-empty "
+       "arguments.partition_key: target 'blobs' has binary (B) partition key 'digest': pass the "
+       "bytes as non-empty "
        "standard base64"},
   };
   for (const auto& c : cases) {
@@ -153,13 +167,16 @@ TEST(DynamoRequests, CursorKeysAreCheckedAgainstTheKeySchema) {
   EXPECT_FALSE(validateWireKey(t, {{"category", {{"S", "x"}}}}).ok());
   EXPECT_FALSE(validateWireKey(t, {{"category", {{"S", "x"}}}, {"seq", {{"S", "1"}}}}).ok());
   EXPECT_FALSE(validateWireKey(t, {{"category", {{"S", "x"}}}, {"other", {{"N", "1"}}}}).ok());
-  EXPECT_FALSE(validateWireKey(t, {{"category", {{"S", "x"}}}, {"seq", {{"N", "1"}}}, {"x", {{"S", "1"}}}}).ok());
+  EXPECT_FALSE(
+      validateWireKey(t, {{"category", {{"S", "x"}}}, {"seq", {{"N", "1"}}}, {"x", {{"S", "1"}}}})
+          .ok());
   EXPECT_FALSE(validateWireKey(t, Json::array()).ok());
 }
 
 TEST(DynamoRequests, KeyOfItem) {
   Target t = compositeTarget();
-  auto k = keyOfItem(t, {{"category", {{"S", "x"}}}, {"seq", {{"N", "1"}}}, {"body", {{"S", "b"}}}});
+  auto k =
+      keyOfItem(t, {{"category", {{"S", "x"}}}, {"seq", {{"N", "1"}}}, {"body", {{"S", "b"}}}});
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(*k, (Json{{"category", {{"S", "x"}}}, {"seq", {{"N", "1"}}}}));
   EXPECT_FALSE(keyOfItem(t, {{"category", {{"S", "x"}}}}).ok());

@@ -44,7 +44,9 @@ std::string targetOp(const FakeRequest& r) {
   return t.substr(t.find('.') + 1);
 }
 
-FakeResponse reply(const Json& body) { return FakeResponse{200, {}, body.dump()}; }
+FakeResponse reply(const Json& body) {
+  return FakeResponse{200, {}, body.dump()};
+}
 FakeResponse awsError(const std::string& type) {
   return FakeResponse{400, {}, Json{{"__type", "com.amazonaws.dynamodb.v20120810#" + type}}.dump()};
 }
@@ -92,7 +94,9 @@ class DynamoTools : public ::testing::Test {
   }
 
   std::mutex mu_;
-  std::function<FakeResponse(const FakeRequest&)> handler_ = [](const FakeRequest&) { return reply(Json::object()); };
+  std::function<FakeResponse(const FakeRequest&)> handler_ = [](const FakeRequest&) {
+    return reply(Json::object());
+  };
   std::unique_ptr<FakeHttpServer> server_;
   std::unique_ptr<Env> env_;
   engines::EngineModulePtr module_;
@@ -108,8 +112,8 @@ TEST_F(DynamoTools, RegistersExactlyTheFourReadTools) {
     EXPECT_EQ(t->engine, "dynamodb");
     EXPECT_TRUE(protocol::validateSchemaSubset(t->input_schema).ok()) << t->name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"list_dynamodb_targets", "get_dynamodb_item", "scan_dynamodb_table",
-                                             "count_dynamodb_items"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"list_dynamodb_targets", "get_dynamodb_item",
+                                             "scan_dynamodb_table", "count_dynamodb_items"}));
   const auto* get = registry_.find("get_dynamodb_item");
   EXPECT_EQ(get->input_schema["properties"]["target"]["enum"], (Json{"docs", "events"}));
   EXPECT_EQ(server_->requestCount(), 0U);  // registering never connects
@@ -129,7 +133,9 @@ TEST_F(DynamoTools, GetItemSendsTypedKeyAndProjection) {
   onRequest([](const FakeRequest&) {
     return reply({{"Item", {{"id", {{"S", "{\"$ne\":null}"}}}, {"title", {{"S", "T"}}}}}});
   });
-  auto r = call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", "{\"$ne\":null}"}, {"consistent_read", true}});
+  auto r =
+      call("get_dynamodb_item",
+           {{"target", "docs"}, {"partition_key", "{\"$ne\":null}"}, {"consistent_read", true}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["found"], true);
   EXPECT_EQ(r->structured["item"], (Json{{"id", "{\"$ne\":null}"}, {"title", "T"}}));
@@ -156,7 +162,8 @@ TEST_F(DynamoTools, GetItemNotFoundAndErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::NotFound);
   EXPECT_EQ(r.error().message,
-            "target 'docs': DynamoDB table not found in this region and account (ResourceNotFoundException)");
+            "target 'docs': DynamoDB table not found in this region and account "
+            "(ResourceNotFoundException)");
 
   onRequest([](const FakeRequest&) { return awsError("AccessDeniedException"); });
   r = call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", "x"}});
@@ -171,9 +178,13 @@ TEST_F(DynamoTools, GetItemNotFoundAndErrors) {
 
 TEST_F(DynamoTools, GetItemLargerThanTheByteCapIsNotReturned) {
   onRequest([](const FakeRequest&) {
-    return reply({{"Item", {{"category", {{"S", "c"}}}, {"seq", {{"N", "1"}}}, {"body", {{"S", std::string(5000, 'x')}}}}}});
+    return reply({{"Item",
+                   {{"category", {{"S", "c"}}},
+                    {"seq", {{"N", "1"}}},
+                    {"body", {{"S", std::string(5000, 'x')}}}}}});
   });
-  auto r = call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "c"}, {"sort_key", "1"}});
+  auto r =
+      call("get_dynamodb_item", {{"target", "events"}, {"partition_key", "c"}, {"sort_key", "1"}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->structured["found"], true);
   EXPECT_TRUE(r->structured["item"].is_null());
@@ -181,7 +192,9 @@ TEST_F(DynamoTools, GetItemLargerThanTheByteCapIsNotReturned) {
 }
 
 Json eventItem(int seq, std::size_t body = 10) {
-  return {{"category", {{"S", "c"}}}, {"seq", {{"N", std::to_string(seq)}}}, {"body", {{"S", std::string(body, 'b')}}}};
+  return {{"category", {{"S", "c"}}},
+          {"seq", {{"N", std::to_string(seq)}}},
+          {"body", {{"S", std::string(body, 'b')}}}};
 }
 
 TEST_F(DynamoTools, ScanIssuesACursorBoundToTheTarget) {
@@ -211,7 +224,8 @@ TEST_F(DynamoTools, ScanIssuesACursorBoundToTheTarget) {
   std::string tampered = cursor;
   tampered[3] = tampered[3] == 'A' ? 'B' : 'A';
   EXPECT_FALSE(call("scan_dynamodb_table", {{"target", "events"}, {"cursor", tampered}}).ok());
-  EXPECT_FALSE(call("scan_dynamodb_table", {{"target", "events"}, {"cursor", "not-a-cursor"}}).ok());
+  EXPECT_FALSE(
+      call("scan_dynamodb_table", {{"target", "events"}, {"cursor", "not-a-cursor"}}).ok());
   EXPECT_EQ(server_->requestCount(), before);
 
   // Genuine: continues exactly after the last item.
@@ -221,7 +235,8 @@ TEST_F(DynamoTools, ScanIssuesACursorBoundToTheTarget) {
   EXPECT_EQ(second->structured["has_more"], false);
   EXPECT_TRUE(second->structured["next_cursor"].is_null());
   auto reqs = server_->requests();
-  EXPECT_EQ(Json::parse(reqs.back().body)["ExclusiveStartKey"], (Json{{"category", {{"S", "c"}}}, {"seq", {{"N", "2"}}}}));
+  EXPECT_EQ(Json::parse(reqs.back().body)["ExclusiveStartKey"],
+            (Json{{"category", {{"S", "c"}}}, {"seq", {{"N", "2"}}}}));
 }
 
 TEST_F(DynamoTools, ForgedCursorsSignedForTheRightContextStillNeedTheRightTableAndKey) {
@@ -230,17 +245,21 @@ TEST_F(DynamoTools, ForgedCursorsSignedForTheRightContextStillNeedTheRightTableA
   const Json good_key = {{"category", {{"S", "c"}}}, {"seq", {{"N", "2"}}}};
   // Wrong table in the payload (e.g. the operator re-pointed the target).
   auto r = call("scan_dynamodb_table",
-                {{"target", "events"}, {"cursor", codec.encode(ctx, {{"t", "docs_table"}, {"k", good_key}})}});
+                {{"target", "events"},
+                 {"cursor", codec.encode(ctx, {{"t", "docs_table"}, {"k", good_key}})}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "arguments.cursor: invalid cursor");
   // Key of the wrong shape.
   r = call("scan_dynamodb_table",
-           {{"target", "events"}, {"cursor", codec.encode(ctx, {{"t", "events_table"}, {"k", {{"category", {{"S", "c"}}}}}})}});
+           {{"target", "events"},
+            {"cursor",
+             codec.encode(ctx, {{"t", "events_table"}, {"k", {{"category", {{"S", "c"}}}}}})}});
   ASSERT_FALSE(r.ok());
   // Signed with another server's key.
   CursorCodec other("another-key");
   r = call("scan_dynamodb_table",
-           {{"target", "events"}, {"cursor", other.encode(ctx, {{"t", "events_table"}, {"k", good_key}})}});
+           {{"target", "events"},
+            {"cursor", other.encode(ctx, {{"t", "events_table"}, {"k", good_key}})}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(server_->requestCount(), 0U);
 }
@@ -264,7 +283,8 @@ TEST_F(DynamoTools, ScanByteCapTruncatesAndResumesAfterTheLastReturnedItem) {
   EXPECT_EQ(r->structured["has_more"], true);
   EXPECT_NE(r->structured["note"].get<std::string>().find("max_bytes"), std::string::npos);
   // The cursor resumes after item 2 (not after DynamoDB's page end): nothing is lost.
-  auto next = call("scan_dynamodb_table", {{"target", "events"}, {"cursor", r->structured["next_cursor"]}});
+  auto next =
+      call("scan_dynamodb_table", {{"target", "events"}, {"cursor", r->structured["next_cursor"]}});
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(Json::parse(server_->requests().back().body)["ExclusiveStartKey"]["seq"]["N"], "2");
 }
@@ -272,11 +292,13 @@ TEST_F(DynamoTools, ScanByteCapTruncatesAndResumesAfterTheLastReturnedItem) {
 TEST_F(DynamoTools, CountApproximateAndCappedExact) {
   int scans = 0;
   onRequest([&scans](const FakeRequest& r) {
-    if (targetOp(r) == "DescribeTable") return reply({{"Table", {{"ItemCount", 1234}, {"TableStatus", "ACTIVE"}}}});
+    if (targetOp(r) == "DescribeTable")
+      return reply({{"Table", {{"ItemCount", 1234}, {"TableStatus", "ACTIVE"}}}});
     ++scans;
     Json body = Json::parse(r.body);
     EXPECT_EQ(body["Select"], "COUNT");
-    return reply({{"Count", body["Limit"].get<int>()}, {"LastEvaluatedKey", {{"id", {{"S", "k"}}}}}});
+    return reply(
+        {{"Count", body["Limit"].get<int>()}, {"LastEvaluatedKey", {{"id", {{"S", "k"}}}}}});
   });
   auto r = call("count_dynamodb_items", {{"target", "docs"}});
   ASSERT_TRUE(r.ok());
@@ -295,11 +317,15 @@ TEST_F(DynamoTools, CountApproximateAndCappedExact) {
 }
 
 TEST_F(DynamoTools, MalformedRepliesNeverThrow) {
-  for (const Json& body : std::vector<Json>{
-           Json{{"Table", "not an object"}, {"Count", "7"}, {"Items", {{"x", 1}}}, {"Item", {{"id", {{"Q", 1}}}}}},
-           Json{{"Table", {{"ItemCount", -5}, {"TableStatus", 3}}}, {"Count", -1}, {"Items", Json::object()},
-                {"LastEvaluatedKey", "k"}},
-           Json::array(), Json("text")}) {
+  for (const Json& body : std::vector<Json>{Json{{"Table", "not an object"},
+                                                 {"Count", "7"},
+                                                 {"Items", {{"x", 1}}},
+                                                 {"Item", {{"id", {{"Q", 1}}}}}},
+                                            Json{{"Table", {{"ItemCount", -5}, {"TableStatus", 3}}},
+                                                 {"Count", -1},
+                                                 {"Items", Json::object()},
+                                                 {"LastEvaluatedKey", "k"}},
+                                            Json::array(), Json("text")}) {
     SCOPED_TRACE(body.dump());
     onRequest([body](const FakeRequest&) { return reply(body); });
     (void)call("count_dynamodb_items", {{"target", "docs"}, {"exact", true}});
@@ -316,12 +342,14 @@ TEST_F(DynamoTools, MalformedRepliesNeverThrow) {
 TEST_F(DynamoTools, SelfCheckDeniedWriteIsOk) {
   onRequest([](const FakeRequest& r) {
     if (targetOp(r) == "DescribeTable") {
-      return reply({{"Table",
-                     {{"TableStatus", "ACTIVE"},
-                      {"KeySchema", {{{"AttributeName", "id"}, {"KeyType", "HASH"}}}},
-                      {"AttributeDefinitions", {{{"AttributeName", "id"}, {"AttributeType", "S"}}}}}}});
+      return reply(
+          {{"Table",
+            {{"TableStatus", "ACTIVE"},
+             {"KeySchema", {{{"AttributeName", "id"}, {"KeyType", "HASH"}}}},
+             {"AttributeDefinitions", {{{"AttributeName", "id"}, {"AttributeType", "S"}}}}}}});
     }
-    return FakeResponse{400, {}, R"({"__type":"com.amazon.coral.service#AccessDeniedException","Message":"no"})"};
+    return FakeResponse{
+        400, {}, R"({"__type":"com.amazon.coral.service#AccessDeniedException","Message":"no"})"};
   });
   auto findings = module_->selfCheck(services_);
   int ok_writes = 0;
@@ -339,7 +367,8 @@ TEST_F(DynamoTools, SelfCheckDeniedWriteIsOk) {
   for (const auto& r : server_->requests()) {
     if (targetOp(r) == "DescribeTable") continue;
     EXPECT_EQ(targetOp(r), "UpdateItem");
-    EXPECT_EQ(Json::parse(r.body)["ConditionExpression"], "attribute_not_exists(#pk) AND attribute_exists(#pk)");
+    EXPECT_EQ(Json::parse(r.body)["ConditionExpression"],
+              "attribute_not_exists(#pk) AND attribute_exists(#pk)");
   }
 }
 
@@ -354,7 +383,8 @@ TEST_F(DynamoTools, SelfCheckConditionFailureIsAViolation) {
     if (f.severity == engines::Finding::Severity::Violation) {
       ++violations;
       EXPECT_EQ(f.check, "dynamodb.write_denied");
-      EXPECT_NE(f.message.find("principal may write: the write was only stopped by the condition"), std::string::npos);
+      EXPECT_NE(f.message.find("principal may write: the write was only stopped by the condition"),
+                std::string::npos);
     }
   }
   EXPECT_EQ(violations, 2);

@@ -44,15 +44,20 @@ std::unique_ptr<Transport> transportFor(const FakeHttpServer& server, int max_at
 }
 
 FakeResponse awsError(int status, const std::string& type, const std::string& message = "details") {
-  return FakeResponse{status,
-                      {{"Content-Type", "application/x-amz-json-1.0"}},
-                      Json{{"__type", "com.amazonaws.dynamodb.v20120810#" + type}, {"message", message}}.dump()};
+  return FakeResponse{
+      status,
+      {{"Content-Type", "application/x-amz-json-1.0"}},
+      Json{{"__type", "com.amazonaws.dynamodb.v20120810#" + type}, {"message", message}}.dump()};
 }
 
-FakeResponse okReply(const Json& body) { return FakeResponse{200, {{"Content-Type", "application/x-amz-json-1.0"}}, body.dump()}; }
+FakeResponse okReply(const Json& body) {
+  return FakeResponse{200, {{"Content-Type", "application/x-amz-json-1.0"}}, body.dump()};
+}
 
 TEST(DynamoTransport, SendsTheJsonApiRequestSigned) {
-  FakeHttpServer server([](const FakeRequest&) { return okReply({{"Table", {{"TableStatus", "ACTIVE"}}}}); });
+  FakeHttpServer server([](const FakeRequest&) {
+    return okReply({{"Table", {{"TableStatus", "ACTIVE"}}}});
+  });
   auto t = transportFor(server);
   CallInfo info;
   auto r = t->call("DescribeTable", {{"TableName", "tbl"}}, CallOptions{}, &info);
@@ -79,13 +84,15 @@ TEST(DynamoTransport, SendsTheJsonApiRequestSigned) {
 TEST(DynamoTransport, ReusesTheConnection) {
   FakeHttpServer server([](const FakeRequest&) { return okReply(Json::object()); });
   auto t = transportFor(server);
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->call("Scan", {{"TableName", "tbl"}}, CallOptions{}).ok());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(t->call("Scan", {{"TableName", "tbl"}}, CallOptions{}).ok());
   EXPECT_EQ(server.requestCount(), 5U);
   EXPECT_EQ(server.connectionCount(), 1U);
 }
 
 TEST(DynamoTransport, RetriesThrottlingThenSucceeds) {
-  for (const char* type : {"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"}) {
+  for (const char* type :
+       {"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"}) {
     SCOPED_TRACE(type);
     std::atomic<int> n{0};
     FakeHttpServer server([&](const FakeRequest&) {
@@ -147,7 +154,9 @@ TEST(DynamoTransport, ThrottledAfterAllAttemptsIsResourceExhausted) {
   auto r = t->call("Scan", {{"TableName", "tbl"}}, CallOptions{}, &info);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::ResourceExhausted);
-  EXPECT_EQ(r.error().message, "DynamoDB throttled the request (ThrottlingException) after 3 attempts; retry in a few seconds");
+  EXPECT_EQ(r.error().message,
+            "DynamoDB throttled the request (ThrottlingException) after 3 attempts; retry in a few "
+            "seconds");
   EXPECT_EQ(server.requestCount(), 3U);
 }
 
@@ -221,8 +230,9 @@ TEST(DynamoTransport, CredentialErrorsPassThroughWithoutACall) {
 }
 
 TEST(DynamoTransport, ErrorTypeParsing) {
-  EXPECT_EQ(errorTypeOf(R"({"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"})"),
-            "ResourceNotFoundException");
+  EXPECT_EQ(
+      errorTypeOf(R"({"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"})"),
+      "ResourceNotFoundException");
   EXPECT_EQ(errorTypeOf(R"({"__type":"ThrottlingException"})"), "ThrottlingException");
   EXPECT_EQ(errorTypeOf("<html>"), "");
   EXPECT_TRUE(isRetryable(500, ""));
@@ -230,12 +240,13 @@ TEST(DynamoTransport, ErrorTypeParsing) {
   EXPECT_FALSE(isRetryable(400, "ValidationException"));
   EXPECT_FALSE(isRetryable(403, "AccessDeniedException"));
   // A garbage exception name is not echoed.
-  EXPECT_EQ(mapServiceError(400, "<script>value", 1).message, "unexpected DynamoDB reply: HTTP 400 (unknown error)");
+  EXPECT_EQ(mapServiceError(400, "<script>value", 1).message,
+            "unexpected DynamoDB reply: HTTP 400 (unknown error)");
 }
 
 TEST(DynamoEndpoint, Resolution) {
   auto e = resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:58000"},
-                                          {"AWS_ENDPOINT_URL", "http://other:1"}}),
+                                         {"AWS_ENDPOINT_URL", "http://other:1"}}),
                            "us-east-1");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->url, "http://127.0.0.1:58000/");
@@ -251,8 +262,11 @@ TEST(DynamoEndpoint, Resolution) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->url, "https://dynamodb.cn-north-1.amazonaws.com.cn/");
   EXPECT_FALSE(resolveEndpoint(Env::fromMap({}), "evil.com/x").ok());
-  EXPECT_FALSE(resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "ftp://x"}}), "us-east-1").ok());
-  EXPECT_FALSE(resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "http://user:pw@x"}}), "us-east-1").ok());
+  EXPECT_FALSE(
+      resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "ftp://x"}}), "us-east-1").ok());
+  EXPECT_FALSE(resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "http://user:pw@x"}}),
+                               "us-east-1")
+                   .ok());
 }
 
 }  // namespace

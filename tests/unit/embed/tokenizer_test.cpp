@@ -48,7 +48,8 @@ TEST(EmbedTokenizer, RunsOfUnknownCollapse) {
 // candidate for the same end replaces it, even a worse one. (Expectations checked against the
 // JS reference.)
 TEST(EmbedTokenizer, ZeroScoreIsOverwrittenByLaterCandidates) {
-  EXPECT_EQ(encode(makeTokenizer(R"(["▁c",null])"), "c"), (Ids{0}));  // the unknown "c" replaces "▁c"
+  EXPECT_EQ(encode(makeTokenizer(R"(["▁c",null])"), "c"),
+            (Ids{0}));  // the unknown "c" replaces "▁c"
   EXPECT_EQ(encode(makeTokenizer(R"(["▁",-2],["c",-1],["▁c",null])"), "c"), (Ids{6, 7}));
   EXPECT_EQ(encode(makeTokenizer(R"(["▁",-2],["▁c",null])"), "c c"), (Ids{6, 0, 7}));
 }
@@ -71,7 +72,7 @@ TEST(EmbedTokenizer, HigherScoreWins) {
 
 TEST(EmbedTokenizer, NfkcNormalisesFirst) {
   auto t = makeTokenizer(R"(["▁",-2],["▁fi",-1],["1",-1])");
-  EXPECT_EQ(encode(t, "ﬁ"), (Ids{7}));    // U+FB01 ligature -> "fi"
+  EXPECT_EQ(encode(t, "ﬁ"), (Ids{7}));       // U+FB01 ligature -> "fi"
   EXPECT_EQ(encode(t, "ﬁ１"), (Ids{7, 8}));  // full-width digit -> "1"
 }
 
@@ -91,10 +92,13 @@ TEST(EmbedTokenizer, RejectsBadVocabularies) {
   EXPECT_FALSE(Tokenizer::fromJson("not json").ok());
   EXPECT_FALSE(Tokenizer::fromJson("{}").ok());
   EXPECT_FALSE(Tokenizer::fromJson(R"([["a",0]])").ok());  // too few
-  auto bad = Tokenizer::fromJson(R"([["\ufffd",0],["<s>",0],["</s>",0],["r3",0],["r4",0],["r5",0],["x","high"]])");
+  auto bad = Tokenizer::fromJson(
+      R"([["\ufffd",0],["<s>",0],["</s>",0],["r3",0],["r4",0],["r5",0],["x","high"]])");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("entry 6"), std::string::npos) << bad.error().message;
-  EXPECT_FALSE(Tokenizer::fromJson(R"([["",0],["<s>",0],["</s>",0],["r3",0],["r4",0],["r5",0],["x",0]])").ok());
+  EXPECT_FALSE(
+      Tokenizer::fromJson(R"([["",0],["<s>",0],["</s>",0],["r3",0],["r4",0],["r5",0],["x",0]])")
+          .ok());
   EXPECT_FALSE(Tokenizer::fromFile("/nonexistent/vocab.json").ok());
 }
 

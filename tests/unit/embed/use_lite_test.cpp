@@ -25,7 +25,8 @@ TEST(EmbedUseLite, OnlyTheFirst128TokensCount) {
   auto ids = embedder()->tokenizer().encode(base);
   ASSERT_TRUE(ids.ok());
   ASSERT_GT(ids->size(), 128u);
-  std::vector<std::string> texts{base, base + " but then everything about the index changed completely"};
+  std::vector<std::string> texts{base,
+                                 base + " but then everything about the index changed completely"};
   auto v = embedder()->embed(texts);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ((*v)[0], (*v)[1]);
@@ -44,7 +45,8 @@ TEST(EmbedUseLite, EmptyBatchAndEmptyText) {
 TEST(EmbedUseLite, LargeBatchesAreChunkedConsistently) {
   ASSERT_NE(embedder(), nullptr) << loadError();
   std::vector<std::string> texts;
-  for (int i = 0; i < 70; ++i) texts.push_back("row " + std::to_string(i) + " of a long batch about replication lag");
+  for (int i = 0; i < 70; ++i)
+    texts.push_back("row " + std::to_string(i) + " of a long batch about replication lag");
   auto batch = embedder()->embed(texts);
   ASSERT_TRUE(batch.ok());
   for (std::size_t i = 0; i < texts.size(); i += 13) {
@@ -66,7 +68,8 @@ TEST(EmbedUseLite, OversizedTextIsRefused) {
 
 TEST(EmbedUseLite, ConcurrentCallsAgree) {
   ASSERT_NE(embedder(), nullptr) << loadError();
-  const std::vector<std::string> texts{"replica lag on the standby", "데이터베이스", "", "vacuum full locks the table"};
+  const std::vector<std::string> texts{"replica lag on the standby", "데이터베이스", "",
+                                       "vacuum full locks the table"};
   auto expected = embedder()->embed(texts);
   ASSERT_TRUE(expected.ok());
   std::vector<std::thread> threads;

@@ -140,7 +140,8 @@ std::vector<fs::path> caseFiles() {
   const fs::path dir = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases";
   if (!fs::is_directory(dir)) return files;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".test") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".test")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -183,7 +184,8 @@ TEST(GuardGolden, EveryCaseFileMatches) {
   for (const auto& file : files) {
     for (const GoldenCase& c : loadCases(file)) {
       ++total;
-      EXPECT_TRUE(names.insert(c.name).second) << c.where << ": duplicate case name '" << c.name << "'";
+      EXPECT_TRUE(names.insert(c.name).second)
+          << c.where << ": duplicate case name '" << c.name << "'";
       const Verdict v = checkTemplate(c.sql);
       std::string why;
       EXPECT_TRUE(matches(c.expect, v, why))

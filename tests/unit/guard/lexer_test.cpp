@@ -85,8 +85,7 @@ TEST(Lexer, UnicodeStringsAndIdentifiers) {
 }
 
 TEST(Lexer, BitStringsAndNationalStrings) {
-  EXPECT_EQ(kinds("B'1010' x'FF' N'abc'"),
-            (V{"bit_string:1010", "bit_string:FF", "string:abc"}));
+  EXPECT_EQ(kinds("B'1010' x'FF' N'abc'"), (V{"bit_string:1010", "bit_string:FF", "string:abc"}));
   EXPECT_EQ(kinds("B'10''01'"), (V{"bit_string:10", "string:01"}));
 }
 
@@ -131,15 +130,15 @@ TEST(Lexer, OperatorsStopAtCommentsAndDropTrailingSigns) {
                                 "operator:+", "identifier:b"}));
   EXPECT_EQ(kinds("1+-+--c\n"), (V{"number:1", "operator:+", "operator:-", "operator:+"}));
   EXPECT_EQ(kinds("x::int := ; [ ]"),
-            (V{"identifier:x", "punctuation:::", "identifier:int", "punctuation::=", "punctuation:;",
-               "punctuation:[", "punctuation:]"}));
+            (V{"identifier:x", "punctuation:::", "identifier:int",
+               "punctuation::=", "punctuation:;", "punctuation:[", "punctuation:]"}));
 }
 
 TEST(Lexer, RefusesInvalidUtf8AndNul) {
   EXPECT_NE(lexFailure(std::string_view("select 1\0; drop", 16)), "<ok>");
   EXPECT_NE(lexFailure("select '\xC3'"), "<ok>");
-  EXPECT_NE(lexFailure("select \xC0\xAF"), "<ok>");       // overlong
-  EXPECT_NE(lexFailure("select \xED\xA0\x80"), "<ok>");   // surrogate
+  EXPECT_NE(lexFailure("select \xC0\xAF"), "<ok>");      // overlong
+  EXPECT_NE(lexFailure("select \xED\xA0\x80"), "<ok>");  // surrogate
 }
 
 TEST(Lexer, StandardConformingStringsOff) {
@@ -181,7 +180,7 @@ TEST(Lexer, LargeInputsStayLinear) {
     return s;
   };
   constexpr std::size_t kTimes = 50000;
-  EXPECT_TRUE(lex(repeat("'a'\n", kTimes)).ok());                     // one long continued string
+  EXPECT_TRUE(lex(repeat("'a'\n", kTimes)).ok());  // one long continued string
   EXPECT_TRUE(lex(repeat("'a' -- c\n", kTimes)).ok());
   EXPECT_TRUE(lex(repeat("$a$x$a$ ", kTimes)).ok());
   EXPECT_TRUE(lex(repeat("U&\"\\0061\" ", kTimes)).ok());

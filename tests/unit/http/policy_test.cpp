@@ -56,7 +56,8 @@ TEST(OriginPolicy, LoopbackDefaultsRejectRebinding) {
 }
 
 TEST(OriginPolicy, ConfiguredLists) {
-  OriginPolicy p({"mcp.internal.example", "api.example:8443"}, {"https://app.example"}, "0.0.0.0", false);
+  OriginPolicy p({"mcp.internal.example", "api.example:8443"}, {"https://app.example"}, "0.0.0.0",
+                 false);
   EXPECT_TRUE(p.hostAllowed("mcp.internal.example:9999"));
   EXPECT_TRUE(p.hostAllowed("api.example:8443"));
   EXPECT_FALSE(p.hostAllowed("api.example:8444"));
@@ -106,7 +107,8 @@ TEST(SessionTable, UnguessableIdsBoundToTheirOwner) {
     ids.insert(*id);
   }
   EXPECT_EQ(ids.size(), 3u);
-  EXPECT_FALSE(t.add(std::make_shared<protocol::Session>(core, protocol::Principal{"a"}), "a"));  // full
+  EXPECT_FALSE(
+      t.add(std::make_shared<protocol::Session>(core, protocol::Principal{"a"}), "a"));  // full
   const std::string id = *ids.begin();
   EXPECT_NE(t.find(id, "a"), nullptr);
   EXPECT_EQ(t.find(id, "b"), nullptr);    // another client cannot use it
@@ -149,8 +151,9 @@ http:
   EXPECT_DOUBLE_EQ(s.auth.defaults.rate, 2.5);
 
   config::Diagnostics bad("t.yaml");
-  auto cfg2 = config::parseConfig("http:\n  metrics: {path: /mcp}\n  max_body_bytes: 1\n  tls: {cert_file: x}\n  nope: 1\n",
-                                  "t.yaml", {"http"}, bad);
+  auto cfg2 = config::parseConfig(
+      "http:\n  metrics: {path: /mcp}\n  max_body_bytes: 1\n  tls: {cert_file: x}\n  nope: 1\n",
+      "t.yaml", {"http"}, bad);
   HttpSettings s2;
   parseHttpSettings(config::Node(cfg2.root, "", bad).child("http"), s2);
   EXPECT_GE(bad.errors().size(), 3u);

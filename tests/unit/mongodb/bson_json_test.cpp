@@ -20,9 +20,12 @@ Json one(F append) {
 TEST(MongoBsonJson, Scalars) {
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", 1.5); }), Json(1.5));
   EXPECT_TRUE(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", 2.0); }).is_number_float());
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", NAN); }), (Json{{"$numberDouble", "NaN"}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", INFINITY); }), (Json{{"$numberDouble", "Infinity"}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", -INFINITY); }), (Json{{"$numberDouble", "-Infinity"}}));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", NAN); }),
+            (Json{{"$numberDouble", "NaN"}}));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", INFINITY); }),
+            (Json{{"$numberDouble", "Infinity"}}));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DOUBLE(d, "v", -INFINITY); }),
+            (Json{{"$numberDouble", "-Infinity"}}));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_UTF8(d, "v", "héllo"); }), Json("héllo"));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_BOOL(d, "v", true); }), Json(true));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_NULL(d, "v"); }), Json(nullptr));
@@ -38,23 +41,29 @@ TEST(MongoBsonJson, StringWithNulIsKept) {
 }
 
 TEST(MongoBsonJson, Int64IsExactBeyond2To53) {
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_INT64(d, "v", 9007199254740992LL); }), Json(9007199254740992LL));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_INT64(d, "v", 9007199254740992LL); }),
+            Json(9007199254740992LL));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_INT64(d, "v", 9007199254740993LL); }),
             (Json{{"$numberLong", "9007199254740993"}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_INT64(d, "v", std::numeric_limits<std::int64_t>::min()); }),
-            (Json{{"$numberLong", "-9223372036854775808"}}));
+  EXPECT_EQ(
+      one([](bson_t* d) { BSON_APPEND_INT64(d, "v", std::numeric_limits<std::int64_t>::min()); }),
+      (Json{{"$numberLong", "-9223372036854775808"}}));
 }
 
 TEST(MongoBsonJson, ObjectIdDateDecimal) {
   bson_oid_t oid;
   bson_oid_init_from_string(&oid, "65a1b2c3d4e5f60718293a4b");
-  EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_OID(d, "v", &oid); }), (Json{{"$oid", "65a1b2c3d4e5f60718293a4b"}}));
+  EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_OID(d, "v", &oid); }),
+            (Json{{"$oid", "65a1b2c3d4e5f60718293a4b"}}));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DATE_TIME(d, "v", 1705276800123LL); }),
             (Json{{"$date", "2024-01-15T00:00:00.123Z"}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DATE_TIME(d, "v", -1); }), (Json{{"$date", "1969-12-31T23:59:59.999Z"}}));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DATE_TIME(d, "v", -1); }),
+            (Json{{"$date", "1969-12-31T23:59:59.999Z"}}));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DATE_TIME(d, "v", 253402300800000LL); }),
             (Json{{"$date", {{"$numberLong", "253402300800000"}}}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_DATE_TIME(d, "v", std::numeric_limits<std::int64_t>::min()); }),
+  EXPECT_EQ(one([](bson_t* d) {
+              BSON_APPEND_DATE_TIME(d, "v", std::numeric_limits<std::int64_t>::min());
+            }),
             (Json{{"$date", {{"$numberLong", "-9223372036854775808"}}}}));
   bson_decimal128_t dec;
   ASSERT_TRUE(bson_decimal128_from_string("12345678901234567890.123456789", &dec));
@@ -64,13 +73,16 @@ TEST(MongoBsonJson, ObjectIdDateDecimal) {
 
 TEST(MongoBsonJson, BinaryAndUuid) {
   const uint8_t bytes[] = {0x00, 0xff, 0x10, 0x41};
-  EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_BINARY, bytes, sizeof bytes); }),
-            (Json{{"$binary", {{"base64", "AP8QQQ=="}, {"subType", "00"}}}}));
-  EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_USER, bytes, sizeof bytes); }),
-            (Json{{"$binary", {{"base64", "AP8QQQ=="}, {"subType", "80"}}}}));
+  EXPECT_EQ(
+      one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_BINARY, bytes, sizeof bytes); }),
+      (Json{{"$binary", {{"base64", "AP8QQQ=="}, {"subType", "00"}}}}));
+  EXPECT_EQ(
+      one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_USER, bytes, sizeof bytes); }),
+      (Json{{"$binary", {{"base64", "AP8QQQ=="}, {"subType", "80"}}}}));
   EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_BINARY, bytes, 0); }),
             (Json{{"$binary", {{"base64", ""}, {"subType", "00"}}}}));
-  const uint8_t uuid[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0};
+  const uint8_t uuid[16] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+                            0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0};
   EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_BINARY(d, "v", BSON_SUBTYPE_UUID, uuid, 16); }),
             (Json{{"$uuid", "12345678-9abc-def0-1234-56789abcdef0"}}));
 }
@@ -80,7 +92,8 @@ TEST(MongoBsonJson, RegexTimestampCodeSymbolDbPointer) {
             (Json{{"$regularExpression", {{"pattern", "^a.*b$"}, {"options", "im"}}}}));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_TIMESTAMP(d, "v", 1700000000, 7); }),
             (Json{{"$timestamp", {{"t", 1700000000}, {"i", 7}}}}));
-  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_CODE(d, "v", "function(){return 1}"); }), (Json{{"$code", "function(){return 1}"}}));
+  EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_CODE(d, "v", "function(){return 1}"); }),
+            (Json{{"$code", "function(){return 1}"}}));
   EXPECT_EQ(one([](bson_t* d) { BSON_APPEND_SYMBOL(d, "v", "sym"); }), (Json{{"$symbol", "sym"}}));
   BsonPtr scope = newDoc();
   BSON_APPEND_INT32(scope.get(), "x", 1);
@@ -88,8 +101,9 @@ TEST(MongoBsonJson, RegexTimestampCodeSymbolDbPointer) {
             (Json{{"$code", "return x"}, {"$scope", {{"x", 1}}}}));
   bson_oid_t oid;
   bson_oid_init_from_string(&oid, "65a1b2c3d4e5f60718293a4b");
-  EXPECT_EQ(one([&](bson_t* d) { BSON_APPEND_DBPOINTER(d, "v", "coll", &oid); }),
-            (Json{{"$dbPointer", {{"$ref", "coll"}, {"$id", {{"$oid", "65a1b2c3d4e5f60718293a4b"}}}}}}));
+  EXPECT_EQ(
+      one([&](bson_t* d) { BSON_APPEND_DBPOINTER(d, "v", "coll", &oid); }),
+      (Json{{"$dbPointer", {{"$ref", "coll"}, {"$id", {{"$oid", "65a1b2c3d4e5f60718293a4b"}}}}}}));
 }
 
 TEST(MongoBsonJson, NestedDocumentsAndArrays) {

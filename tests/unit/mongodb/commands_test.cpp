@@ -14,7 +14,8 @@
 
 namespace mcpdb::loader::mongo_detail {
 // Defined in src/loader/mongodb_loader.cpp (compiled into this test).
-mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target, std::uint32_t dimensions);
+mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target,
+                                            std::uint32_t dimensions);
 Result<mongodb::Target> demoTarget();
 }  // namespace mcpdb::loader::mongo_detail
 
@@ -48,14 +49,16 @@ const std::vector<float> kQuery = {0.25f, -0.5f, 1.0f};
 
 TEST(MongoWireShape, VectorSearchPipelineWithFilters) {
   Target t = demo();
-  std::vector<FilterValue> filters = {{"category", std::string("databases")}, {"tags", std::string("sql")}};
+  std::vector<FilterValue> filters = {{"category", std::string("databases")},
+                                      {"tags", std::string("sql")}};
   BsonPtr p = vectorSearchPipeline(*t.vector_search, kQuery, 5, filters);
   expectGolden("vector_search_pipeline.json", *p);
 }
 
 TEST(MongoWireShape, VectorSearchPipelineOneFilterAndNone) {
   Target t = demo();
-  BsonPtr one = vectorSearchPipeline(*t.vector_search, kQuery, 3, {{"category", std::string("$where")}});
+  BsonPtr one =
+      vectorSearchPipeline(*t.vector_search, kQuery, 3, {{"category", std::string("$where")}});
   expectGolden("vector_search_pipeline_one_filter.json", *one);
   BsonPtr none = vectorSearchPipeline(*t.vector_search, kQuery, 20, {});
   expectGolden("vector_search_pipeline_no_filter.json", *none);
@@ -112,7 +115,8 @@ TEST(MongoReadOnly, EveryBuiltDocumentIsFreeOfWriteStagesAndServerCode) {
   Target t = demo();
   ReadOptions ro{1000, "majority"};
   // Hostile-looking agent values go in wherever agent values can go.
-  std::vector<FilterValue> filters = {{"category", std::string("$merge")}, {"tags", std::string("{\"$out\": \"x\"}")}};
+  std::vector<FilterValue> filters = {{"category", std::string("$merge")},
+                                      {"tags", std::string("{\"$out\": \"x\"}")}};
   bson_oid_t oid;
   bson_oid_init(&oid, nullptr);
   BsonPtr after = newDoc();
@@ -132,15 +136,30 @@ TEST(MongoReadOnly, EveryBuiltDocumentIsFreeOfWriteStagesAndServerCode) {
   built.emplace_back("countFilter", countFilter());
   built.emplace_back("countOptions", countOptions(11, ro));
   built.emplace_back("estimatedCountOptions", estimatedCountOptions(ro));
-  built.emplace_back("vectorSearchPipeline", vectorSearchPipeline(*t.vector_search, kQuery, 5, filters));
+  built.emplace_back("vectorSearchPipeline",
+                     vectorSearchPipeline(*t.vector_search, kQuery, 5, filters));
   built.emplace_back("aggregateOptions", aggregateOptions(ro));
   built.emplace_back("equalityFilter", equalityFilter(filters));
   built.emplace_back("exactScanOptions", exactScanOptions(*t.vector_search, 100, ro));
   built.emplace_back("connectionStatusCommand", connectionStatusCommand());
 
-  const std::set<std::string> forbidden = {"$out", "$merge", "$where", "$function", "$accumulator", "insert", "update",
-                                           "delete", "findAndModify", "createIndexes", "drop", "dropDatabase",
-                                           "createSearchIndexes", "$set", "$unset", "$expr", "$eval"};
+  const std::set<std::string> forbidden = {"$out",
+                                           "$merge",
+                                           "$where",
+                                           "$function",
+                                           "$accumulator",
+                                           "insert",
+                                           "update",
+                                           "delete",
+                                           "findAndModify",
+                                           "createIndexes",
+                                           "drop",
+                                           "dropDatabase",
+                                           "createSearchIndexes",
+                                           "$set",
+                                           "$unset",
+                                           "$expr",
+                                           "$eval"};
   for (const auto& [name, doc] : built) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(checkNoForbiddenOperators(*doc).ok());

@@ -7,7 +7,9 @@
 namespace mcpdb::mongodb {
 namespace {
 
-std::string filterJson(const TypedId& id) { return canonicalJson(*getFilter(id)); }
+std::string filterJson(const TypedId& id) {
+  return canonicalJson(*getFilter(id));
+}
 
 TEST(MongoIds, ObjectIdFromHex) {
   auto id = convertId(Json("65a1b2c3d4e5f60718293a4b"), IdType::ObjectId);
@@ -16,8 +18,9 @@ TEST(MongoIds, ObjectIdFromHex) {
 }
 
 TEST(MongoIds, ObjectIdRefusesAnythingElse) {
-  for (const Json& bad : {Json("65a1b2c3d4e5f60718293a4"), Json("65a1b2c3d4e5f60718293a4g"), Json("$where"),
-                          Json(R"({"$ne": null})"), Json(42), Json::object({{"$ne", nullptr}}), Json(nullptr)}) {
+  for (const Json& bad :
+       {Json("65a1b2c3d4e5f60718293a4"), Json("65a1b2c3d4e5f60718293a4g"), Json("$where"),
+        Json(R"({"$ne": null})"), Json(42), Json::object({{"$ne", nullptr}}), Json(nullptr)}) {
     auto id = convertId(bad, IdType::ObjectId);
     ASSERT_FALSE(id.ok()) << bad.dump();
     EXPECT_EQ(id.error().code, Code::InvalidArgument);
@@ -27,8 +30,9 @@ TEST(MongoIds, ObjectIdRefusesAnythingElse) {
 }
 
 TEST(MongoIds, OperatorLookingStringsArePlainStringValues) {
-  for (const std::string& s : {std::string(R"({"$ne": null})"), std::string("$where"), std::string("$gt"),
-                              std::string("'; db.dropDatabase(); '"), std::string("a\0b", 3)}) {
+  for (const std::string& s :
+       {std::string(R"({"$ne": null})"), std::string("$where"), std::string("$gt"),
+        std::string("'; db.dropDatabase(); '"), std::string("a\0b", 3)}) {
     auto id = convertId(Json(s), IdType::String);
     ASSERT_TRUE(id.ok());
     BsonPtr f = getFilter(*id);
@@ -57,7 +61,8 @@ TEST(MongoIds, IntTargetAcceptsIntegersAndDecimalStrings) {
   auto b = convertId(Json("-9007199254740993"), IdType::Int);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(filterJson(*b), R"({ "_id" : { "$numberLong" : "-9007199254740993" } })");
-  for (const Json& bad : {Json("12abc"), Json(""), Json("$where"), Json(1.5), Json(true), Json("99999999999999999999")}) {
+  for (const Json& bad : {Json("12abc"), Json(""), Json("$where"), Json(1.5), Json(true),
+                          Json("99999999999999999999")}) {
     auto r = convertId(bad, IdType::Int);
     EXPECT_FALSE(r.ok()) << bad.dump();
   }

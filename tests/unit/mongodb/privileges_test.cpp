@@ -30,14 +30,16 @@ TEST(MongoPrivileges, ReadOnlyUserIsOk) {
   EXPECT_EQ(f[0].severity, Sev::Ok);
   EXPECT_EQ(f[0].check, "mongodb.privileges");
   EXPECT_EQ(f[0].message,
-            "the MongoDB user has no write action on database 'mcpdemo', any database or the cluster (roles: read@mcpdemo)");
+            "the MongoDB user has no write action on database 'mcpdemo', any database or the "
+            "cluster (roles: read@mcpdemo)");
   // The user name is never printed.
   EXPECT_EQ(f[0].message.find("mcp_reader"), std::string::npos);
 }
 
 TEST(MongoPrivileges, ReadWriteUserIsAViolation) {
   Json j = readOnlyUser();
-  j["authInfo"]["authenticatedUserRoles"] = Json::parse(R"([{"role": "readWrite", "db": "mcpdemo"}])");
+  j["authInfo"]["authenticatedUserRoles"] =
+      Json::parse(R"([{"role": "readWrite", "db": "mcpdemo"}])");
   j["authInfo"]["authenticatedUserPrivileges"] = Json::parse(R"([
     {"resource": {"db": "mcpdemo", "collection": ""},
      "actions": ["collStats", "convertToCapped", "createCollection", "createIndex", "dropCollection", "dropIndex",
@@ -46,10 +48,12 @@ TEST(MongoPrivileges, ReadWriteUserIsAViolation) {
   auto f = assessConnectionStatus(j, "mcpdemo");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Sev::Violation);
-  EXPECT_EQ(f[0].message,
-            "the MongoDB user can write: convertToCapped, createCollection, createIndex, dropCollection, dropIndex, "
-            "insert, remove, renameCollectionSameDB, update on every collection of database 'mcpdemo' "
-            "(roles: readWrite@mcpdemo)");
+  EXPECT_EQ(
+      f[0].message,
+      "the MongoDB user can write: convertToCapped, createCollection, createIndex, dropCollection, "
+      "dropIndex, "
+      "insert, remove, renameCollectionSameDB, update on every collection of database 'mcpdemo' "
+      "(roles: readWrite@mcpdemo)");
 }
 
 TEST(MongoPrivileges, RootIsAViolation) {
@@ -64,7 +68,8 @@ TEST(MongoPrivileges, RootIsAViolation) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Sev::Violation);
   EXPECT_EQ(f[0].message,
-            "the MongoDB user can write: anyAction on any resource; insert on every collection of every database; "
+            "the MongoDB user can write: anyAction on any resource; insert on every collection of "
+            "every database; "
             "shutdown on the cluster (roles: root@admin)");
 }
 
@@ -82,13 +87,16 @@ TEST(MongoPrivileges, WriteElsewhereIsAWarningNotAViolation) {
 TEST(MongoPrivileges, CongoServerReplyNoAuthenticationIsAViolation) {
   // Exactly what CongoServer (and a mongod without --auth) answers.
   auto f = assessConnectionStatus(
-      Json::parse(R"({"ok":1,"authInfo":{"authenticatedUsers":[],"authenticatedUserRoles":[]}})"), "mcpdemo");
+      Json::parse(R"({"ok":1,"authInfo":{"authenticatedUsers":[],"authenticatedUserRoles":[]}})"),
+      "mcpdemo");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Sev::Violation);
   EXPECT_EQ(f[0].check, "mongodb.auth");
   EXPECT_EQ(f[0].message,
-            "no authenticated user: the server does not require authentication or MONGODB_URI carries no credentials, "
-            "so nothing at the database stops a client holding this URI from writing; connect as a user with only the "
+            "no authenticated user: the server does not require authentication or MONGODB_URI "
+            "carries no credentials, "
+            "so nothing at the database stops a client holding this URI from writing; connect as a "
+            "user with only the "
             "built-in 'read' role on 'mcpdemo'");
 }
 
@@ -105,11 +113,13 @@ TEST(MongoPrivileges, UnverifiableReplies) {
 }
 
 TEST(MongoPrivileges, WriteActionList) {
-  for (const char* a : {"insert", "update", "remove", "createCollection", "createIndex", "dropCollection", "dropDatabase",
-                        "anyAction", "createSearchIndexes", "bypassDocumentValidation"}) {
+  for (const char* a :
+       {"insert", "update", "remove", "createCollection", "createIndex", "dropCollection",
+        "dropDatabase", "anyAction", "createSearchIndexes", "bypassDocumentValidation"}) {
     EXPECT_TRUE(isWriteAction(a)) << a;
   }
-  for (const char* a : {"find", "listCollections", "killCursors", "collStats", "changeStream", "listSearchIndexes", ""}) {
+  for (const char* a : {"find", "listCollections", "killCursors", "collStats", "changeStream",
+                        "listSearchIndexes", ""}) {
     EXPECT_FALSE(isWriteAction(a)) << a;
   }
 }

@@ -11,7 +11,8 @@ BsonPtr vecDoc(const std::vector<double>& v, const std::string& id = "x") {
   BSON_APPEND_UTF8(d.get(), "doc_id", id.c_str());
   bson_t arr;
   BSON_APPEND_ARRAY_BEGIN(d.get(), "embedding", &arr);
-  for (std::size_t i = 0; i < v.size(); ++i) BSON_APPEND_DOUBLE(&arr, std::to_string(i).c_str(), v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    BSON_APPEND_DOUBLE(&arr, std::to_string(i).c_str(), v[i]);
   bson_append_array_end(d.get(), &arr);
   return d;
 }
@@ -19,7 +20,8 @@ BsonPtr vecDoc(const std::vector<double>& v, const std::string& id = "x") {
 std::optional<double> score(const bson_t& doc, const std::vector<float>& q) {
   bson_iter_t it;
   bson_iter_t v;
-  if (!bson_iter_init(&it, &doc) || !bson_iter_find_descendant(&it, "embedding", &v)) return std::nullopt;
+  if (!bson_iter_init(&it, &doc) || !bson_iter_find_descendant(&it, "embedding", &v))
+    return std::nullopt;
   return cosineSimilarity(v, q);
 }
 
@@ -55,13 +57,15 @@ TEST(MongoExactScore, MalformedVectorsAreSkipped) {
 
 TEST(MongoTopK, KeepsBestInScoreOrderWithStableTies) {
   TopK top(3);
-  const std::vector<std::pair<double, std::string>> in = {{0.1, "a"}, {0.9, "b"}, {0.5, "c"}, {0.9, "d"}, {0.2, "e"}, {0.95, "f"}};
+  const std::vector<std::pair<double, std::string>> in = {{0.1, "a"}, {0.9, "b"}, {0.5, "c"},
+                                                          {0.9, "d"}, {0.2, "e"}, {0.95, "f"}};
   for (const auto& [s, id] : in) top.offer(s, *vecDoc({1}, id));
   auto out = top.take();
   ASSERT_EQ(out.size(), 3u);
   std::vector<std::string> ids;
   for (auto& [s, d] : out) ids.push_back(fieldAt(*d, "doc_id").get<std::string>());
-  EXPECT_EQ(ids, (std::vector<std::string>{"f", "b", "d"}));  // b before d: same score, scanned first
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"f", "b", "d"}));  // b before d: same score, scanned first
 }
 
 TEST(MongoTopK, FewerThanK) {

@@ -83,10 +83,16 @@ TEST(MongoSettings, BuiltInSectionIsValidAndServesTheDemoCollection) {
 TEST(MongoSettings, ToolLimitsMayOnlyLowerTheServerLimits) {
   Limits server;
   server.max_rows = 50;
-  Parsed ok = parseText("l", "mongodb:\n  limits: {max_rows: 10}\n  targets:\n    t: {collection: c, projection: [a]}\n", server);
+  Parsed ok = parseText(
+      "l",
+      "mongodb:\n  limits: {max_rows: 10}\n  targets:\n    t: {collection: c, projection: [a]}\n",
+      server);
   EXPECT_TRUE(ok.errors.empty());
   EXPECT_EQ(ok.settings.limits.max_rows, 10u);
-  Parsed bad = parseText("l", "mongodb:\n  limits: {max_rows: 500}\n  targets:\n    t: {collection: c, projection: [a]}\n", server);
+  Parsed bad = parseText(
+      "l",
+      "mongodb:\n  limits: {max_rows: 500}\n  targets:\n    t: {collection: c, projection: [a]}\n",
+      server);
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0], "l:2: mongodb.limits.max_rows: must be between 1 and 50");
 }

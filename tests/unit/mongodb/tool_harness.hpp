@@ -26,7 +26,8 @@ class FixedEmbedder : public embed::Embedder {
     std::vector<embed::Vector> out;
     for (const auto& t : texts) {
       auto it = table_.find(t);
-      if (it == table_.end()) return makeError(Code::InvalidArgument, "fixed embedder: unknown text");
+      if (it == table_.end())
+        return makeError(Code::InvalidArgument, "fixed embedder: unknown text");
       out.push_back(it->second);
     }
     return out;
@@ -42,8 +43,9 @@ class FixedEmbedder : public embed::Embedder {
 
 class ToolHarness {
  public:
-  ToolHarness(const std::string& yaml, std::map<std::string, std::string, std::less<>> env_vars, Limits limits = Limits{},
-              std::shared_ptr<embed::Embedder> embedder = nullptr, std::string cursor_key = "unit-test-cursor-key")
+  ToolHarness(const std::string& yaml, std::map<std::string, std::string, std::less<>> env_vars,
+              Limits limits = Limits{}, std::shared_ptr<embed::Embedder> embedder = nullptr,
+              std::string cursor_key = "unit-test-cursor-key")
       : env_(Env::fromMap(std::move(env_vars))), diag_("test.yaml"), module_(makeModule()) {
     YAML::Node root = YAML::Load(yaml);
     config::Node node(root, "", diag_);
@@ -65,7 +67,8 @@ class ToolHarness {
   engines::EngineServices& services() { return services_; }
 
   // Calls a tool like the session does; InvalidArgument for schema violations.
-  Result<Json> call(const std::string& name, const Json& args, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+  Result<Json> call(const std::string& name, const Json& args,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10),
                     std::stop_token stop = {}) {
     const protocol::Tool* tool = registry_.find(name);
     if (tool == nullptr) return makeError(Code::NotFound, "no tool " + name);

@@ -13,8 +13,9 @@ namespace {
 using testing::ToolHarness;
 
 // Port 1: nothing listens; any attempt to connect would fail with Unavailable, not InvalidArgument.
-const std::map<std::string, std::string, std::less<>> kEnv = {{"MONGODB_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"},
-                                                              {"MONGODB_DATABASE", "mcpdemo"}};
+const std::map<std::string, std::string, std::less<>> kEnv = {
+    {"MONGODB_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"},
+    {"MONGODB_DATABASE", "mcpdemo"}};
 
 const char* kTwoTargets = R"(
 mongodb:
@@ -48,13 +49,14 @@ TEST(MongoTools, BuiltInSurface) {
     EXPECT_EQ(d["annotations"]["readOnlyHint"], true);
     EXPECT_EQ(d["inputSchema"]["additionalProperties"], false) << t->name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"list_mongodb_targets", "get_mongodb_document", "list_mongodb_documents",
-                                             "count_mongodb_documents", "semantic_search_mongodb"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"list_mongodb_targets", "get_mongodb_document",
+                                             "list_mongodb_documents", "count_mongodb_documents",
+                                             "semantic_search_mongodb"}));
   // No tool takes a filter document, a pipeline, a collection or a field name.
   for (const auto& t : h.registry().tools()) {
     for (const auto& [prop, schema] : t->input_schema["properties"].items()) {
-      EXPECT_TRUE(prop == "target" || prop == "id" || prop == "limit" || prop == "cursor" || prop == "method" ||
-                  prop == "query" || prop == "k" || prop == "filter")
+      EXPECT_TRUE(prop == "target" || prop == "id" || prop == "limit" || prop == "cursor" ||
+                  prop == "method" || prop == "query" || prop == "k" || prop == "filter")
           << t->name << "." << prop;
     }
   }
@@ -62,7 +64,8 @@ TEST(MongoTools, BuiltInSurface) {
 
 TEST(MongoTools, EnabledOnlyWithBothVariables) {
   auto m = makeModule();
-  EXPECT_TRUE(m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}, {"MONGODB_DATABASE", "d"}})));
+  EXPECT_TRUE(
+      m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}, {"MONGODB_DATABASE", "d"}})));
   EXPECT_FALSE(m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}})));
   EXPECT_FALSE(m->enabled(Env::fromMap({{"MONGODB_DATABASE", "d"}})));
   EXPECT_EQ(m->name(), "mongodb");
@@ -91,11 +94,15 @@ TEST(MongoTools, ArgumentsAreRefusedBeforeAnythingIsSent) {
       EXPECT_EQ(r.error().message, message);
     }
   };
-  expectInvalid("get_mongodb_document", {{"target", "b"}, {"id", "$where"}}, "arguments.id: must be an integer for this target");
-  expectInvalid("get_mongodb_document", {{"target", "a"}, {"id", {{"$ne", nullptr}}}}, "arguments.id: must be a string or integer");
-  expectInvalid("get_mongodb_document", {{"target", "zzz"}, {"id", "x"}}, "arguments.target: must be one of: \"a\", \"b\"");
+  expectInvalid("get_mongodb_document", {{"target", "b"}, {"id", "$where"}},
+                "arguments.id: must be an integer for this target");
+  expectInvalid("get_mongodb_document", {{"target", "a"}, {"id", {{"$ne", nullptr}}}},
+                "arguments.id: must be a string or integer");
+  expectInvalid("get_mongodb_document", {{"target", "zzz"}, {"id", "x"}},
+                "arguments.target: must be one of: \"a\", \"b\"");
   expectInvalid("list_mongodb_documents", {{"target", "a"}, {"cursor", "garbage"}}, "");
-  expectInvalid("search_b", {{"query", "q"}, {"filter", {{"lang", {{"$ne", nullptr}}}}}}, "arguments.filter.lang: must be a string");
+  expectInvalid("search_b", {{"query", "q"}, {"filter", {{"lang", {{"$ne", nullptr}}}}}},
+                "arguments.filter.lang: must be a string");
   expectInvalid("search_b", {{"query", "q"}, {"filter", {{"$where", "1"}}}}, "");
   expectInvalid("search_b", {{"query", "q"}, {"k", 21}}, "arguments.k: must be at most 20");
 }
@@ -122,13 +129,15 @@ TEST(MongoTools, CursorsAreSignedAndBoundToTheirTarget) {
   auto f1 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", forged}});
   ASSERT_FALSE(f1.ok());
   EXPECT_EQ(f1.error().code, Code::InvalidArgument);
-  const std::string other_key = CursorCodec("another-key").encode("mongodb:list_mongodb_documents:a", payload);
+  const std::string other_key =
+      CursorCodec("another-key").encode("mongodb:list_mongodb_documents:a", payload);
   auto f2 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", other_key}});
   ASSERT_FALSE(f2.ok());
   EXPECT_EQ(f2.error().code, Code::InvalidArgument);
 
   // Signed but not a position: refused.
-  const std::string junk = codec.encode("mongodb:list_mongodb_documents:a", {{"after", base64UrlEncode("xx")}, {"desc", false}});
+  const std::string junk = codec.encode("mongodb:list_mongodb_documents:a",
+                                        {{"after", base64UrlEncode("xx")}, {"desc", false}});
   auto f3 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", junk}});
   ASSERT_FALSE(f3.ok());
   EXPECT_EQ(f3.error().message, "arguments.cursor: malformed cursor");

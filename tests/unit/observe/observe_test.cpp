@@ -47,7 +47,8 @@ std::shared_ptr<protocol::ToolRegistry> registry() {
                     {"additionalProperties", false}};
   t.output_schema = {{"type", "object"}};
   t.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
-    return protocol::ToolOutput{Json{{"rows", Json::array({Json{{"secret_column", kSecretRow}}})}}, 1};
+    return protocol::ToolOutput{Json{{"rows", Json::array({Json{{"secret_column", kSecretRow}}})}},
+                                1};
   };
   EXPECT_TRUE(reg->add(t));
   return reg;
@@ -68,14 +69,21 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
   session->handleText(
       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
       out);
-  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+  session->handle(Json{{"jsonrpc", "2.0"},
+                       {"id", 2},
+                       {"method", "tools/call"},
                        {"params", {{"name", "find_user"}, {"arguments", {{"email", kSecretArg}}}}}},
                   out);
   // Invalid arguments (the value is still secret-looking) and an unknown tool whose name is one.
-  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"},
-                       {"params", {{"name", "find_user"}, {"arguments", {{"email", 5}, {"x", kSecretArg}}}}}},
-                  out);
-  session->handle(Json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/call"},
+  session->handle(
+      Json{{"jsonrpc", "2.0"},
+           {"id", 3},
+           {"method", "tools/call"},
+           {"params", {{"name", "find_user"}, {"arguments", {{"email", 5}, {"x", kSecretArg}}}}}},
+      out);
+  session->handle(Json{{"jsonrpc", "2.0"},
+                       {"id", 4},
+                       {"method", "tools/call"},
                        {"params", {{"name", kSecretArg}, {"arguments", {{"email", kSecretArg}}}}}},
                   out);
   out->waitFor(4);
@@ -93,7 +101,8 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
     const Json j = Json::parse(l);
     EXPECT_EQ(j["client"], "client-a");
     EXPECT_EQ(j["event"], "tool_call");
-    EXPECT_TRUE(j.contains("time") && j.contains("duration_ms") && j.contains("rows") && j.contains("bytes"));
+    EXPECT_TRUE(j.contains("time") && j.contains("duration_ms") && j.contains("rows") &&
+                j.contains("bytes"));
     if (j["outcome"] == "ok") {
       saw_ok = true;
       EXPECT_EQ(j["tool"], "find_user");
@@ -136,7 +145,8 @@ TEST(Metrics, ExpositionFormat) {
   Metrics m;
   m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(3000), 2, 100});
   m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(70000), 1, 50});
-  m.onCall(CallRecord{"c", "find_user", "postgres", "timed_out", std::chrono::microseconds(20000000), 0, 0});
+  m.onCall(CallRecord{"c", "find_user", "postgres", "timed_out",
+                      std::chrono::microseconds(20000000), 0, 0});
   m.onCall(CallRecord{"c", "some agent text", "", "unknown_tool", {}, 0, 0});
   m.onCall(CallRecord{"c", "we\"ird\\na\nme", "mongodb", "ok", std::chrono::microseconds(1), 0, 0});
   m.onRefused("client-b", "rate_limited");
@@ -148,33 +158,46 @@ TEST(Metrics, ExpositionFormat) {
 
   EXPECT_NE(text.find("# TYPE mcpdb_tool_calls_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE mcpdb_tool_call_duration_seconds histogram\n"), std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_calls_total{tool=\"find_user\",engine=\"postgres\",outcome=\"ok\"} 2\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_errors_total{tool=\"find_user\",engine=\"postgres\",outcome=\"timed_out\"} 1\n"),
+  EXPECT_NE(
+      text.find(
+          "mcpdb_tool_calls_total{tool=\"find_user\",engine=\"postgres\",outcome=\"ok\"} 2\n"),
+      std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_errors_total{tool=\"find_user\",engine=\"postgres\",outcome="
+                      "\"timed_out\"} 1\n"),
             std::string::npos);
   // Cumulative buckets: 3 ms lands in le=0.005, 70 ms in le=0.1, 20 s only in +Inf.
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.0025\"} 0\n"),
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine="
+                      "\"postgres\",le=\"0.0025\"} 0\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.005\"} 1\n"),
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine="
+                      "\"postgres\",le=\"0.005\"} 1\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"0.1\"} 2\n"),
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine="
+                      "\"postgres\",le=\"0.1\"} 2\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"10\"} 2\n"),
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine="
+                      "\"postgres\",le=\"10\"} 2\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine=\"postgres\",le=\"+Inf\"} 3\n"),
+  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_bucket{tool=\"find_user\",engine="
+                      "\"postgres\",le=\"+Inf\"} 3\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_call_duration_seconds_count{tool=\"find_user\",engine=\"postgres\"} 3\n"),
+  EXPECT_NE(
+      text.find(
+          "mcpdb_tool_call_duration_seconds_count{tool=\"find_user\",engine=\"postgres\"} 3\n"),
+      std::string::npos);
+  EXPECT_NE(text.find("mcpdb_tool_rows_total{tool=\"find_user\",engine=\"postgres\"} 3\n"),
             std::string::npos);
-  EXPECT_NE(text.find("mcpdb_tool_rows_total{tool=\"find_user\",engine=\"postgres\"} 3\n"), std::string::npos);
   EXPECT_NE(text.find("tool=\"<unknown>\""), std::string::npos);
   EXPECT_EQ(text.find("some agent text"), std::string::npos);
   EXPECT_NE(text.find("tool=\"we\\\"ird\\\\na\\nme\""), std::string::npos);
-  EXPECT_NE(text.find("mcpdb_http_refusals_total{client=\"client-b\",reason=\"rate_limited\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("mcpdb_http_refusals_total{client=\"client-b\",reason=\"rate_limited\"} 1\n"),
+            std::string::npos);
   EXPECT_NE(text.find("mcpdb_tool_calls_in_flight 2\n"), std::string::npos);
   EXPECT_NE(text.find("mcpdb_worker_threads 8\n"), std::string::npos);
 
   // Every line is a comment or `name{labels} value` (text format 0.0.4).
-  const std::regex sample(R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? [-+0-9.eEInfa]+$)");
+  const std::regex sample(
+      R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? [-+0-9.eEInfa]+$)");
   std::istringstream in(text);
   std::string line;
   int samples = 0;

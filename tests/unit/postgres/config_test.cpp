@@ -46,13 +46,15 @@ TEST(PostgresConfig, DefaultSectionIsValidAndServesTheDemo) {
   ASSERT_TRUE(p.errors.empty()) << p.errors[0];
   std::vector<std::string> names;
   for (const auto& t : p.section.tools) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"list_document_categories", "get_document", "list_recent_documents",
-                                             "search_documents_by_tag", "list_documents_published_between"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"list_document_categories", "get_document",
+                                             "list_recent_documents", "search_documents_by_tag",
+                                             "list_documents_published_between"}));
   ASSERT_TRUE(p.section.search.enabled);
   EXPECT_EQ(p.section.search.tool, "semantic_search_documents");
   EXPECT_EQ(p.section.search.table, (std::vector<std::string>{"demo", "documents"}));
   // Every template, including the generated search statement, passes the guardrail.
-  for (const auto& t : p.section.tools) EXPECT_TRUE(guard::checkTemplate(t.statement).allowed) << t.name;
+  for (const auto& t : p.section.tools)
+    EXPECT_TRUE(guard::checkTemplate(t.statement).allowed) << t.name;
   EXPECT_TRUE(guard::checkTemplate(p.section.search.statement).allowed);
   EXPECT_TRUE(guard::checkTemplate(p.section.search.model_statement).allowed);
 }
@@ -106,11 +108,13 @@ postgres:
       - {name: source, column: source, type: string, description: S}
 )");
   ASSERT_TRUE(p.errors.empty()) << p.errors[0];
-  EXPECT_EQ(p.section.search.statement,
-            "SELECT coalesce(\"chunk_id\"::text, '') AS id, coalesce(\"content\"::text, '') AS text, "
-            "jsonb_build_object('source', \"source\") AS metadata, (-(\"emb\" <-> $1::vector))::float8 AS score "
-            "FROM \"kb\".\"chunks\" WHERE \"emb\" IS NOT NULL AND ($3 IS NULL OR \"source\" = $3) "
-            "ORDER BY \"emb\" <-> $1::vector LIMIT $2");
+  EXPECT_EQ(
+      p.section.search.statement,
+      "SELECT coalesce(\"chunk_id\"::text, '') AS id, coalesce(\"content\"::text, '') AS text, "
+      "jsonb_build_object('source', \"source\") AS metadata, (-(\"emb\" <-> $1::vector))::float8 "
+      "AS score "
+      "FROM \"kb\".\"chunks\" WHERE \"emb\" IS NOT NULL AND ($3 IS NULL OR \"source\" = $3) "
+      "ORDER BY \"emb\" <-> $1::vector LIMIT $2");
   EXPECT_TRUE(p.section.search.model_statement.empty());
 }
 

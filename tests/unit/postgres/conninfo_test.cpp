@@ -16,7 +16,9 @@ PoolSettings pool() {
 }
 
 TEST(PostgresConninfo, DsnGetsReadOnlySessionSettings) {
-  Env env = Env::fromMap({{"POSTGRES_DSN", "postgresql://u:pw@db.example:6543/app?options=-c%20search_path%3Dkb&application_name=evil"}});
+  Env env = Env::fromMap({{"POSTGRES_DSN",
+                           "postgresql://u:pw@db.example:6543/"
+                           "app?options=-c%20search_path%3Dkb&application_name=evil"}});
   auto p = buildConnParams(pool(), env, {});
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_FALSE(p->iam);
@@ -30,7 +32,8 @@ TEST(PostgresConninfo, DsnGetsReadOnlySessionSettings) {
   EXPECT_EQ(p->get("connect_timeout"), "3");
   EXPECT_EQ(p->get("options"),
             "-c search_path=kb -c default_transaction_read_only=on -c statement_timeout=4000 "
-            "-c idle_in_transaction_session_timeout=9000 -c DateStyle=ISO -c IntervalStyle=iso_8601 -c TimeZone=UTC "
+            "-c idle_in_transaction_session_timeout=9000 -c DateStyle=ISO -c "
+            "IntervalStyle=iso_8601 -c TimeZone=UTC "
             "-c bytea_output=hex -c extra_float_digits=1 -c standard_conforming_strings=on");
 }
 
@@ -55,16 +58,18 @@ TEST(PostgresConninfo, IamTokenAsPasswordWithVerifyFull) {
                           {"MCPDB_PG_SSLROOTCERT", "/etc/ssl/rds-global-bundle.pem"},
                           {"AWS_REGION", "eu-west-1"}});
   int calls = 0;
-  TokenSource token = [&](const std::string& host, std::uint16_t port, const std::string& user) -> Result<std::string> {
+  TokenSource token = [&](const std::string& host, std::uint16_t port,
+                          const std::string& user) -> Result<std::string> {
     ++calls;
-    return host + ":" + std::to_string(port) + "/?Action=connect&DBUser=" + user + "&X-Amz-Signature=" +
-           std::to_string(calls);
+    return host + ":" + std::to_string(port) + "/?Action=connect&DBUser=" + user +
+           "&X-Amz-Signature=" + std::to_string(calls);
   };
   auto p = buildConnParams(pool(), env, token);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_TRUE(p->iam);
   EXPECT_EQ(p->get("password"),
-            "mydb.abc.eu-west-1.rds.amazonaws.com:5432/?Action=connect&DBUser=iam_reader&X-Amz-Signature=1");
+            "mydb.abc.eu-west-1.rds.amazonaws.com:5432/"
+            "?Action=connect&DBUser=iam_reader&X-Amz-Signature=1");
   EXPECT_EQ(p->get("sslmode"), "verify-full");
   EXPECT_EQ(p->get("sslrootcert"), "/etc/ssl/rds-global-bundle.pem");
   EXPECT_EQ(p->get("host"), "mydb.abc.eu-west-1.rds.amazonaws.com");
@@ -81,8 +86,10 @@ TEST(PostgresConninfo, IamOverridesDsnPasswordAndSslmode) {
   PoolSettings s = pool();
   s.iam_auth = true;
   s.sslrootcert = "/certs/ca.pem";
-  Env env = Env::fromMap({{"POSTGRES_DSN", "host=db.example port=5433 user=r dbname=d password=old sslmode=disable"}});
-  TokenSource token = [](const std::string&, std::uint16_t port, const std::string&) -> Result<std::string> {
+  Env env = Env::fromMap(
+      {{"POSTGRES_DSN", "host=db.example port=5433 user=r dbname=d password=old sslmode=disable"}});
+  TokenSource token = [](const std::string&, std::uint16_t port,
+                         const std::string&) -> Result<std::string> {
     return "tok-" + std::to_string(port);
   };
   auto p = buildConnParams(s, env, token);
@@ -93,21 +100,33 @@ TEST(PostgresConninfo, IamOverridesDsnPasswordAndSslmode) {
 }
 
 TEST(PostgresConninfo, IamNeedsCaBundleAndTcpHost) {
-  TokenSource token = [](const std::string&, std::uint16_t, const std::string&) -> Result<std::string> { return std::string("t"); };
-  Env no_ca = Env::fromMap({{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}, {"MCPDB_PG_IAM_AUTH", "1"}});
+  TokenSource token = [](const std::string&, std::uint16_t,
+                         const std::string&) -> Result<std::string> { return std::string("t"); };
+  Env no_ca = Env::fromMap(
+      {{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}, {"MCPDB_PG_IAM_AUTH", "1"}});
   auto p = buildConnParams(pool(), no_ca, token);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("MCPDB_PG_SSLROOTCERT"), std::string::npos);
-  Env socket = Env::fromMap({{"PGHOST", "/var/run/postgresql"}, {"PGUSER", "u"}, {"PGDATABASE", "d"},
-                             {"MCPDB_PG_IAM_AUTH", "1"}, {"MCPDB_PG_SSLROOTCERT", "/ca.pem"}});
+  Env socket = Env::fromMap({{"PGHOST", "/var/run/postgresql"},
+                             {"PGUSER", "u"},
+                             {"PGDATABASE", "d"},
+                             {"MCPDB_PG_IAM_AUTH", "1"},
+                             {"MCPDB_PG_SSLROOTCERT", "/ca.pem"}});
   EXPECT_FALSE(buildConnParams(pool(), socket, token).ok());
-  Env no_user = Env::fromMap({{"PGHOST", "h"}, {"PGDATABASE", "d"}, {"MCPDB_PG_IAM_AUTH", "1"}, {"MCPDB_PG_SSLROOTCERT", "/ca.pem"}});
+  Env no_user = Env::fromMap({{"PGHOST", "h"},
+                              {"PGDATABASE", "d"},
+                              {"MCPDB_PG_IAM_AUTH", "1"},
+                              {"MCPDB_PG_SSLROOTCERT", "/ca.pem"}});
   EXPECT_FALSE(buildConnParams(pool(), no_user, token).ok());
   // A token failure surfaces as is (its message is already safe).
-  TokenSource failing = [](const std::string&, std::uint16_t, const std::string&) -> Result<std::string> {
+  TokenSource failing = [](const std::string&, std::uint16_t,
+                           const std::string&) -> Result<std::string> {
     return makeError(Code::FailedPrecondition, "no AWS credentials");
   };
-  Env ok = Env::fromMap({{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}, {"MCPDB_PG_IAM_AUTH", "1"},
+  Env ok = Env::fromMap({{"PGHOST", "h"},
+                         {"PGUSER", "u"},
+                         {"PGDATABASE", "d"},
+                         {"MCPDB_PG_IAM_AUTH", "1"},
                          {"MCPDB_PG_SSLROOTCERT", "/ca.pem"}});
   auto f = buildConnParams(pool(), ok, failing);
   ASSERT_FALSE(f.ok());
@@ -120,7 +139,9 @@ TEST(PostgresConninfo, RealTokenSourceSignsWithEnvironmentCredentials) {
                           {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}});
   auto t = rdsTokenSource(env)("db.example.us-east-1.rds.amazonaws.com", 5432, "iam_reader");
   ASSERT_TRUE(t.ok()) << t.error().message;
-  EXPECT_EQ(t->rfind("db.example.us-east-1.rds.amazonaws.com:5432/?Action=connect&DBUser=iam_reader&", 0), 0U);
+  EXPECT_EQ(
+      t->rfind("db.example.us-east-1.rds.amazonaws.com:5432/?Action=connect&DBUser=iam_reader&", 0),
+      0U);
   EXPECT_NE(t->find("X-Amz-Signature="), std::string::npos);
   EXPECT_NE(t->find("X-Amz-Expires=900"), std::string::npos);
 }

@@ -39,14 +39,15 @@ TEST(PostgresParams, BindsTypedValuesWithOids) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->values.size(), 8U);
   EXPECT_EQ(*r->values[0], "x'; DROP TABLE t; --");  // bound verbatim: a value, not SQL
-  EXPECT_EQ(*r->values[1], "7");                      // the default
+  EXPECT_EQ(*r->values[1], "7");                     // the default
   EXPECT_EQ(*r->values[2], "1.5");
   EXPECT_EQ(*r->values[3], "true");
   EXPECT_EQ(*r->values[4], "2024-02-29");
   EXPECT_EQ(*r->values[5], "2024-01-01T10:00:00Z");
   EXPECT_EQ(*r->values[7], R"({"a\"b","c\\d","e,f}"})");
-  EXPECT_EQ(r->types, (std::vector<Oid>{oid::kText, oid::kInt8, oid::kFloat8, oid::kBool, oid::kDate,
-                                        oid::kTimestamptz, oid::kUuid, oid::kTextArray}));
+  EXPECT_EQ(r->types,
+            (std::vector<Oid>{oid::kText, oid::kInt8, oid::kFloat8, oid::kBool, oid::kDate,
+                              oid::kTimestamptz, oid::kUuid, oid::kTextArray}));
   auto ptrs = r->pointers();
   EXPECT_STREQ(ptrs[0], "x'; DROP TABLE t; --");
 }
@@ -86,8 +87,10 @@ TEST(PostgresParams, RefusesWithoutEchoingValues) {
 TEST(PostgresParams, IntegersKeepFullRange) {
   ScalarSpec spec;
   spec.type = ScalarType::Integer;
-  EXPECT_EQ(*encodeScalar(spec, Json(std::int64_t{-9223372036854775807LL - 1}), "x"), "-9223372036854775808");
-  EXPECT_EQ(*encodeScalar(spec, Json(std::int64_t{9223372036854775807LL}), "x"), "9223372036854775807");
+  EXPECT_EQ(*encodeScalar(spec, Json(std::int64_t{-9223372036854775807LL - 1}), "x"),
+            "-9223372036854775808");
+  EXPECT_EQ(*encodeScalar(spec, Json(std::int64_t{9223372036854775807LL}), "x"),
+            "9223372036854775807");
   EXPECT_FALSE(encodeScalar(spec, Json(std::uint64_t{18446744073709551615ULL}), "x").ok());
   EXPECT_EQ(*encodeScalar(spec, Json(4.0), "x"), "4");
 }

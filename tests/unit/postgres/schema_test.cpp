@@ -100,12 +100,17 @@ TEST(PostgresModule, RegistersTheDefaultToolsWithoutConnecting) {
   auto module = makeModule();
   module->configure(config::Node(root, "", diag).child("postgres"), Limits{});
   ASSERT_TRUE(diag.ok());
-  Env env = Env::fromMap({{"POSTGRES_DSN", "host=127.0.0.1 port=1 dbname=x user=y connect_timeout=1"}});
+  Env env =
+      Env::fromMap({{"POSTGRES_DSN", "host=127.0.0.1 port=1 dbname=x user=y connect_timeout=1"}});
   EXPECT_TRUE(module->enabled(env));
   EXPECT_FALSE(module->enabled(Env::fromMap({})));
-  EXPECT_FALSE(module->enabled(Env::fromMap({{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}})));
-  EXPECT_TRUE(module->enabled(Env::fromMap(
-      {{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}, {"MCPDB_PG_IAM_AUTH", "1"}, {"AWS_REGION", "eu-west-1"}})));
+  EXPECT_FALSE(
+      module->enabled(Env::fromMap({{"PGHOST", "h"}, {"PGUSER", "u"}, {"PGDATABASE", "d"}})));
+  EXPECT_TRUE(module->enabled(Env::fromMap({{"PGHOST", "h"},
+                                            {"PGUSER", "u"},
+                                            {"PGDATABASE", "d"},
+                                            {"MCPDB_PG_IAM_AUTH", "1"},
+                                            {"AWS_REGION", "eu-west-1"}})));
   engines::EngineServices services;
   services.env = &env;
   protocol::ToolRegistry registry;
@@ -116,8 +121,9 @@ TEST(PostgresModule, RegistersTheDefaultToolsWithoutConnecting) {
     EXPECT_EQ(t->engine, "postgres");
     EXPECT_EQ(t->input_schema["additionalProperties"], false) << t->name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"list_document_categories", "get_document", "list_recent_documents",
-                                             "search_documents_by_tag", "list_documents_published_between",
+  EXPECT_EQ(names, (std::vector<std::string>{"list_document_categories", "get_document",
+                                             "list_recent_documents", "search_documents_by_tag",
+                                             "list_documents_published_between",
                                              "semantic_search_documents"}));
 }
 

@@ -27,33 +27,40 @@ TEST(PostgresSqlstate, Codes) {
 
 TEST(PostgresSqlstate, Messages) {
   EXPECT_EQ(errorFromSqlstate("25006").message,
-            "the database refused the query: the transaction is read-only, writes are refused (SQLSTATE 25006 "
+            "the database refused the query: the transaction is read-only, writes are refused "
+            "(SQLSTATE 25006 "
             "read_only_sql_transaction)");
   EXPECT_EQ(errorFromSqlstate("22023").message,
             "the database refused the query: a value is not valid for this query (SQLSTATE 22023)");
-  EXPECT_EQ(errorFromSqlstate("XX001").message, "the database reported an unexpected error (SQLSTATE XX001)");
+  EXPECT_EQ(errorFromSqlstate("XX001").message,
+            "the database reported an unexpected error (SQLSTATE XX001)");
   // Garbage in the SQLSTATE field is never echoed.
-  EXPECT_EQ(errorFromSqlstate("a'b\"c").message, "the database reported an unexpected error (SQLSTATE -----)");
+  EXPECT_EQ(errorFromSqlstate("a'b\"c").message,
+            "the database reported an unexpected error (SQLSTATE -----)");
 }
 
 TEST(PostgresSqlstate, ConnectErrorsNeverRepeatLibpqText) {
   const std::string libpq =
-      "connection to server at \"db.internal.example\" (10.0.0.5), port 5432 failed: FATAL:  password "
+      "connection to server at \"db.internal.example\" (10.0.0.5), port 5432 failed: FATAL:  "
+      "password "
       "authentication failed for user \"mcp_reader\"";
   const Error e = connectError(libpq);
   EXPECT_EQ(e.code, Code::FailedPrecondition);
   EXPECT_EQ(e.message.find("db.internal"), std::string::npos);
   EXPECT_EQ(e.message.find("mcp_reader"), std::string::npos);
   EXPECT_EQ(e.message.find("10.0.0.5"), std::string::npos);
-  EXPECT_EQ(connectError("could not connect to server: Connection refused").code, Code::Unavailable);
-  EXPECT_EQ(connectError("timeout expired").message, "cannot connect to PostgreSQL: connecting timed out");
+  EXPECT_EQ(connectError("could not connect to server: Connection refused").code,
+            Code::Unavailable);
+  EXPECT_EQ(connectError("timeout expired").message,
+            "cannot connect to PostgreSQL: connecting timed out");
   EXPECT_EQ(connectError("server certificate for \"x\" does not match host name \"y\"").code,
             Code::FailedPrecondition);
 }
 
 TEST(PostgresSqlstate, RedactsForLogs) {
   const std::string r = redactLibpqMessage(
-      "connection to server at \"db.internal.example\" (10.0.0.5), port 5432 failed: FATAL:  password "
+      "connection to server at \"db.internal.example\" (10.0.0.5), port 5432 failed: FATAL:  "
+      "password "
       "authentication failed for user \"mcp_reader\"");
   EXPECT_EQ(r.find("db.internal"), std::string::npos);
   EXPECT_EQ(r.find("mcp_reader"), std::string::npos);

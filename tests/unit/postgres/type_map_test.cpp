@@ -8,7 +8,9 @@ namespace {
 
 const TypeInfo kTypes{16385, 16390};
 
-Json map(Oid type, std::string_view text) { return valueToJson(type, text, kTypes); }
+Json map(Oid type, std::string_view text) {
+  return valueToJson(type, text, kTypes);
+}
 
 TEST(PostgresTypeMap, Integers) {
   EXPECT_EQ(map(oid::kInt2, "-12"), Json(-12));
@@ -21,7 +23,8 @@ TEST(PostgresTypeMap, Integers) {
 }
 
 TEST(PostgresTypeMap, NumericAndFloat) {
-  EXPECT_EQ(map(oid::kNumeric, "12345678901234567890.123456789"), Json("12345678901234567890.123456789"));
+  EXPECT_EQ(map(oid::kNumeric, "12345678901234567890.123456789"),
+            Json("12345678901234567890.123456789"));
   EXPECT_EQ(map(oid::kFloat8, "0.1"), Json(0.1));
   EXPECT_EQ(map(oid::kFloat4, "-1.5e+10"), Json(-1.5e10));
   EXPECT_EQ(map(oid::kFloat8, "NaN"), Json("NaN"));
@@ -32,7 +35,8 @@ TEST(PostgresTypeMap, TextBoolUuid) {
   EXPECT_EQ(map(oid::kText, "héllo \"x\""), Json("héllo \"x\""));
   EXPECT_EQ(map(oid::kBool, "t"), Json(true));
   EXPECT_EQ(map(oid::kBool, "f"), Json(false));
-  EXPECT_EQ(map(oid::kUuid, "123e4567-e89b-12d3-a456-426614174000"), Json("123e4567-e89b-12d3-a456-426614174000"));
+  EXPECT_EQ(map(oid::kUuid, "123e4567-e89b-12d3-a456-426614174000"),
+            Json("123e4567-e89b-12d3-a456-426614174000"));
 }
 
 TEST(PostgresTypeMap, DatesAndTimes) {
@@ -40,7 +44,8 @@ TEST(PostgresTypeMap, DatesAndTimes) {
   EXPECT_EQ(map(oid::kTimestamp, "2024-01-15 10:20:30"), Json("2024-01-15T10:20:30"));
   EXPECT_EQ(map(oid::kTimestamp, "2024-01-15 10:20:30.123456"), Json("2024-01-15T10:20:30.123456"));
   EXPECT_EQ(map(oid::kTimestamptz, "2024-01-15 10:20:30+00"), Json("2024-01-15T10:20:30Z"));
-  EXPECT_EQ(map(oid::kTimestamptz, "2024-01-15 10:20:30.5+05:30"), Json("2024-01-15T10:20:30.5+05:30"));
+  EXPECT_EQ(map(oid::kTimestamptz, "2024-01-15 10:20:30.5+05:30"),
+            Json("2024-01-15T10:20:30.5+05:30"));
   EXPECT_EQ(map(oid::kTimestamptz, "2024-01-15 10:20:30-08"), Json("2024-01-15T10:20:30-08:00"));
   EXPECT_EQ(map(oid::kTimestamptz, "infinity"), Json("infinity"));
   EXPECT_EQ(map(oid::kInterval, "P1DT2H"), Json("P1DT2H"));
@@ -49,7 +54,8 @@ TEST(PostgresTypeMap, DatesAndTimes) {
 TEST(PostgresTypeMap, ByteaJsonVector) {
   EXPECT_EQ(map(oid::kBytea, "\\x00ff4869"), Json("AP9IaQ=="));
   EXPECT_EQ(map(oid::kBytea, "\\x"), Json(""));
-  EXPECT_EQ(map(oid::kJsonb, R"({"a": [1, 2, {"b": null}]})"), Json::parse(R"({"a":[1,2,{"b":null}]})"));
+  EXPECT_EQ(map(oid::kJsonb, R"({"a": [1, 2, {"b": null}]})"),
+            Json::parse(R"({"a":[1,2,{"b":null}]})"));
   EXPECT_EQ(map(oid::kJson, "\"s\""), Json("s"));
   EXPECT_EQ(map(16385, "[0.5,-1,2.25]"), Json::array({0.5, -1, 2.25}));
   EXPECT_EQ(map(16390, "[1,2]"), Json::array({1, 2}));

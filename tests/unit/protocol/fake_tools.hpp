@@ -29,7 +29,8 @@ inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
 
   Tool fail = echo;
   fail.name = "always_fails";
-  fail.input_schema = {{"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+  fail.input_schema = {
+      {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
   fail.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
     return makeError(Code::Unavailable, "database unreachable");
   };
@@ -49,7 +50,9 @@ inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
 
   Tool throws = fail;
   throws.name = "throws";
-  throws.handler = [](const Json&, CallContext&) -> Result<ToolOutput> { throw std::runtime_error("secret-detail"); };
+  throws.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
+    throw std::runtime_error("secret-detail");
+  };
   (void)reg->add(throws);
 
   for (int i = 0; i < extra_tools; ++i) {

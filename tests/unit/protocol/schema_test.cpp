@@ -32,23 +32,30 @@ TEST(Schema, NamesTheBadFieldWithoutEchoingTheValue) {
   EXPECT_EQ(check(R"({})"), "arguments.name: is required");
   EXPECT_EQ(check(R"({"name":7})"), "arguments.name: must be a string");
   EXPECT_EQ(check(R"({"name":"abcdef"})"), "arguments.name: must be at most 5 characters long");
-  EXPECT_EQ(check(R"({"name":"AB"})"), R"(arguments.name: does not match the required pattern "^[a-z]+$")");
+  EXPECT_EQ(check(R"({"name":"AB"})"),
+            R"(arguments.name: does not match the required pattern "^[a-z]+$")");
   EXPECT_EQ(check(R"({"name":"a","k":0})"), "arguments.k: must be at least 1");
   EXPECT_EQ(check(R"({"name":"a","k":21})"), "arguments.k: must be at most 20");
   EXPECT_EQ(check(R"({"name":"a","k":2.5})"), "arguments.k: must be an integer");
   EXPECT_EQ(check(R"({"name":"a","k":3.0})"), "ok");
   EXPECT_EQ(check(R"({"name":"a","k":"3"})"), "arguments.k: must be an integer");
-  EXPECT_EQ(check(R"({"name":"a","day":"2024-02-30"})"), "ok");  // calendar checks are the database's
-  EXPECT_EQ(check(R"({"name":"a","day":"2024-13-01"})"), "arguments.day: must be a date (YYYY-MM-DD)");
+  EXPECT_EQ(check(R"({"name":"a","day":"2024-02-30"})"),
+            "ok");  // calendar checks are the database's
+  EXPECT_EQ(check(R"({"name":"a","day":"2024-13-01"})"),
+            "arguments.day: must be a date (YYYY-MM-DD)");
   EXPECT_EQ(check(R"({"name":"a","at":"2024-01-01T10:00:00Z"})"), "ok");
   EXPECT_EQ(check(R"({"name":"a","at":"2024-01-01T10:00:00+02:00"})"), "ok");
-  EXPECT_EQ(check(R"({"name":"a","at":"yesterday"})"), "arguments.at: must be an RFC 3339 date-time");
+  EXPECT_EQ(check(R"({"name":"a","at":"yesterday"})"),
+            "arguments.at: must be an RFC 3339 date-time");
   EXPECT_EQ(check(R"({"name":"a","id":"123e4567-e89b-12d3-a456-426614174000"})"), "ok");
   EXPECT_EQ(check(R"({"name":"a","id":"' OR 1=1 --"})"), "arguments.id: must be a UUID");
-  EXPECT_EQ(check(R"({"name":"a","color":"green"})"), R"(arguments.color: must be one of: "red", "blue")");
+  EXPECT_EQ(check(R"({"name":"a","color":"green"})"),
+            R"(arguments.color: must be one of: "red", "blue")");
   EXPECT_EQ(check(R"({"name":"a","tags":["abc","de"]})"), "ok");
-  EXPECT_EQ(check(R"({"name":"a","tags":["abcd"]})"), "arguments.tags[0]: must be at most 3 characters long");
-  EXPECT_EQ(check(R"({"name":"a","tags":["a","b","c"]})"), "arguments.tags: must have at most 2 items");
+  EXPECT_EQ(check(R"({"name":"a","tags":["abcd"]})"),
+            "arguments.tags[0]: must be at most 3 characters long");
+  EXPECT_EQ(check(R"({"name":"a","tags":["a","b","c"]})"),
+            "arguments.tags: must have at most 2 items");
   EXPECT_EQ(check(R"({"name":"a","extra":{"$ne":null}})"), "arguments: unknown field 'extra'");
 }
 
@@ -95,9 +102,12 @@ TEST(Framing, RefusesOversizeAndDeepNesting) {
 }
 
 TEST(Framing, SerializeReplacesInvalidUtf8) {
-  const Json j = {{"s", std::string("a\xff" "b")}};
+  const Json j = {{"s", std::string("a\xff"
+                                    "b")}};
   const std::string s = serialize(j);
-  EXPECT_NE(s.find("a\xEF\xBF\xBD" "b"), std::string::npos);
+  EXPECT_NE(s.find("a\xEF\xBF\xBD"
+                   "b"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -42,9 +42,10 @@ struct Fixture {
         session(std::make_shared<Session>(core, Principal{})),
         out(std::make_shared<CollectingOutbox>()) {}
   void init(const std::string& version = "2025-11-25") {
-    session->handleText(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")" + version +
-                            R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
-                        out);
+    session->handleText(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")" + version +
+            R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+        out);
     session->handleText(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", out);
   }
   ServerCore core;
@@ -73,7 +74,8 @@ bool subsetMatch(const Json& expected, const Json& actual) {
 }
 
 TEST(SessionTranscripts, GoldenFiles) {
-  const std::filesystem::path dir = std::filesystem::path(MCPDB_SOURCE_DIR) / "tests/unit/protocol/transcripts";
+  const std::filesystem::path dir =
+      std::filesystem::path(MCPDB_SOURCE_DIR) / "tests/unit/protocol/transcripts";
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".txt") continue;
@@ -96,7 +98,8 @@ TEST(SessionTranscripts, GoldenFiles) {
         ASSERT_GT(got.size(), expected_count) << "no reply; expected " << want.dump();
         const Json& have = got[expected_count];
         if (subset) {
-          EXPECT_TRUE(subsetMatch(want, have)) << "want ⊆ " << want.dump() << "\nhave   " << have.dump();
+          EXPECT_TRUE(subsetMatch(want, have))
+              << "want ⊆ " << want.dump() << "\nhave   " << have.dump();
         } else {
           EXPECT_EQ(want, have) << "want " << want.dump() << "\nhave " << have.dump();
         }
@@ -116,15 +119,17 @@ TEST(Session, CancellationStopsTheCallAndSuppressesTheResponse) {
   Fixture f;
   f.init();
   f.out->waitFor(1);
-  f.session->handleText(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1"}}})",
-                        f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1"}}})",
+      f.out);
   auto msgs = f.out->waitFor(2);  // the progress notification
   ASSERT_EQ(msgs.size(), 2U);
   EXPECT_EQ(msgs[1]["method"], "notifications/progress");
   EXPECT_EQ(msgs[1]["params"]["progressToken"], "p1");
   const auto started = std::chrono::steady_clock::now();
-  f.session->handleText(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})",
-                        f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})",
+      f.out);
   // ping still answers while the slow call runs (it is served on the reader, not the pool).
   f.session->handleText(R"({"jsonrpc":"2.0","id":8,"method":"ping"})", f.out);
   f.session->drain(std::chrono::milliseconds(3000));
@@ -139,7 +144,9 @@ TEST(Session, SlowCallDoesNotBlockPing) {
   Fixture f;
   f.init();
   f.out->waitFor(1);
-  f.session->handleText(R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow","arguments":{}}})",
+      f.out);
   f.session->handleText(R"({"jsonrpc":"2.0","id":"b","method":"ping"})", f.out);
   auto msgs = f.out->waitFor(2);
   ASSERT_GE(msgs.size(), 2U);
@@ -155,14 +162,19 @@ TEST(Session, BusyPoolIsAToolErrorNotAHang) {
   Fixture f(o);
   f.init();
   f.out->waitFor(1);
-  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}})",
+      f.out);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  f.session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}})", f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}})",
+      f.out);
   auto msgs = f.out->waitFor(2);
   ASSERT_GE(msgs.size(), 2U);
   EXPECT_EQ(msgs[1]["id"], 2);
   EXPECT_TRUE(msgs[1]["result"]["isError"].get<bool>());
-  EXPECT_NE(msgs[1]["result"]["content"][0]["text"].get<std::string>().find("busy"), std::string::npos);
+  EXPECT_NE(msgs[1]["result"]["content"][0]["text"].get<std::string>().find("busy"),
+            std::string::npos);
   f.session->cancelAll();
   f.session->drain(std::chrono::milliseconds(3000));
 }
@@ -177,7 +189,10 @@ TEST(Session, ToolsListPaginatesWithOpaqueCursor) {
   int pages = 0;
   std::size_t seen = 1;
   do {
-    Json req = {{"jsonrpc", "2.0"}, {"id", 100 + pages}, {"method", "tools/list"}, {"params", Json::object()}};
+    Json req = {{"jsonrpc", "2.0"},
+                {"id", 100 + pages},
+                {"method", "tools/list"},
+                {"params", Json::object()}};
     if (!cursor.is_null()) req["params"]["cursor"] = cursor;
     f.session->handle(req, f.out);
     auto msgs = f.out->waitFor(++seen);
@@ -199,9 +214,12 @@ TEST(Session, ScopeHidesAndRefusesTools) {
   auto session = std::make_shared<Session>(core, Principal{"client-a"},
                                            [](const Tool& t) { return t.name == "echo_length"; });
   auto out = std::make_shared<CollectingOutbox>();
-  session->handleText(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})", out);
+  session->handleText(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+      out);
   session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", out);
-  session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"always_fails"}})", out);
+  session->handleText(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"always_fails"}})", out);
   auto msgs = out->waitFor(3);
   ASSERT_EQ(msgs.size(), 3U);
   ASSERT_EQ(msgs[1]["result"]["tools"].size(), 1U);
@@ -224,19 +242,25 @@ TEST(Session, ObserverSeesOutcomesButNoValues) {
   auto obs = std::make_shared<RecordingObserver>();
   f.core.addObserver(obs);
   f.init();
-  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"hunter2"}}})", f.out);
-  f.session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"throws","arguments":{}}})", f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"hunter2"}}})",
+      f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"throws","arguments":{}}})",
+      f.out);
   f.out->waitFor(3);
   f.session->drain(std::chrono::milliseconds(2000));
   std::lock_guard<std::mutex> lock(obs->mu);
   ASSERT_EQ(obs->records.size(), 2U);
-  std::sort(obs->records.begin(), obs->records.end(), [](auto& a, auto& b) { return a.tool < b.tool; });
+  std::sort(obs->records.begin(), obs->records.end(),
+            [](auto& a, auto& b) { return a.tool < b.tool; });
   EXPECT_EQ(obs->records[0].tool, "echo_length");
   EXPECT_EQ(obs->records[0].outcome, "ok");
   EXPECT_EQ(obs->records[0].rows, 1U);
   EXPECT_EQ(obs->records[1].outcome, "internal");
   // The exception text never reaches the client.
-  for (const auto& m : f.out->snapshot()) EXPECT_EQ(m.dump().find("secret-detail"), std::string::npos);
+  for (const auto& m : f.out->snapshot())
+    EXPECT_EQ(m.dump().find("secret-detail"), std::string::npos);
 }
 
 TEST(Session, LogNotificationsOnlyAfterSetLevel) {
@@ -245,7 +269,9 @@ TEST(Session, LogNotificationsOnlyAfterSetLevel) {
   f.init();
   f.out->waitFor(1);
   f.session->log("error", "test", "before");
-  f.session->handleText(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}})", f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}})",
+      f.out);
   f.out->waitFor(2);
   f.session->log("info", "test", "too low");
   f.session->log("error", "test", "shown");
