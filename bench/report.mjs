@@ -189,6 +189,8 @@ plot "${tmp}/lat.dat" using 2:xtic(1) title "p50", "" using 3 title "p99"
 set title "Cold start to initialize answer (ms, log scale, lower is better)"
 plot "${tmp}/cold.dat" using 2:xtic(1) title "median"
 unset logscale y
+set yrange [0:*]
+set key top left
 set title "Resident memory (MB, lower is better)"
 plot "${tmp}/rss.dat" using 2:xtic(1) title "idle", "" using 3 title "after c=64"
 unset multiplot
