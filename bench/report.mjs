@@ -87,7 +87,11 @@ p("|---|---|---|---|---|");
 for (const t of ["stdio", "http"]) {
   const x = R.client_ceiling?.[t];
   if (!x) continue;
-  p(`| ${t} | ${us(med(x.c1?.p50_us))} | ${fmt(med(x.c1?.throughput_rps))} | ${fmt(med(x.c8?.throughput_rps))} | ${fmt(med(x.c64?.throughput_rps))} |`);
+  p(`| ${t}, native mcpdb-loadgen | ${us(med(x.c1?.p50_us))} | ${fmt(med(x.c1?.throughput_rps))} | ${fmt(med(x.c8?.throughput_rps))} | ${fmt(med(x.c64?.throughput_rps))} |`);
+}
+const sdk = R.client_ceiling?.node_sdk;
+if (sdk && sdk.c1) {
+  p(`| stdio, official Node SDK client${sdk.note ? ` (${sdk.note})` : ""} | ${us(sdk.c1.p50_us)} | ${fmt(sdk.c1.throughput_rps)} | ${fmt(sdk.c8?.throughput_rps)} | ${fmt(sdk.c64?.throughput_rps)} |`);
 }
 
 serverTable("PostgreSQL over stdio: one document by id", R.postgres, true);

@@ -350,6 +350,16 @@ for (const transport of ["stdio", "http"]) {
   }
 }
 
+log("official Node SDK client against the same echo server");
+{
+  const r = spawnSync("node", [path.join(BENCH, "sdk_ceiling.mjs"), ECHO, QUICK ? "2000" : "5000"], { encoding: "utf8", timeout: 90000 });
+  try {
+    results.client_ceiling.node_sdk = JSON.parse(r.stdout.trim());
+  } catch {
+    results.client_ceiling.node_sdk = { failure: (r.stderr || "").slice(0, 300) };
+  }
+}
+
 log("libpq floor");
 results.floor = floor();
 
