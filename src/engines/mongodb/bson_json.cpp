@@ -211,7 +211,9 @@ std::string isoDateFromMillis(std::int64_t ms) {
   const auto m = duration_cast<minutes>(in_day - h);
   const auto s = duration_cast<seconds>(in_day - h - m);
   const auto frac = in_day - h - m - s;
-  char buf[32];
+  // Sized for the widest values the format could print (g++ -O3 checks -Wformat-truncation
+  // against the int ranges, not the range check above).
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
                 static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
                 static_cast<unsigned>(ymd.day()), static_cast<int>(h.count()),
