@@ -147,7 +147,13 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
 
   CurlSlistPtr headers;
   for (const auto& [k, v] : request.headers) {
-    std::string line = v.empty() ? k + ";" : k + ": " + v;  // "Name;" sends an empty header
+    std::string line = k;
+    if (v.empty()) {
+      line += ';';  // "Name;" sends an empty header
+    } else {
+      line += ": ";
+      line += v;
+    }
     curl_slist* next = curl_slist_append(headers.get(), line.c_str());
     if (next == nullptr) return makeError(Code::Internal, "out of memory building headers");
     (void)headers.release();

@@ -23,7 +23,7 @@ struct ServerSettings {
   SelfCheckMode self_check = SelfCheckMode::Warn;
   std::size_t workers = 8;
   std::size_t max_queue = 64;
-  std::size_t max_message_bytes = 4 * 1024 * 1024;
+  std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t page_size = 50;
   std::uint32_t drain_ms = 10000;
 };

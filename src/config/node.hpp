@@ -35,8 +35,8 @@ class Diagnostics {
 // A YAML node with its key path (e.g. "postgres.tools.find_user.parameters[0].type").
 class Node {
  public:
-  Node(YAML::Node node, std::string path, Diagnostics& diag)
-      : node_(std::move(node)), path_(std::move(path)), diag_(&diag) {}
+  Node(const YAML::Node& node, std::string path, Diagnostics& diag)
+      : node_(node), path_(std::move(path)), diag_(&diag) {}
 
   bool present() const { return node_.IsDefined() && !node_.IsNull(); }
   bool isMap() const { return node_.IsMap(); }
