@@ -35,6 +35,7 @@ std::string formatIso8601(Clock::time_point t);
 std::optional<Clock::time_point> parseIso8601(std::string_view s);
 
 // GoogleTest printer hook (found by ADL): prints describe(), never the secret.
+// NOLINTNEXTLINE(readability-identifier-naming): GoogleTest requires the name PrintTo.
 void PrintTo(const Credentials& credentials, std::ostream* os);
 
 }  // namespace mcpdb::aws

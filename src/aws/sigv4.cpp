@@ -76,7 +76,10 @@ CanonicalHeaders canonicalHeaders(const HeaderList& headers) {
   }
   CanonicalHeaders out;
   for (const auto& [name, value] : merged) {
-    out.block += name + ":" + value + "\n";
+    out.block += name;
+    out.block += ':';
+    out.block += value;
+    out.block += '\n';
     if (!out.signedNames.empty()) out.signedNames += ';';
     out.signedNames += name;
   }
@@ -187,7 +190,9 @@ std::string canonicalQueryString(const QueryParams& query) {
   std::string out;
   for (const auto& [k, v] : encoded) {
     if (!out.empty()) out += '&';
-    out += k + "=" + v;
+    out += k;
+    out += '=';
+    out += v;
   }
   return out;
 }
