@@ -51,7 +51,7 @@ struct EmbedConfig {
   bool verify_model = true;
   // Texts longer than this many bytes are refused (InvalidArgument); only the first 128 tokens
   // count anyway, but the whole text is tokenised (as the reference does).
-  std::size_t max_input_bytes = 1024 * 1024;
+  std::size_t max_input_bytes = std::size_t{1024} * 1024;
   // use-lite: OpenBLAS threads, process-wide (0 = OpenBLAS default / OPENBLAS_NUM_THREADS).
   int blas_threads = 1;
 

@@ -185,10 +185,10 @@ Status UseLiteModel::bind() {
     const auto w = static_cast<std::int64_t>(i == 0 ? kEmbedDim : kOutputDim);
     L.width = static_cast<std::size_t>(w);
     L.headDim = L.width / kHeads;
-    const std::string layer = kApply + "Encode/Layer_" + n + "/TransformerLayer/";
-    const std::string stackLayer = stack + "Layer_" + n + "/TransformerLayer/";
+    const std::string layer = (kApply + "Encode/Layer_").append(n).append("/TransformerLayer/");
+    const std::string stackLayer = (stack + "Layer_").append(n).append("/TransformerLayer/");
     const std::string kernels =
-        kModule + "Encode/Layer_" + n + "/TransformerLayer/MultiheadAttention/";
+        (kModule + "Encode/Layer_").append(n).append("/TransformerLayer/MultiheadAttention/");
     L.queryScale = scalar(stackLayer + "MultiheadAttention/mul/y");
     L.lnScale =
         f(layer + "layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", {w});
