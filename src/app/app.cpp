@@ -380,7 +380,29 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
 namespace {
 
 // Logs the config warnings and engine states and runs the startup self-check (both transports).
-int startupChecks(Assembly& a) {
+// The credential self-check of every enabled engine; true when a principal can write.
+bool runSelfCheck(Assembly& a) {
+  bool violation = false;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (!a.enabled[i]) continue;
+    for (const auto& f : a.modules[i]->selfCheck(a.services)) {
+      if (f.severity == engines::Finding::Severity::Violation) {
+        violation = true;
+        spdlog::warn("self-check {}: {}", f.check, f.message);
+      } else if (f.severity == engines::Finding::Severity::Warning) {
+        spdlog::warn("self-check {}: {}", f.check, f.message);
+      } else {
+        spdlog::debug("self-check {}: {}", f.check, f.message);
+      }
+    }
+  }
+  return violation;
+}
+
+// Startup logs and the self-check, by config: `refuse` checks before serving (and refuses to
+// start on a violation); `warn` (default) checks on `background` while the server already answers,
+// so `initialize` does not wait for database round trips; `off` skips it.
+int startupChecks(Assembly& a, std::thread& background) {
   for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
     if (a.enabled[i]) {
@@ -392,26 +414,17 @@ int startupChecks(Assembly& a) {
   if (a.registry->size() == 0) {
     spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
   }
-  // Startup self-check of the credentials, by config: warn (default), refuse, or off.
-  if (a.config.server.self_check != config::SelfCheckMode::Off) {
-    bool violation = false;
-    for (std::size_t i = 0; i < a.modules.size(); ++i) {
-      if (!a.enabled[i]) continue;
-      for (const auto& f : a.modules[i]->selfCheck(a.services)) {
-        if (f.severity == engines::Finding::Severity::Violation) {
-          violation = true;
-          spdlog::warn("self-check {}: {}", f.check, f.message);
-        } else if (f.severity == engines::Finding::Severity::Warning) {
-          spdlog::warn("self-check {}: {}", f.check, f.message);
-        } else {
-          spdlog::debug("self-check {}: {}", f.check, f.message);
-        }
+  switch (a.config.server.self_check) {
+    case config::SelfCheckMode::Off: break;
+    case config::SelfCheckMode::Refuse:
+      if (runSelfCheck(a)) {
+        spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
+        return kExitSelfCheck;
       }
-    }
-    if (violation && a.config.server.self_check == config::SelfCheckMode::Refuse) {
-      spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
-      return kExitSelfCheck;
-    }
+      break;
+    case config::SelfCheckMode::Warn:
+      background = std::thread([&a] { (void)runSelfCheck(a); });
+      break;
   }
   return kExitOk;
 }
@@ -449,7 +462,15 @@ int runServeStdio(const AppOptions& options, const Env& env) {
     std::cerr << err.str();
     return kExitConfig;
   }
-  if (const int rc = startupChecks(*a); rc != kExitOk) return rc;
+  std::thread self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
+  // Joined on every return below: the check holds references into the assembly.
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } join_self_check{self_check};
 
   protocol::ServerOptions so;
   so.version = options.version;
@@ -500,7 +521,15 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
     std::cerr << err.str();
     return kExitConfig;
   }
-  if (const int rc = startupChecks(*a); rc != kExitOk) return rc;
+  std::thread self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
+  // Joined on every return below: the check holds references into the assembly.
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } join_self_check{self_check};
   protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   transport::http::ServeParams p;
   p.listen = *listen;

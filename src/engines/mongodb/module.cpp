@@ -40,6 +40,11 @@ class MongoModule final : public engines::EngineModule {
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
     state_ = std::make_shared<EngineState>(settings_, services);
+    // A target with vector search gets a semantic search tool, which embeds queries: the app
+    // then preloads the model in the background.
+    for (const auto& t : settings_.targets) {
+      if (t.vector_search) services.embedder_requested = true;
+    }
     for (auto& tool : buildTools(state_)) {
       if (auto st = registry.add(std::move(tool)); !st) return st;
     }

@@ -77,6 +77,7 @@ class PostgresModule final : public engines::EngineModule {
       out.output_schema = searchOutputSchema(s);
       out.limits = s.limits;
       EmbedderFn embedder = services.embedder;
+      services.embedder_requested = true;  // the app preloads the model in the background
       out.handler = [rt, embedder](const Json& args, protocol::CallContext& ctx) {
         return rt->callSearch(args, ctx, embedder);
       };
