@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/json.hpp"
 
@@ -20,7 +21,7 @@ inline const Json* field(const Json& obj, std::string_view key) {
 
 inline std::string stringField(const Json& obj, std::string_view key, std::string fallback = {}) {
   const Json* f = field(obj, key);
-  return f != nullptr && f->is_string() ? f->get<std::string>() : fallback;
+  return f != nullptr && f->is_string() ? f->get<std::string>() : std::move(fallback);
 }
 
 inline std::optional<std::uint64_t> uintField(const Json& obj, std::string_view key) {

@@ -101,7 +101,7 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
       const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
       out.push_back(
           {Finding::Severity::Ok, "dynamodb.reachable",
-           label + ": reachable, status " + stringField(table, "TableStatus", "UNKNOWN")});
+           (label + ": reachable, status ").append(stringField(table, "TableStatus", "UNKNOWN"))});
       if (auto why = keySchemaMismatch(t, table); !why.empty()) {
         out.push_back({Finding::Severity::Warning, "dynamodb.key_schema", label + ": " + why});
       }

@@ -113,7 +113,7 @@ Json describeTarget(const Target& t) {
 
 // ---- list_dynamodb_targets -------------------------------------------------------------------
 
-Tool listTool(std::shared_ptr<const Registry> reg) {
+Tool listTool(const std::shared_ptr<const Registry>& reg) {
   Tool t;
   t.name = "list_dynamodb_targets";
   t.title = "List DynamoDB targets";
@@ -145,7 +145,7 @@ Tool listTool(std::shared_ptr<const Registry> reg) {
 
 // ---- get_dynamodb_item -----------------------------------------------------------------------
 
-Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backend) {
+Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<Backend>& backend) {
   Tool t;
   t.name = "get_dynamodb_item";
   t.title = "Get one DynamoDB item by key";
@@ -233,8 +233,8 @@ Tool getTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backe
 
 // ---- scan_dynamodb_table ---------------------------------------------------------------------
 
-Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backend,
-              std::shared_ptr<const CursorCodec> codec) {
+Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<Backend>& backend,
+              const std::shared_ptr<const CursorCodec>& codec) {
   std::uint32_t max_rows = 1;
   for (const auto& target : reg->targets) max_rows = std::max(max_rows, target.limits.max_rows);
   Tool t;
@@ -381,7 +381,8 @@ Tool scanTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> back
 
 // ---- count_dynamodb_items --------------------------------------------------------------------
 
-Tool countTool(std::shared_ptr<const Registry> reg, std::shared_ptr<Backend> backend) {
+Tool countTool(const std::shared_ptr<const Registry>& reg,
+               const std::shared_ptr<Backend>& backend) {
   Tool t;
   t.name = "count_dynamodb_items";
   t.title = "Count items of a DynamoDB target";
@@ -504,8 +505,8 @@ std::string scanCursorContext(const Target& target) {
   return "dynamodb:scan_dynamodb_table:" + target.name;
 }
 
-Status registerTools(protocol::ToolRegistry& tools, std::shared_ptr<const Registry> registry,
-                     std::shared_ptr<Backend> backend, const std::string& cursor_key) {
+Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Registry>& registry,
+                     const std::shared_ptr<Backend>& backend, const std::string& cursor_key) {
   if (registry->targets.empty()) return {};
   auto codec = std::make_shared<const CursorCodec>(cursor_key);
   for (Tool t : {listTool(registry), getTool(registry, backend), scanTool(registry, backend, codec),

@@ -15,7 +15,7 @@ namespace mcpdb::dynamodb {
 // Cursor context for a scan of `target`: binds a cursor to this tool and target.
 std::string scanCursorContext(const Target& target);
 
-Status registerTools(protocol::ToolRegistry& tools, std::shared_ptr<const Registry> registry,
-                     std::shared_ptr<Backend> backend, const std::string& cursor_key);
+Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Registry>& registry,
+                     const std::shared_ptr<Backend>& backend, const std::string& cursor_key);
 
 }  // namespace mcpdb::dynamodb

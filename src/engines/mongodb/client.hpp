@@ -32,7 +32,9 @@ struct CallBounds {
 // arguments); the callable only has to outlive the call it is passed to.
 class DocumentSink {
  public:
-  template <class F>
+  // Constrained so that copying a DocumentSink uses the copy constructor, not this one.
+  template <class F,
+            class = std::enable_if_t<!std::is_same_v<std::remove_cvref_t<F>, DocumentSink>>>
   DocumentSink(F&& f)  // NOLINT(google-explicit-constructor)
       : obj_(static_cast<void*>(&f)), call_([](void* o, const bson_t& d) -> bool {
           return (*static_cast<std::remove_reference_t<F>*>(o))(d);

@@ -119,7 +119,7 @@ std::optional<std::vector<std::string>> fieldPathList(const config::Node& node,
   for (std::size_t i = 0; i < values->size(); ++i) {
     const std::string& p = (*values)[i];
     if (auto problem = fieldPathProblem(p); !problem.empty()) {
-      elems[i].error("field path '" + p + "' " + problem);
+      elems[i].error(("field path '" + p + "' ").append(problem));
       ok = false;
       continue;
     }
@@ -135,7 +135,8 @@ std::optional<std::vector<std::string>> fieldPathList(const config::Node& node,
       const std::string& b = (*values)[j];
       if (!fieldPathProblem(a).empty() || !fieldPathProblem(b).empty()) continue;
       if (i != j && b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.') {
-        elems[j].error("field '" + b + "' overlaps field '" + a + "' (list only one of them)");
+        elems[j].error(
+            ("field '" + b + "' overlaps field '").append(a).append("' (list only one of them)"));
         ok = false;
       }
     }

@@ -470,7 +470,7 @@ Result<std::vector<FilterValue>> parseFilters(const VectorSearch& vs, const Json
     out.push_back(std::move(fv));
   }
   for (const auto& item : f.items()) {
-    const std::string key = item.key();
+    const std::string& key = item.key();
     const bool known = std::any_of(vs.filter_fields.begin(), vs.filter_fields.end(),
                                    [&](const FilterField& ff) { return ff.path == key; });
     if (!known)

@@ -407,9 +407,21 @@ std::string buildSearchStatement(const SemanticSearch& s) {
     const std::string ph = "$" + std::to_string(i + 3);
     const std::string col = quoteIdentifier(s.filters[i].column);
     if (s.filters[i].op == SearchFilter::Op::Equals) {
-      sql += " AND (" + ph + " IS NULL OR " + col + " = " + ph + ")";
+      sql += " AND (";
+      sql += ph;
+      sql += " IS NULL OR ";
+      sql += col;
+      sql += " = ";
+      sql += ph;
+      sql += ")";
     } else {
-      sql += " AND (" + ph + " IS NULL OR " + ph + " = ANY(" + col + "))";
+      sql += " AND (";
+      sql += ph;
+      sql += " IS NULL OR ";
+      sql += ph;
+      sql += " = ANY(";
+      sql += col;
+      sql += "))";
     }
   }
   sql += " ORDER BY " + dist + " LIMIT $2";
