@@ -18,7 +18,7 @@ inline constexpr int kInternalError = -32603;
 }  // namespace rpc
 
 struct ParseLimits {
-  std::size_t max_bytes = 4 * 1024 * 1024;
+  std::size_t max_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t max_depth = 64;
 };
 

@@ -160,7 +160,7 @@ Status validateSchemaSubset(const Json& schema, const std::string& path) {
   }
   if (schema.contains("properties")) {
     for (const auto& [name, sub] : schema["properties"].items()) {
-      auto st = validateSchemaSubset(sub, path + ".properties." + name);
+      auto st = validateSchemaSubset(sub, (path + ".properties.").append(name));
       if (!st) return st;
     }
   }
@@ -273,7 +273,7 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
         schema.contains("additionalProperties") && schema["additionalProperties"] == false;
     for (const auto& [key, sub] : value.items()) {
       if (props != nullptr && props->contains(key)) {
-        auto st = validateJson((*props)[key], sub, path + "." + key);
+        auto st = validateJson((*props)[key], sub, (path + ".").append(key));
         if (!st) return st;
       } else if (closed) {
         // The name is agent input: quote it bounded so a huge key cannot flood the message.

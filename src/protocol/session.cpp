@@ -402,7 +402,7 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
   const bool queued =
       core_.pool().trySubmit([self, id, tool, arguments = std::move(arguments),
                               progress_token = std::move(progress_token), stop, out]() mutable {
-        self->runCall(id, tool, std::move(arguments), std::move(progress_token), stop, out);
+        self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
       });
   if (!queued) {
     finishCall(key);
@@ -413,8 +413,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
   }
 }
 
-void Session::runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments,
-                      Json progress_token, std::stop_token stop,
+void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
+                      const Json& arguments, Json progress_token, const std::stop_token& stop,
                       const std::shared_ptr<Outbox>& out) {
   const auto started = Clock::now();
   const std::string key = id.dump();

@@ -129,8 +129,9 @@ class Session : public std::enable_shared_from_this<Session> {
   Json initializeResult(const Json& params);
   Json listTools(const Json& params, bool& bad_cursor) const;
   void callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out);
-  void runCall(const Json& id, std::shared_ptr<const Tool> tool, Json arguments,
-               Json progress_token, std::stop_token stop, const std::shared_ptr<Outbox>& out);
+  void runCall(const Json& id, const std::shared_ptr<const Tool>& tool, const Json& arguments,
+               Json progress_token, const std::stop_token& stop,
+               const std::shared_ptr<Outbox>& out);
   bool visible(const Tool& tool) const { return !scope_ || scope_(tool); }
   void finishCall(const std::string& key);
 
