@@ -59,7 +59,8 @@ struct HttpResponse {
 struct HttpClientOptions {
   std::chrono::milliseconds connectTimeout{3000};
   std::chrono::milliseconds totalTimeout{15000};
-  std::size_t maxResponseBytes = 16 * 1024 * 1024;  // larger bodies fail with ResourceExhausted
+  std::size_t maxResponseBytes =
+      std::size_t{16} * 1024 * 1024;  // larger bodies fail with ResourceExhausted
   bool verifyTls = true;
   std::string caFile{};  // optional CA bundle; empty = system default
   std::string userAgent = "mcp-dbserver";

@@ -31,7 +31,7 @@ struct OpenAiOptions {
   std::chrono::milliseconds initialBackoff{250};
   std::chrono::milliseconds maxBackoff{8000};
   std::size_t maxBatch = 96;
-  std::size_t maxInputBytes = 1024 * 1024;
+  std::size_t maxInputBytes = std::size_t{1024} * 1024;
   // Waits between attempts; tests replace it to record the delays instead of sleeping.
   std::function<void(std::chrono::milliseconds)> sleep;
 };

@@ -11,7 +11,7 @@ namespace mcpdb::embed {
 namespace {
 
 constexpr char32_t kWordBoundary = 0x2581;  // "▁"
-constexpr std::size_t kMaxVocabBytes = 64u * 1024 * 1024;
+constexpr std::size_t kMaxVocabBytes = std::size_t{64} * 1024 * 1024;
 
 // Per-thread work buffers so that encoding a query does not allocate once they have grown.
 struct EncodeScratch {

@@ -10,7 +10,7 @@
 namespace mcpdb::embed {
 
 // Largest UTF-8 input the Unicode helpers accept (ICU counts in int32).
-inline constexpr std::size_t kMaxUnicodeInputBytes = 256u * 1024 * 1024;
+inline constexpr std::size_t kMaxUnicodeInputBytes = std::size_t{256} * 1024 * 1024;
 
 // Appends the code points of NFKC(utf8) to out. Ill-formed UTF-8 becomes U+FFFD (one per maximal
 // ill-formed subsequence, as TextDecoder does), so any byte string is accepted.

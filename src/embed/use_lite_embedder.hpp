@@ -12,7 +12,7 @@ namespace mcpdb::embed {
 
 struct UseLiteOptions {
   bool verify_model = true;
-  std::size_t max_input_bytes = 1024 * 1024;
+  std::size_t max_input_bytes = std::size_t{1024} * 1024;
   // OpenBLAS threads (process-wide setting; 0 = leave OpenBLAS's default / OPENBLAS_NUM_THREADS).
   int blas_threads = 1;
 };

@@ -12,8 +12,8 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "TF.js shards are little-endian");
 static_assert(sizeof(float) == 4);
 
-constexpr std::size_t kMaxModelJsonBytes = 16u * 1024 * 1024;
-constexpr std::size_t kMaxWeightBytes = 1024u * 1024 * 1024;
+constexpr std::size_t kMaxModelJsonBytes = std::size_t{16} * 1024 * 1024;
+constexpr std::size_t kMaxWeightBytes = std::size_t{1024} * 1024 * 1024;
 
 Error loadError(const std::filesystem::path& where, const std::string& what) {
   return makeError(Code::FailedPrecondition, "model " + where.string() + ": " + what);
