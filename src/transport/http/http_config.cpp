@@ -71,7 +71,7 @@ void parseHttpSettings(const config::Node& s, HttpSettings& out) {
     out.idle_timeout = std::chrono::milliseconds(*v);
   if (auto v = s.integer("request_timeout_ms", 100, 3600000))
     out.request_timeout = std::chrono::milliseconds(*v);
-  if (auto v = s.integer("session_idle_timeout_ms", 1000, 7 * 24 * 3600000LL)) {
+  if (auto v = s.integer("session_idle_timeout_ms", 1000, 7LL * 24 * 3600000LL)) {
     out.session_idle_timeout = std::chrono::milliseconds(*v);
   }
   if (auto v = s.integer("max_sessions", 1, 1000000))

@@ -44,8 +44,8 @@ struct HttpSettings {
   std::vector<std::string>
       allowed_origins;     // exact scheme://host[:port]; defaults to loopback origins
   bool stateless = false;  // no Mcp-Session-Id; every POST stands alone
-  std::size_t max_body_bytes = 1024 * 1024;
-  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_body_bytes = std::size_t{1024} * 1024;
+  std::size_t max_header_bytes = std::size_t{16} * 1024;
   std::chrono::milliseconds idle_timeout{30000};  // wait for (and receipt of) a request's headers
   std::chrono::milliseconds request_timeout{30000};  // receipt of a request's body
   std::chrono::milliseconds session_idle_timeout{30 * 60 * 1000};

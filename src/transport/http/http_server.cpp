@@ -551,6 +551,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
   // ---- answering a POST that waits for calls
   // ------------------------------------------------------
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): false positive, m is moved below.
   void deliver(Json m) {
     if (!pending_) return;
     if (pending_->sse) {

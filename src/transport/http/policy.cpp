@@ -40,9 +40,9 @@ std::pair<std::string, std::string> splitHostPort(std::string_view hostport) {
   return {hp.substr(0, colon), hp.substr(colon + 1)};
 }
 
-OriginPolicy::OriginPolicy(std::vector<std::string> allowed_hosts,
-                           std::vector<std::string> allowed_origins, const std::string& bind_host,
-                           bool bind_loopback) {
+OriginPolicy::OriginPolicy(const std::vector<std::string>& allowed_hosts,
+                           const std::vector<std::string>& allowed_origins,
+                           const std::string& bind_host, bool bind_loopback) {
   for (auto& h : allowed_hosts) hosts_.push_back(lower(h));
   if (hosts_.empty()) {
     hosts_ = {"localhost", "127.0.0.1", "[::1]"};
@@ -111,7 +111,7 @@ AcceptInfo parseAccept(std::optional<std::string_view> accept) {
       const auto q = params.find("q=");
       if (q != std::string::npos) {
         const std::string_view qv = trim(std::string_view(params).substr(q + 2));
-        refused = qv.rfind("0", 0) == 0 && qv.find_first_of("123456789") == std::string_view::npos;
+        refused = qv.rfind('0', 0) == 0 && qv.find_first_of("123456789") == std::string_view::npos;
       }
     }
     if (!refused) {

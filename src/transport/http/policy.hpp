@@ -12,8 +12,9 @@ namespace mcpdb::transport::http {
 class OriginPolicy {
  public:
   // Empty lists mean the defaults: loopback names (and, on a non-loopback bind, the bind host).
-  OriginPolicy(std::vector<std::string> allowed_hosts, std::vector<std::string> allowed_origins,
-               const std::string& bind_host, bool bind_loopback);
+  OriginPolicy(const std::vector<std::string>& allowed_hosts,
+               const std::vector<std::string>& allowed_origins, const std::string& bind_host,
+               bool bind_loopback);
 
   // The Host header must name an allowed host ("*" in the list allows any).
   bool hostAllowed(std::string_view host_header) const;

@@ -28,7 +28,7 @@ struct StdioOptions {
   int in_fd = 0;
   int out_fd = 1;
   int signal_fd = -1;  // from installSignalPipe(); -1 for none
-  std::size_t max_line_bytes = 4 * 1024 * 1024;
+  std::size_t max_line_bytes = std::size_t{4} * 1024 * 1024;
 };
 
 // Reads messages until EOF or a terminate signal, dispatching each line to `session`.
