@@ -40,21 +40,28 @@ bool ok(PGresult* r, ExecStatusType want) {
   return good;
 }
 
-bool runOnce(PGconn* c, const Options& o, const std::vector<const char*>& vals, const std::string& shape) {
+bool runOnce(PGconn* c, const Options& o, const std::vector<const char*>& vals,
+             const std::string& shape) {
   const int n = static_cast<int>(vals.size());
   if (shape == "bare") {
-    return ok(PQexecParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0), PGRES_TUPLES_OK);
+    return ok(PQexecParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0),
+              PGRES_TUPLES_OK);
   }
   if (shape == "txn") {
-    return ok(PQexecParams(c, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0), PGRES_COMMAND_OK) &&
-           ok(PQexecParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0), PGRES_TUPLES_OK) &&
-           ok(PQexecParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0), PGRES_COMMAND_OK);
+    return ok(PQexecParams(c, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0),
+              PGRES_COMMAND_OK) &&
+           ok(PQexecParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0),
+              PGRES_TUPLES_OK) &&
+           ok(PQexecParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0),
+              PGRES_COMMAND_OK);
   }
   // pipeline: one round trip for BEGIN, statement, COMMIT.
   if (PQenterPipelineMode(c) != 1) return false;
-  bool good = PQsendQueryParams(c, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
-              PQsendQueryParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0) == 1 &&
-              PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 && PQpipelineSync(c) == 1;
+  bool good =
+      PQsendQueryParams(c, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQsendQueryParams(c, o.sql.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0) == 1 &&
+      PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQpipelineSync(c) == 1;
   const ExecStatusType want[] = {PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COMMAND_OK};
   for (int i = 0; good && i < 3; ++i) {
     good = ok(PQgetResult(c), want[i]);
@@ -72,7 +79,8 @@ json summarize(std::vector<long long>& ns) {
     const auto idx = static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
     return static_cast<double>(ns[std::min(idx, ns.size() - 1)]) / 1000.0;
   };
-  return json{{"min", at(0)}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", at(1.0)}, {"n", ns.size()}};
+  return json{{"min", at(0)},    {"p50", at(0.5)}, {"p90", at(0.9)},
+              {"p99", at(0.99)}, {"max", at(1.0)}, {"n", ns.size()}};
 }
 
 }  // namespace
@@ -82,13 +90,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const std::string v = argv[i + 1];
-    if (a == "--sql") o.sql = v;
-    else if (a == "--param") o.params.push_back(v);
-    else if (a == "--shape") o.shapes.push_back(v);
-    else if (a == "--requests") o.requests = std::stol(v);
-    else if (a == "--warmup") o.warmup = std::stol(v);
-    else if (a == "--threads") o.threads = std::stoi(v);
-    else if (a == "--max-seconds") o.max_seconds = std::stod(v);
+    if (a == "--sql")
+      o.sql = v;
+    else if (a == "--param")
+      o.params.push_back(v);
+    else if (a == "--shape")
+      o.shapes.push_back(v);
+    else if (a == "--requests")
+      o.requests = std::stol(v);
+    else if (a == "--warmup")
+      o.warmup = std::stol(v);
+    else if (a == "--threads")
+      o.threads = std::stoi(v);
+    else if (a == "--max-seconds")
+      o.max_seconds = std::stod(v);
     else {
       std::cerr << "pgfloor: unknown option " << a << "\n";
       return 2;
@@ -118,7 +133,8 @@ int main(int argc, char** argv) {
     bool failed = false;
     const long per_thread = std::max(1L, o.requests / o.threads);
     const auto t0 = Clock::now();
-    const auto stop = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
+    const auto stop = t0 + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o.max_seconds));
     auto work = [&](PGconn* c) {
       for (long i = 0; i < o.warmup / o.threads; ++i) (void)runOnce(c, o, vals, shape);
       std::vector<long long> lat;
@@ -130,7 +146,8 @@ int main(int argc, char** argv) {
           failed = true;
           return;
         }
-        lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - s).count());
+        lat.push_back(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - s).count());
       }
       std::lock_guard<std::mutex> lock(mu);
       all.insert(all.end(), lat.begin(), lat.end());

@@ -29,11 +29,14 @@ std::string answer(std::string_view line) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   out += info.raw_id;
   if (info.method == "\"initialize\"") {
-    out += R"(,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}})";
+    out +=
+        R"(,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}})";
   } else if (info.method == "\"tools/list\"") {
-    out += R"(,"result":{"tools":[{"name":"echo","description":"Answers at once.","inputSchema":{"type":"object"}}]}})";
+    out +=
+        R"(,"result":{"tools":[{"name":"echo","description":"Answers at once.","inputSchema":{"type":"object"}}]}})";
   } else if (info.method == "\"tools/call\"") {
-    out += R"(,"result":{"content":[{"type":"text","text":"[{\"id\":\"doc-01\",\"title\":\"echo\"}]"}]}})";
+    out +=
+        R"(,"result":{"content":[{"type":"text","text":"[{\"id\":\"doc-01\",\"title\":\"echo\"}]"}]}})";
   } else {
     out += R"(,"result":{}})";
   }
@@ -81,9 +84,11 @@ void serveConnection(int fd) {
       in.append(chunk, static_cast<std::size_t>(n));
     }
     std::string head = in.substr(0, hend);
-    std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(head.begin(), head.end(), head.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::size_t len = 0;
-    if (const auto p = head.find("content-length:"); p != std::string::npos) len = std::strtoul(head.c_str() + p + 15, nullptr, 10);
+    if (const auto p = head.find("content-length:"); p != std::string::npos)
+      len = std::strtoul(head.c_str() + p + 15, nullptr, 10);
     while (in.size() < hend + 4 + len) {
       const ssize_t n = ::read(fd, chunk, sizeof chunk);
       if (n <= 0) return (void)::close(fd);
@@ -96,8 +101,10 @@ void serveConnection(int fd) {
     if (a.empty()) {
       resp = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
     } else {
-      resp = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: echo\r\nContent-Length: " +
-             std::to_string(a.size()) + "\r\n\r\n" + a;
+      resp =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: "
+          "echo\r\nContent-Length: " +
+          std::to_string(a.size()) + "\r\n\r\n" + a;
     }
     std::size_t off = 0;
     while (off < resp.size()) {

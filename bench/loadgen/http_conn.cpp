@@ -18,7 +18,8 @@ namespace mcpdb::bench {
 
 Url parseUrl(const std::string& text) {
   const std::string prefix = "http://";
-  if (text.rfind(prefix, 0) != 0) throw std::runtime_error("only http:// URLs are supported: " + text);
+  if (text.rfind(prefix, 0) != 0)
+    throw std::runtime_error("only http:// URLs are supported: " + text);
   const auto rest = text.substr(prefix.size());
   const auto slash = rest.find('/');
   const auto hostport = rest.substr(0, slash);
@@ -29,11 +30,14 @@ Url parseUrl(const std::string& text) {
   u.port = std::stoi(hostport.substr(colon + 1));
   u.path = slash == std::string::npos ? "/" : rest.substr(slash);
   if (u.host == "localhost") u.host = "127.0.0.1";
-  if (u.host.rfind("127.", 0) != 0) throw std::runtime_error("the benchmark runs on loopback only: " + text);
+  if (u.host.rfind("127.", 0) != 0)
+    throw std::runtime_error("the benchmark runs on loopback only: " + text);
   return u;
 }
 
-HttpConn::~HttpConn() { closeFd(); }
+HttpConn::~HttpConn() {
+  closeFd();
+}
 
 void HttpConn::closeFd() {
   if (fd_ >= 0) ::close(fd_);
@@ -57,7 +61,8 @@ bool HttpConn::connect() {
   // in the ephemeral range: that is not a server.
   sockaddr_in local{};
   socklen_t len = sizeof local;
-  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0 && local.sin_port == addr.sin_port) {
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+      local.sin_port == addr.sin_port) {
     closeFd();
     return false;
   }
@@ -69,7 +74,8 @@ bool HttpConn::connect() {
 bool HttpConn::readMore(std::chrono::steady_clock::time_point deadline) {
   char buf[65536];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_, POLLIN, 0};
     const int r = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -86,7 +92,8 @@ bool HttpConn::readMore(std::chrono::steady_clock::time_point deadline) {
 namespace {
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -120,7 +127,8 @@ bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::mill
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!connect()) return false;
     out_.clear();
-    out_ += "POST " + url_.path + " HTTP/1.1\r\nHost: " + url_.host + ":" + std::to_string(url_.port) +
+    out_ += "POST " + url_.path + " HTTP/1.1\r\nHost: " + url_.host + ":" +
+            std::to_string(url_.port) +
             "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
     if (!session_id.empty()) out_ += "Mcp-Session-Id: " + session_id + "\r\n";
     if (!protocol_version.empty()) out_ += "MCP-Protocol-Version: " + protocol_version + "\r\n";
@@ -167,16 +175,19 @@ bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::mill
     while (pos != std::string::npos && pos < head.size()) {
       const std::size_t start = pos + 2;
       pos = head.find("\r\n", start);
-      const std::string line = head.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
+      const std::string line =
+          head.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
       const auto colon = line.find(':');
       if (colon == std::string::npos) continue;
       const std::string name = lower(line.substr(0, colon));
       std::string value = line.substr(colon + 1);
       while (!value.empty() && value.front() == ' ') value.erase(0, 1);
       if (name == "content-length") content_length = std::atol(value.c_str());
-      if (name == "transfer-encoding" && lower(value).find("chunked") != std::string::npos) chunked = true;
+      if (name == "transfer-encoding" && lower(value).find("chunked") != std::string::npos)
+        chunked = true;
       if (name == "connection" && lower(value) == "close") close_after = true;
-      if (name == "content-type" && lower(value).find("text/event-stream") != std::string::npos) sse = true;
+      if (name == "content-type" && lower(value).find("text/event-stream") != std::string::npos)
+        sse = true;
       if (name == "mcp-session-id") reply.session_id = value;
     }
     std::string payload;
@@ -202,7 +213,8 @@ bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::mill
         payload.append(in_, le + 2, static_cast<std::size_t>(size));
         in_.erase(0, le + 2 + static_cast<std::size_t>(size) + 2);
         // An SSE response stream may stay open after the response: stop once we hold it.
-        if (sse && payload.find("\n\n") != std::string::npos && scanResponse(messageFromSse(payload)).id) {
+        if (sse && payload.find("\n\n") != std::string::npos &&
+            scanResponse(messageFromSse(payload)).id) {
           close_after = true;  // the rest of this stream is not ours to wait for
           break;
         }
@@ -216,7 +228,8 @@ bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::mill
     } else if (reply.status != 202 && reply.status != 204) {
       // Body until close (or, for SSE, until the response event arrived).
       for (;;) {
-        if (sse && in_.find("\n\n") != std::string::npos && scanResponse(messageFromSse(in_)).id) break;
+        if (sse && in_.find("\n\n") != std::string::npos && scanResponse(messageFromSse(in_)).id)
+          break;
         if (!readMore(deadline)) break;
       }
       payload.swap(in_);

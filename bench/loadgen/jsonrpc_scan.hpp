@@ -1,7 +1,7 @@
 // A minimal scanner for the top level of a JSON-RPC response: finds "id" (integer), whether an
 // "error" member is present, and whether result.isError is true. Hand-written (no Debian library
-// does a top-level-only scan) so the load client spends nanoseconds, not a full parse, per response:
-// the client must not be what the benchmark measures.
+// does a top-level-only scan) so the load client spends nanoseconds, not a full parse, per
+// response: the client must not be what the benchmark measures.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +60,8 @@ inline std::size_t skipValue(std::string_view s, std::size_t i) {
     }
     return std::string_view::npos;
   }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n') ++i;
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n')
+    ++i;
   return i;
 }
 

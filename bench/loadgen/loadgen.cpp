@@ -3,7 +3,8 @@
 //   mcpdb-loadgen [options] -- SERVER_CMD ARGS...          stdio: spawn the server, pipelined ids
 //   mcpdb-loadgen --url http://127.0.0.1:P/mcp [options] [-- SERVER_CMD ARGS...]
 //                                                          HTTP: C connections, one session each;
-//                                                          with a command, the server is spawned too
+//                                                          with a command, the server is spawned
+//                                                          too
 // Modes: --mode load (default): initialize, warm-up, then N requests at concurrency C;
 //        --mode cold: spawn the server R times and time spawn -> initialize answer.
 // Prints one JSON object on stdout. Every loop is bounded by a count and a time limit.
@@ -60,11 +61,14 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "mcpdb-loadgen: " << why
-            << "\nusage: mcpdb-loadgen [--mode load|cold] [--url http://127.0.0.1:P/mcp] [--pid PID]\n"
-               "  [--method M] [--params JSON | --tool NAME [--args JSON]] [--requests N] [--concurrency C]\n"
-               "  [--warmup W] [--repeat R] [--max-seconds S] [--timeout-ms T] [--settle-ms T]\n"
-               "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--dump FILE] [--bearer TOKEN] [-- CMD ARGS...]\n";
+  std::cerr
+      << "mcpdb-loadgen: " << why
+      << "\nusage: mcpdb-loadgen [--mode load|cold] [--url http://127.0.0.1:P/mcp] [--pid PID]\n"
+         "  [--method M] [--params JSON | --tool NAME [--args JSON]] [--requests N] [--concurrency "
+         "C]\n"
+         "  [--warmup W] [--repeat R] [--max-seconds S] [--timeout-ms T] [--settle-ms T]\n"
+         "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--dump FILE] [--bearer "
+         "TOKEN] [-- CMD ARGS...]\n";
   std::exit(2);
 }
 
@@ -80,28 +84,50 @@ Options parseArgs(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage("missing value for " + a);
     const std::string v = argv[++i];
-    if (a == "--mode") o.mode = v;
-    else if (a == "--url") o.url = v;
-    else if (a == "--pid") o.pid = static_cast<pid_t>(std::stol(v));
-    else if (a == "--method") o.method = v;
-    else if (a == "--params") o.params = v;
-    else if (a == "--tool") tool = v;
-    else if (a == "--args") tool_args = v;
-    else if (a == "--requests") o.requests = std::stol(v);
-    else if (a == "--concurrency") o.concurrency = std::stoi(v);
-    else if (a == "--warmup") o.warmup = std::stol(v);
-    else if (a == "--repeat") o.repeat = std::stoi(v);
-    else if (a == "--max-seconds") o.max_seconds = std::stod(v);
-    else if (a == "--timeout-ms") o.timeout_ms = std::stol(v);
-    else if (a == "--settle-ms") o.settle_ms = std::stol(v);
-    else if (a == "--ready-timeout-ms") o.ready_timeout_ms = std::stol(v);
-    else if (a == "--server-stderr") o.server_stderr = v;
-    else if (a == "--expect") o.expect = v;
-    else if (a == "--label") o.label = v;
-    else if (a == "--dump") o.dump = v;
-    else if (a == "--bearer") o.bearer = v;
-    else if (a == "--protocol-version") o.protocol_version = v;
-    else usage("unknown option " + a);
+    if (a == "--mode")
+      o.mode = v;
+    else if (a == "--url")
+      o.url = v;
+    else if (a == "--pid")
+      o.pid = static_cast<pid_t>(std::stol(v));
+    else if (a == "--method")
+      o.method = v;
+    else if (a == "--params")
+      o.params = v;
+    else if (a == "--tool")
+      tool = v;
+    else if (a == "--args")
+      tool_args = v;
+    else if (a == "--requests")
+      o.requests = std::stol(v);
+    else if (a == "--concurrency")
+      o.concurrency = std::stoi(v);
+    else if (a == "--warmup")
+      o.warmup = std::stol(v);
+    else if (a == "--repeat")
+      o.repeat = std::stoi(v);
+    else if (a == "--max-seconds")
+      o.max_seconds = std::stod(v);
+    else if (a == "--timeout-ms")
+      o.timeout_ms = std::stol(v);
+    else if (a == "--settle-ms")
+      o.settle_ms = std::stol(v);
+    else if (a == "--ready-timeout-ms")
+      o.ready_timeout_ms = std::stol(v);
+    else if (a == "--server-stderr")
+      o.server_stderr = v;
+    else if (a == "--expect")
+      o.expect = v;
+    else if (a == "--label")
+      o.label = v;
+    else if (a == "--dump")
+      o.dump = v;
+    else if (a == "--bearer")
+      o.bearer = v;
+    else if (a == "--protocol-version")
+      o.protocol_version = v;
+    else
+      usage("unknown option " + a);
   }
   if (!tool.empty()) {
     o.method = "tools/call";
@@ -149,8 +175,10 @@ json summarize(std::vector<long long>& ns) {
   };
   long double sum = 0;
   for (auto v : ns) sum += static_cast<long double>(v);
-  return json{{"min", at(0)},   {"p50", at(0.5)},  {"p90", at(0.9)}, {"p99", at(0.99)},
-              {"max", at(1.0)}, {"mean", static_cast<double>(sum / ns.size()) / 1000.0}, {"n", ns.size()}};
+  return json{{"min", at(0)},   {"p50", at(0.5)},
+              {"p90", at(0.9)}, {"p99", at(0.99)},
+              {"max", at(1.0)}, {"mean", static_cast<double>(sum / ns.size()) / 1000.0},
+              {"n", ns.size()}};
 }
 
 json memoryJson(pid_t pid) {
@@ -180,7 +208,8 @@ class StdioClient {
   template <typename F>
   bool pump(int timeout_ms, F&& on_line) {
     flush();
-    pollfd p[2] = {{child_.out_fd, POLLIN, 0}, {child_.in_fd, static_cast<short>(wbuf_.empty() ? 0 : POLLOUT), 0}};
+    pollfd p[2] = {{child_.out_fd, POLLIN, 0},
+                   {child_.in_fd, static_cast<short>(wbuf_.empty() ? 0 : POLLOUT), 0}};
     const int r = ::poll(p, 2, timeout_ms);
     if (r < 0) return errno == EINTR;
     if (r == 0) return false;
@@ -223,9 +252,11 @@ class StdioClient {
 void answerServerRequest(StdioClient& c, const ResponseInfo& info) {
   if (info.raw_id.empty()) return;  // a notification
   if (info.method == "\"ping\"") {
-    c.queue(std::string(R"({"jsonrpc":"2.0","id":)") + std::string(info.raw_id) + R"(,"result":{}})");
+    c.queue(std::string(R"({"jsonrpc":"2.0","id":)") + std::string(info.raw_id) +
+            R"(,"result":{}})");
   } else if (info.method == "\"roots/list\"") {
-    c.queue(std::string(R"({"jsonrpc":"2.0","id":)") + std::string(info.raw_id) + R"(,"result":{"roots":[]}})");
+    c.queue(std::string(R"({"jsonrpc":"2.0","id":)") + std::string(info.raw_id) +
+            R"(,"result":{"roots":[]}})");
   } else {
     c.queue(std::string(R"({"jsonrpc":"2.0","id":)") + std::string(info.raw_id) +
             R"(,"error":{"code":-32601,"message":"not supported by the load client"}})");
@@ -233,7 +264,8 @@ void answerServerRequest(StdioClient& c, const ResponseInfo& info) {
 }
 
 // Sends initialize and waits for its answer. Returns the answer line, or nullopt.
-std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o, Clock::time_point deadline) {
+std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o,
+                                           Clock::time_point deadline) {
   c.queue(initializeRequest(o, 0));
   std::optional<std::string> answer;
   while (!answer && Clock::now() < deadline) {
@@ -244,7 +276,8 @@ std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o, Clo
     });
     if (!ok && !answer) {
       int status = 0;
-      if (::waitpid(c.child().pid, &status, WNOHANG) != 0) return std::nullopt;  // the server exited
+      if (::waitpid(c.child().pid, &status, WNOHANG) != 0)
+        return std::nullopt;  // the server exited
     }
   }
   if (answer) c.queue(kInitialized);
@@ -278,7 +311,8 @@ PhaseResult stdioPhase(StdioClient& c, const Options& o, long n, long& next_id, 
   std::vector<Clock::time_point> started(static_cast<std::size_t>(n));
   r.latencies_ns.reserve(static_cast<std::size_t>(n));
   const auto t0 = Clock::now();
-  const auto stop_sending = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
+  const auto stop_sending = t0 + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(o.max_seconds));
   long inflight = 0;
   auto last_progress = t0;
   while (r.completed < r.sent || r.sent < n) {
@@ -299,7 +333,9 @@ PhaseResult stdioPhase(StdioClient& c, const Options& o, long n, long& next_id, 
       if (info.is_request) return answerServerRequest(c, info);
       if (!info.id || *info.id < base || *info.id >= base + r.sent) return;
       const auto now = Clock::now();
-      if (record) r.latencies_ns.push_back(nanosBetween(started[static_cast<std::size_t>(*info.id - base)], now));
+      if (record)
+        r.latencies_ns.push_back(
+            nanosBetween(started[static_cast<std::size_t>(*info.id - base)], now));
       ++r.completed;
       --inflight;
       last_progress = now;
@@ -346,7 +382,10 @@ int runStdioLoad(const Options& o) {
   so.stderr_path = o.server_stderr;
   const auto spawn_at = Clock::now();
   StdioClient c(spawnChild(o.command, so));
-  json out{{"label", o.label}, {"transport", "stdio"}, {"method", o.method}, {"concurrency", o.concurrency}};
+  json out{{"label", o.label},
+           {"transport", "stdio"},
+           {"method", o.method},
+           {"concurrency", o.concurrency}};
   const auto init = stdioInitialize(c, o, spawn_at + milliseconds(o.ready_timeout_ms));
   if (!init) {
     out["failure"] = "no initialize answer";
@@ -387,7 +426,9 @@ bool httpInitialize(HttpConn& conn, const Options& o, std::string* error) {
     return false;
   }
   if (reply.status != 200) {
-    if (error) *error = "initialize: HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 300);
+    if (error)
+      *error =
+          "initialize: HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 300);
     return false;
   }
   conn.session_id = reply.session_id;
@@ -417,7 +458,10 @@ bool waitHttpReady(const Options& o, Clock::time_point deadline, std::string* er
 }
 
 int runHttpLoad(const Options& o) {
-  json out{{"label", o.label}, {"transport", "http"}, {"method", o.method}, {"concurrency", o.concurrency}};
+  json out{{"label", o.label},
+           {"transport", "http"},
+           {"method", o.method},
+           {"concurrency", o.concurrency}};
   Child child;
   pid_t pid = o.pid;
   std::string error;
@@ -460,7 +504,8 @@ int runHttpLoad(const Options& o) {
   std::atomic<Clock::rep> measure_start{0};
   std::atomic<long> done{0};
   const auto t0 = Clock::now();
-  const auto stop_sending = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
+  const auto stop_sending = t0 + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(o.max_seconds));
   auto worker = [&](HttpConn& conn) {
     std::vector<long long> lat;
     PhaseResult mine;
@@ -489,7 +534,9 @@ int runHttpLoad(const Options& o) {
       lat.push_back(nanosBetween(s, e));
       if (reply.status != 200) {
         ++mine.errors;
-        if (mine.first_error.empty()) mine.first_error = "HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 400);
+        if (mine.first_error.empty())
+          mine.first_error =
+              "HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 400);
         if (mine.first_response.empty()) mine.first_response = reply.message;
       } else {
         noteResponse(mine, reply.message, scanResponse(reply.message));
@@ -510,7 +557,8 @@ int runHttpLoad(const Options& o) {
     if (r.first_response.empty()) r.first_response = mine.first_response;
   };
   std::vector<std::thread> threads;
-  for (int i = 0; i < c; ++i) threads.emplace_back(worker, std::ref(*conns[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < c; ++i)
+    threads.emplace_back(worker, std::ref(*conns[static_cast<std::size_t>(i)]));
   for (auto& t : threads) t.join();
   const auto end = Clock::now();
   const auto ms = measure_start.load();
@@ -533,7 +581,8 @@ int runCold(const Options& o) {
   std::vector<long long> ns;
   json failures = json::array();
   json rss = json::array();
-  const auto budget_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
+  const auto budget_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(o.max_seconds));
   for (int i = 0; i < o.repeat && Clock::now() < budget_end; ++i) {
     SpawnOptions so;
     so.stderr_path = o.server_stderr;
@@ -546,8 +595,10 @@ int runCold(const Options& o) {
       StdioClient c(child);
       ok = stdioInitialize(c, o, spawn_at + milliseconds(o.ready_timeout_ms)).has_value();
       const auto t = Clock::now();
-      if (ok) ns.push_back(nanosBetween(spawn_at, t));
-      else error = "no initialize answer";
+      if (ok)
+        ns.push_back(nanosBetween(spawn_at, t));
+      else
+        error = "no initialize answer";
       if (ok && i == 0) {
         std::this_thread::sleep_for(milliseconds(o.settle_ms));
         rss.push_back(memoryJson(c.child().pid));

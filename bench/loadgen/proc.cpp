@@ -19,7 +19,8 @@ Child spawnChild(const std::vector<std::string>& argv, const SpawnOptions& optio
   if (argv.empty()) throw std::runtime_error("empty server command");
   int in_pipe[2] = {-1, -1};
   int out_pipe[2] = {-1, -1};
-  if (options.pipe_stdio && (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)) {
+  if (options.pipe_stdio &&
+      (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)) {
     throw std::runtime_error("pipe failed");
   }
   std::vector<char*> args;
@@ -113,7 +114,8 @@ Memory processTreeMemory(pid_t root) {
       if (close == std::string::npos) continue;
       char state = 0;
       int ppid = 0;
-      if (std::sscanf(all.c_str() + close + 1, " %c %d", &state, &ppid) == 2) children.emplace(ppid, p);
+      if (std::sscanf(all.c_str() + close + 1, " %c %d", &state, &ppid) == 2)
+        children.emplace(ppid, p);
     }
     ::closedir(d);
   }

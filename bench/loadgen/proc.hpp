@@ -18,14 +18,15 @@ struct Child {
 };
 
 struct SpawnOptions {
-  bool pipe_stdio = true;           // false: stdin/stdout are /dev/null (an HTTP server)
+  bool pipe_stdio = true;  // false: stdin/stdout are /dev/null (an HTTP server)
   std::string stderr_path = "/dev/null";
 };
 
 // Starts argv[0] (PATH lookup) with the given options; throws on failure to fork/pipe.
 Child spawnChild(const std::vector<std::string>& argv, const SpawnOptions& options);
 
-// Closes our pipe ends, sends SIGTERM to the child's process group, waits up to `grace`, then SIGKILL.
+// Closes our pipe ends, sends SIGTERM to the child's process group, waits up to `grace`, then
+// SIGKILL.
 void stopChild(Child& child, std::chrono::milliseconds grace);
 
 struct Memory {
