@@ -13,6 +13,10 @@ export MCPDB_EMBED_MODEL_DIR="$ROOT/tools/node_modules/@energetic-ai/model-embed
 export MCPDB_BIN="$ROOT/build/debug/src/mcp-dbserver"
 export MCPDB_SOAK_CALLS="${MCPDB_SOAK_CALLS:-300}"
 log="$ROOT/.run/soak-valgrind.log"
+# valgrind runs the server 20-50x slower: same allowlist, longer per-call timeout.
+"$MCPDB_BIN" check-config --print-default > "$ROOT/.run/soak-config.yaml"
+printf 'limits: {timeout_ms: 120000}\n' >> "$ROOT/.run/soak-config.yaml"
+export MCPDB_CONFIG="$ROOT/.run/soak-config.yaml"
 export MCPDB_WRAP="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$log"
 node --test --test-reporter=spec tests/e2e/soak.test.mjs
 grep -E "ERROR SUMMARY|definitely lost|indirectly lost" "$log" | tail -3

@@ -20,7 +20,7 @@ export function serverEnv(extra = {}) {
 // The engine variables exported by scripts/servers.sh, when present.
 export function engineEnv() {
   const names = ['POSTGRES_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MCPDB_EMBED_MODEL_DIR'];
+    'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MCPDB_EMBED_MODEL_DIR', 'MCPDB_CONFIG'];
   const env = {};
   for (const n of names) if (process.env[n]) env[n] = process.env[n];
   return env;
