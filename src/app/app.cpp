@@ -453,24 +453,32 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
 
 }  // namespace
 
+// A background thread joined when the scope ends, on every return path.
+struct JoinOnExit {
+  std::thread thread;
+  JoinOnExit() = default;
+  JoinOnExit(const JoinOnExit&) = delete;
+  JoinOnExit& operator=(const JoinOnExit&) = delete;
+  ~JoinOnExit() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+// assemble() for the serving paths: config problems go to stderr.
+std::optional<Assembly> assembleForServing(const AppOptions& options, const Env& env) {
+  std::ostringstream err;
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) std::cerr << err.str();
+  return a;
+}
+
 int runServeStdio(const AppOptions& options, const Env& env) {
   auto client_sink = std::make_shared<ClientLogSink>();
   setupLogging(env, client_sink);
-  std::ostringstream err;
-  auto a = assemble(options, env, /*all_engines=*/false, err);
-  if (!a) {
-    std::cerr << err.str();
-    return kExitConfig;
-  }
-  std::thread self_check;
-  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
-  // Joined on every return below: the check holds references into the assembly.
-  struct Joiner {
-    std::thread& t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } join_self_check{self_check};
+  auto a = assembleForServing(options, env);
+  if (!a) return kExitConfig;
+  JoinOnExit self_check;  // joined on every return below: the check holds references into `a`
+  if (const int rc = startupChecks(*a, self_check.thread); rc != kExitOk) return rc;
 
   protocol::ServerOptions so;
   so.version = options.version;
@@ -515,21 +523,10 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
     std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";
     return kExitUsage;
   }
-  std::ostringstream err;
-  auto a = assemble(options, env, /*all_engines=*/false, err);
-  if (!a) {
-    std::cerr << err.str();
-    return kExitConfig;
-  }
-  std::thread self_check;
-  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
-  // Joined on every return below: the check holds references into the assembly.
-  struct Joiner {
-    std::thread& t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } join_self_check{self_check};
+  auto a = assembleForServing(options, env);
+  if (!a) return kExitConfig;
+  JoinOnExit self_check;  // joined on every return below: the check holds references into `a`
+  if (const int rc = startupChecks(*a, self_check.thread); rc != kExitOk) return rc;
   protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   transport::http::ServeParams p;
   p.listen = *listen;
