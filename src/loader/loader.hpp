@@ -30,6 +30,9 @@ struct LoadContext {
   std::function<Result<std::vector<float>>(const std::string&)> embed;
 };
 
+// Reads a JSON Lines file of demo documents; an error names the first bad line.
+Result<std::vector<DemoDocument>> readDemoDocuments(const std::string& path);
+
 // Each engine's loader lives in its own file (src/loader/<engine>_loader.cpp). Each is idempotent
 // (re-running replaces the demo data), then verifies counts and a semantic sanity query.
 // They return a one-line summary on success.

@@ -5,9 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "common/json.hpp"
 #include "embed/embedder.hpp"
@@ -17,37 +15,6 @@ namespace {
 
 using mcpdb::Json;
 using mcpdb::loader::DemoDocument;
-
-std::vector<DemoDocument> readDocuments(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read " + path;
-    return {};
-  }
-  std::vector<DemoDocument> docs;
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Json j = Json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("id") || !j.contains("body")) {
-      error = path + ":" + std::to_string(n) + ": not a demo document (needs at least id and body)";
-      return {};
-    }
-    DemoDocument d;
-    d.id = j.value("id", "");
-    d.title = j.value("title", "");
-    d.body = j.value("body", "");
-    d.category = j.value("category", "");
-    d.published = j.value("published", "");
-    if (j.contains("tags") && j["tags"].is_array()) {
-      for (const auto& t : j["tags"]) d.tags.push_back(t.get<std::string>());
-    }
-    docs.push_back(std::move(d));
-  }
-  return docs;
-}
 
 }  // namespace
 
@@ -63,12 +30,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(cli, argc, argv);
 
   const mcpdb::Env env = mcpdb::Env::process();
-  std::string error;
-  auto docs = readDocuments(data, error);
-  if (!error.empty()) {
-    std::cerr << "[load] " << error << "\n";
+  auto read = mcpdb::loader::readDemoDocuments(data);
+  if (!read) {
+    std::cerr << "[load] " << read.error().message << "\n";
     return 2;
   }
+  std::vector<DemoDocument>& docs = *read;
   std::cerr << "[load] " << docs.size() << " documents from " << data << "\n";
 
   mcpdb::embed::EmbedConfig cfg;

@@ -570,22 +570,10 @@ TEST_F(SearchFixture, MissingEmbedderIsAClearToolError) {
 // ---- demo data: the loader, then the same queries as the pgvector demo --------------------------
 
 std::vector<loader::DemoDocument> readDemo() {
-  std::ifstream in(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
-  std::vector<loader::DemoDocument> docs;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    Json j = Json::parse(line);
-    loader::DemoDocument d;
-    d.id = j["id"];
-    d.title = j["title"];
-    d.body = j["body"];
-    d.category = j["category"];
-    d.published = j["published"];
-    for (const auto& t : j["tags"]) d.tags.push_back(t);
-    docs.push_back(std::move(d));
-  }
-  return docs;
+  auto docs =
+      loader::readDemoDocuments(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
+  EXPECT_TRUE(docs.ok()) << docs.error().message;
+  return docs.ok() ? *docs : std::vector<loader::DemoDocument>{};
 }
 
 TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
