@@ -1,13 +1,11 @@
 // The `dynamodb:` section: golden bad configs with exact messages, and what a good one yields.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "config/config.hpp"
 #include "engines/dynamodb/registry.hpp"
+#include "support/golden.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -15,13 +13,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/dynamodb/configs";
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Parsed {
   Registry registry;
@@ -41,26 +32,9 @@ Parsed parse(const std::string& text, const std::string& file) {
 }
 
 TEST(DynamoRegistry, GoldenBadConfigs) {
-  const bool update = std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr;
-  int cases = 0;
-  for (const auto& entry : fs::directory_iterator(kConfigs)) {
-    if (entry.path().extension() != ".yaml") continue;
-    ++cases;
-    const std::string name = entry.path().filename().string();
-    SCOPED_TRACE(name);
-    Parsed p = parse(readFile(entry.path()), name);
-    std::string got;
-    for (const auto& e : p.errors) got += e + "\n";
-    EXPECT_FALSE(p.errors.empty()) << "a bad config was accepted";
-    fs::path expected_file = entry.path();
-    expected_file.replace_extension(".errors");
-    if (update) {
-      std::ofstream(expected_file) << got;
-      continue;
-    }
-    ASSERT_TRUE(fs::exists(expected_file)) << "missing " << expected_file;
-    EXPECT_EQ(got, readFile(expected_file));
-  }
+  const int cases = testsupport::checkGoldenBadConfigs(
+      kConfigs, ".errors",
+      [](const std::string& text, const std::string& name) { return parse(text, name).errors; });
   EXPECT_GE(cases, 12);
 }
 

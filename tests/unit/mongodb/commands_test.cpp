@@ -3,14 +3,12 @@
 // canonical extended JSON with golden files: tested at the wire level, they cannot run here.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "config/node.hpp"
 #include "engines/mongodb/commands.hpp"
+#include "support/golden.hpp"
 
 namespace mcpdb::loader::mongo_detail {
 // Defined in src/loader/mongodb_loader.cpp (compiled into this test).
@@ -30,13 +28,7 @@ std::string pretty(const bson_t& doc) {
 }
 
 void expectGolden(const std::string& name, const bson_t& doc) {
-  const fs::path p = kGolden / name;
-  const std::string actual = pretty(doc);
-  if (std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr) std::ofstream(p) << actual;
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(actual, ss.str()) << "golden file " << name;
+  testsupport::expectMatchesGolden(pretty(doc), kGolden / name);
 }
 
 Target demo() {

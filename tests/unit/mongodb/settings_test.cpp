@@ -2,12 +2,10 @@
 // configs/NAME.expected) and the built-in demo section. MCPDB_UPDATE_GOLDEN=1 rewrites the files.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "engines/mongodb/settings.hpp"
+#include "support/golden.hpp"
 
 namespace mcpdb::mongodb {
 namespace {
@@ -15,13 +13,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mongodb/configs";
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct Parsed {
   Settings settings;
@@ -39,23 +30,10 @@ Parsed parseText(const std::string& name, const std::string& text, Limits limits
 }
 
 TEST(MongoSettingsGolden, EveryBadConfigReportsExactlyItsErrors) {
-  const bool update = std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr;
-  int checked = 0;
-  for (const auto& entry : fs::directory_iterator(kConfigs)) {
-    if (entry.path().extension() != ".yaml") continue;
-    const std::string name = entry.path().filename().string();
-    Parsed p = parseText(name, readFile(entry.path()));
-    std::string actual;
-    for (const auto& e : p.errors) actual += e + "\n";
-    const fs::path expected_path = fs::path(entry.path()).replace_extension(".expected");
-    if (update) {
-      std::ofstream(expected_path) << actual;
-    }
-    SCOPED_TRACE(name);
-    EXPECT_FALSE(p.errors.empty()) << "a bad config must produce errors";
-    EXPECT_EQ(actual, readFile(expected_path));
-    ++checked;
-  }
+  const int checked = testsupport::checkGoldenBadConfigs(
+      kConfigs, ".expected", [](const std::string& text, const std::string& name) {
+        return parseText(name, text).errors;
+      });
   EXPECT_GE(checked, 8);
 }
 

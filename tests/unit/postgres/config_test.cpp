@@ -2,10 +2,9 @@
 // a good section yields.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "engines/postgres/module.hpp"
 #include "guard/guard.hpp"
+#include "support/golden.hpp"
 #include "unit/postgres/test_util.hpp"
 
 namespace mcpdb::postgres {
@@ -13,31 +12,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::parse;
-using test::readFile;
 
 const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/postgres/configs";
 
 TEST(PostgresConfig, GoldenBadConfigs) {
-  const bool update = std::getenv("MCPDB_UPDATE_GOLDEN") != nullptr;
-  int cases = 0;
-  for (const auto& entry : fs::directory_iterator(kConfigs)) {
-    if (entry.path().extension() != ".yaml") continue;
-    ++cases;
-    const std::string name = entry.path().filename().string();
-    SCOPED_TRACE(name);
-    auto p = parse(readFile(entry.path()), name);
-    std::string got;
-    for (const auto& e : p.errors) got += e + "\n";
-    EXPECT_FALSE(p.errors.empty()) << "a bad config was accepted";
-    fs::path expected_file = entry.path();
-    expected_file.replace_extension(".errors");
-    if (update) {
-      std::ofstream(expected_file) << got;
-      continue;
-    }
-    ASSERT_TRUE(fs::exists(expected_file)) << "missing " << expected_file;
-    EXPECT_EQ(got, readFile(expected_file));
-  }
+  const int cases = testsupport::checkGoldenBadConfigs(
+      kConfigs, ".errors",
+      [](const std::string& text, const std::string& name) { return parse(text, name).errors; });
   EXPECT_GE(cases, 10);
 }
 
