@@ -1,10 +1,10 @@
 #include "embed/use_lite_embedder.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
+
+#include "embed/blas.hpp"
 
 namespace mcpdb::embed {
 namespace {
@@ -38,7 +38,7 @@ Result<std::unique_ptr<UseLiteEmbedder>> UseLiteEmbedder::load(const std::filesy
   // Per-query matrices are small (tokens x 512): OpenBLAS's worker threads cost more CPU than they
   // save (measured 4x the CPU time per query), and requests already run in parallel on the
   // server's workers. The setting is process-wide; mcpdb_embed is the only BLAS user.
-  if (options.blas_threads > 0) openblas_set_num_threads(options.blas_threads);
+  if (auto st = blas::load(options.blas_threads); !st.ok()) return st.error();
   auto model = UseLiteModel::load(dir);
   if (!model.ok()) return model.error();
   auto tokenizer = Tokenizer::fromFile(dir / "vocab.json");

@@ -1,10 +1,10 @@
 #include "embed/use_lite_model.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include "embed/blas.hpp"
 
 namespace mcpdb::embed {
 namespace {
@@ -33,7 +33,7 @@ Scratch& scratch() {
 void denseBias(const float* a, std::size_t m, std::size_t k, std::span<const float> b,
                std::span<const float> bias, std::size_t n, float* c) {
   for (std::size_t r = 0; r < m; ++r) std::copy(bias.begin(), bias.end(), c + r * n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+  blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n),
               1.0f, c, static_cast<int>(n));
 }
@@ -45,7 +45,7 @@ void addDenseBias(const float* a, std::size_t m, std::size_t k, std::span<const 
     float* row = c + r * n;
     for (std::size_t j = 0; j < n; ++j) row[j] += bias[j];
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+  blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, a, static_cast<int>(k), b.data(), static_cast<int>(n),
               1.0f, c, static_cast<int>(n));
 }
@@ -103,11 +103,11 @@ void transformerLayer(const UseLiteModel::Layer& L, const float* input, std::siz
       const float* q = s.qkv.data() + r0 * w3 + head * L.headDim;
       const float* k = q + w;
       const float* v = q + 2 * w;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t), static_cast<int>(t),
+      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(t), static_cast<int>(t),
                   static_cast<int>(L.headDim), L.queryScale, q, static_cast<int>(w3), k,
                   static_cast<int>(w3), 0.0f, s.scores.data(), static_cast<int>(t));
       softmaxRows(s.scores.data(), t, t);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t),
+      blas::sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(t),
                   static_cast<int>(L.headDim), static_cast<int>(t), 1.0f, s.scores.data(),
                   static_cast<int>(t), v, static_cast<int>(w3), 0.0f,
                   s.attn.data() + r0 * w + head * L.headDim, static_cast<int>(w));
@@ -127,6 +127,7 @@ void transformerLayer(const UseLiteModel::Layer& L, const float* input, std::siz
 }  // namespace
 
 Result<std::unique_ptr<UseLiteModel>> UseLiteModel::load(const std::filesystem::path& dir) {
+  if (auto st = blas::load(); !st.ok()) return st.error();
   auto store = WeightStore::load(dir);
   if (!store.ok()) return store.error();
   std::unique_ptr<UseLiteModel> m(new UseLiteModel());
