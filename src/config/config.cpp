@@ -1,9 +1,9 @@
 #include "config/config.hpp"
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 
+#include "config/secret_patterns.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::config {
@@ -26,26 +26,6 @@ Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling) 
 }
 
 namespace {
-
-bool keyLooksSecret(const std::string& key) {
-  static const std::regex kSecretKey(
-      R"((^|_)(password|passwd|pwd|secret|secret_access_key|access_key_id|access_key|api_key|apikey|token|session_token|private_key|credentials?|dsn|connection_string|uri)$)",
-      std::regex::icase);
-  return std::regex_search(key, kSecretKey);
-}
-
-const char* valueLooksSecret(const std::string& value) {
-  static const std::regex kDsnWithPassword(R"(^[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@)",
-                                           std::regex::icase);
-  static const std::regex kKvPassword(R"((^|\s)password\s*=)", std::regex::icase);
-  static const std::regex kAwsKeyId(R"((^|[^A-Z0-9])(AKIA|ASIA)[A-Z0-9]{16}([^A-Z0-9]|$))");
-  static const std::regex kPrivateKey(R"(-----BEGIN [A-Z ]*PRIVATE KEY-----)");
-  if (std::regex_search(value, kDsnWithPassword)) return "a connection string with credentials";
-  if (std::regex_search(value, kKvPassword)) return "a connection string with a password";
-  if (std::regex_search(value, kAwsKeyId)) return "an AWS access key id";
-  if (std::regex_search(value, kPrivateKey)) return "a private key";
-  return nullptr;
-}
 
 void scan(const Node& node) {
   if (node.isMap()) {
