@@ -538,6 +538,12 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   p.audit = openAudit(*a);
   if (a->audit.enabled && !p.audit) return kExitConfig;
   p.metrics = std::make_shared<observe::Metrics>();
+  for (const auto& m : a->modules) {
+    for (auto& g : m->gauges()) {
+      p.metrics->addGauge("mcpdb_" + std::string(m->name()) + "_" + g.name, std::move(g.help),
+                          std::move(g.sample));
+    }
+  }
   if (p.audit) core.addObserver(p.audit);
   core.addObserver(p.metrics);
   if (a->config_path) {

@@ -43,6 +43,15 @@ struct EngineServices {
   bool embedder_requested = false;
 };
 
+// A value sampled whenever metrics are rendered, e.g. connection pool usage. `name` is relative
+// to the engine: it is exposed as mcpdb_<engine>_<name>. `sample` is cheap, thread-safe and
+// never throws.
+struct Gauge {
+  std::string name;
+  std::string help;
+  std::function<double()> sample;
+};
+
 class EngineModule {
  public:
   virtual ~EngineModule() = default;
@@ -66,6 +75,8 @@ class EngineModule {
   virtual Status registerTools(protocol::ToolRegistry& registry, EngineServices& services) = 0;
   // Proves (as far as the engine can) that the configured principal cannot write.
   virtual std::vector<Finding> selfCheck(EngineServices& services) = 0;
+  // Gauges for the metrics endpoint (pool usage); none by default. Asked after registerTools().
+  virtual std::vector<Gauge> gauges() { return {}; }
 };
 
 using EngineModulePtr = std::unique_ptr<EngineModule>;

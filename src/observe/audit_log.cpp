@@ -79,6 +79,7 @@ std::string AuditLog::formatCall(const protocol::CallRecord& r, SystemClock::tim
       {"duration_ms", static_cast<double>(r.duration.count()) / 1000.0},
       {"rows", r.rows},
       {"bytes", r.bytes},
+      {"request_id", r.request_id},
   };
   return protocol::serialize(line);
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The audit log: one JSON line per tool call and per refused request. A line holds who, what
-// tool/engine, the outcome, duration and sizes; never argument values, rows or keys (CallRecord
-// carries none, and refusals carry only a reason code).
+// tool/engine, the outcome, duration, sizes and a request id; never argument values, rows or keys
+// (CallRecord carries none, and refusals carry only a reason code).
 
 #include <chrono>
 #include <cstdio>
@@ -32,7 +32,8 @@ struct Refusal {
       reason;      // short code: unauthorized, forbidden_host, forbidden_origin, rate_limited, ...
   int status = 0;  // HTTP status sent
   std::string method;      // HTTP method
-  std::string request_id;  // server-side request number, for correlation
+  std::string request_id;  // the server's id of the HTTP request (16 hex digits), also sent to
+                           // the client as X-Request-Id
 };
 
 class AuditLog : public protocol::CallObserver {

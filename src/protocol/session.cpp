@@ -87,6 +87,12 @@ class BatchOutbox : public Outbox {
 
 }  // namespace
 
+std::string requestIdText(const Json& id) {
+  if (id.is_string()) return bounded(id.get_ref<const std::string&>());
+  if (id.is_number_integer()) return id.dump();
+  return {};
+}
+
 int logLevelRank(std::string_view level) {
   static constexpr std::array<std::string_view, 8> kLevels = {
       "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
@@ -355,7 +361,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
   const auto& name = params["name"].get_ref<const std::string&>();
   const Tool* found = core_.registry().find(name);
   CallRecord record{
-      principal_.client_id, bounded(name), found != nullptr ? found->engine : "", "", {}, 0, 0};
+      principal_.client_id, bounded(name), found != nullptr ? found->engine : "", "", {}, 0, 0,
+      requestIdText(id)};
   // A tool outside the caller's scope is indistinguishable from one that does not exist.
   if (found == nullptr || !visible(*found)) {
     record.outcome = found == nullptr ? "unknown_tool" : "out_of_scope";
@@ -418,7 +425,8 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
                       const std::shared_ptr<Outbox>& out) {
   const auto started = Clock::now();
   const std::string key = id.dump();
-  CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0};
+  CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0,
+                    requestIdText(id)};
   auto forgetIfBatch = [&out] {
     if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
   };

@@ -49,7 +49,14 @@ struct CallRecord {
   std::chrono::microseconds duration{0};
   std::uint64_t rows = 0;
   std::uint64_t bytes = 0;
+  // The JSON-RPC id of the tools/call as text (a string id as is, bounded; an integer in
+  // decimal), so an audit line can be matched to the client's request.
+  std::string request_id;
 };
+
+// The text form of a JSON-RPC request id for logs: a string id as is (at most 64 bytes, then
+// "..."), an integer in decimal, anything else empty.
+std::string requestIdText(const Json& id);
 
 class CallObserver {
  public:

@@ -22,6 +22,16 @@ bool WorkerPool::trySubmit(std::function<void()> job) {
   return true;
 }
 
+std::size_t WorkerPool::busy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return busy_;
+}
+
+std::size_t WorkerPool::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
 void WorkerPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -23,11 +23,14 @@ class WorkerPool {
   // Stops accepting work, runs what is queued, joins the threads.
   void shutdown();
   std::size_t threads() const { return threads_.size(); }
+  // Workers running a job now, and jobs waiting for one (metrics gauges).
+  std::size_t busy() const;
+  std::size_t queued() const;
 
  private:
   void run();
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   std::size_t max_queue_;

@@ -91,6 +91,29 @@ class PostgresModule final : public engines::EngineModule {
     return runtime(services)->selfCheck();
   }
 
+  std::vector<engines::Gauge> gauges() override {
+    std::weak_ptr<Runtime> weak;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!runtime_) return {};  // no tools registered: no pool
+      weak = runtime_;
+    }
+    auto sampler = [weak](std::size_t PoolStats::*field) {
+      return [weak, field]() -> double {
+        const auto rt = weak.lock();
+        return rt ? static_cast<double>(rt->pool().stats().*field) : 0.0;
+      };
+    };
+    return {
+        {"pool_connections_open", "PostgreSQL connections open (idle or leased).",
+         sampler(&PoolStats::open)},
+        {"pool_connections_in_use", "PostgreSQL connections leased to a running call.",
+         sampler(&PoolStats::in_use)},
+        {"pool_connections_max", "PostgreSQL pool size (postgres.pool.size).",
+         sampler(&PoolStats::max)},
+    };
+  }
+
  private:
   static std::string describeLimits(const Limits& l) {
     return " At most " + std::to_string(l.max_rows) + " rows and " +

@@ -119,6 +119,11 @@ std::size_t Pool::openCount() const {
   return open_;
 }
 
+PoolStats Pool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return PoolStats{open_, open_ - idle_.size(), settings_.size};
+}
+
 TypeInfo Pool::types() const {
   return TypeInfo{vector_oid_.load(), halfvec_oid_.load()};
 }

@@ -40,6 +40,13 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
                                                    Clock::time_point deadline,
                                                    const std::stop_token& stop);
 
+// A consistent snapshot of the pool's counters (metrics).
+struct PoolStats {
+  std::size_t open = 0;    // connections open or being opened
+  std::size_t in_use = 0;  // of those, leased to a call (or being opened for one)
+  std::size_t max = 0;     // the configured size
+};
+
 class Pool {
  public:
   using ParamsFn = std::function<Result<ConnParams>()>;
@@ -81,6 +88,7 @@ class Pool {
   // Extension type OIDs (pgvector), known after the first connection.
   TypeInfo types() const;
   std::size_t openCount() const;
+  PoolStats stats() const;
   const PoolSettings& settings() const { return settings_; }
 
  private:

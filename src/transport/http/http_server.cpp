@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -123,6 +124,20 @@ Json rpcError(int code, const std::string& message) {
   return protocol::makeErrorResponse(nullptr, code, message);
 }
 
+// A per-request id for correlation (X-Request-Id, audit lines of refusals): 64 random bits in hex.
+// Not a secret, so a per-thread generator seeded once from the OS is enough.
+std::string newRequestId() {
+  thread_local std::mt19937_64 gen{[] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::uint64_t v = gen();
+  std::string id(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) id[static_cast<std::size_t>(i)] = kHex[v & 15];
+  return id;
+}
+
 std::string chunk(std::string_view data) {
   char size[32];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -157,11 +172,12 @@ struct HttpServer::Impl {
     ioc.reset();
   }
 
-  void refuse(const Caller* caller, std::string_view reason, int status, std::string_view method) {
+  void refuse(const Caller* caller, std::string_view reason, int status, std::string_view method,
+              const std::string& request_id) {
     const std::string client = caller != nullptr ? caller->name : "-";
     if (audit) {
-      audit->onRefused(observe::Refusal{client, std::string(reason), status, std::string(method),
-                                        std::to_string(request_counter.load())});
+      audit->onRefused(
+          observe::Refusal{client, std::string(reason), status, std::string(method), request_id});
     }
     if (metrics) metrics->onRefused(client, reason);
   }
@@ -182,7 +198,6 @@ struct HttpServer::Impl {
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> connections{0};
   std::atomic<std::int64_t> active_requests{0};
-  std::atomic<std::uint64_t> request_counter{0};
   std::mutex stateless_mu;
   std::set<std::shared_ptr<protocol::Session>> stateless_live;  // for cancellation at shutdown
   std::vector<std::thread> threads;
@@ -274,14 +289,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (ec == bhttp::error::body_limit) {
       beginRequest();
       keep_alive_ = false;
-      srv_.refuse(nullptr, "body_too_large", 413, "");
+      srv_.refuse(nullptr, "body_too_large", 413, "", request_id_);
       return respondError(413, "the request body exceeds " +
                                    std::to_string(srv_.settings.max_body_bytes) + " bytes");
     }
     if (ec == bhttp::error::header_limit) {
       beginRequest();
       keep_alive_ = false;
-      srv_.refuse(nullptr, "headers_too_large", 431, "");
+      srv_.refuse(nullptr, "headers_too_large", 431, "", request_id_);
       return respondError(431, "the request headers are too large");
     }
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
@@ -300,7 +315,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       request_active_ = true;
       ++srv_.active_requests;
     }
-    ++srv_.request_counter;
+    request_id_ = newRequestId();
   }
 
   void handle() {
@@ -322,11 +337,11 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     // DNS-rebinding protection: a browser page on another site can reach a local server, but it
     // cannot forge the Host and Origin headers of its own requests.
     if (!srv_.policy.hostAllowed(header(bhttp::field::host).value_or(""))) {
-      srv_.refuse(nullptr, "forbidden_host", 403, method);
+      srv_.refuse(nullptr, "forbidden_host", 403, method, request_id_);
       return respondError(403, "forbidden: the Host header is not allowed");
     }
     if (!srv_.policy.originAllowed(header(bhttp::field::origin))) {
-      srv_.refuse(nullptr, "forbidden_origin", 403, method);
+      srv_.refuse(nullptr, "forbidden_origin", 403, method, request_id_);
       return respondError(403, "forbidden: the Origin is not allowed");
     }
     if (srv_.draining) {
@@ -335,13 +350,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     }
     std::optional<Caller> caller = authenticate();
     if (!caller) {
-      srv_.refuse(nullptr, "unauthorized", 401, method);
+      srv_.refuse(nullptr, "unauthorized", 401, method, request_id_);
       return respondError(
           401, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'",
           {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
     }
     if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
-      srv_.refuse(&*caller, "rate_limited", 429, method);
+      srv_.refuse(&*caller, "rate_limited", 429, method, request_id_);
       const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
       return respondError(429, "rate limit exceeded: retry after " + std::to_string(secs) + " s",
                           {{"Retry-After", std::to_string(secs)}});
@@ -398,12 +413,12 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       return respondError(405, "use GET", {{"Allow", "GET"}});
     if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
       if (!authenticate()) {
-        srv_.refuse(nullptr, "unauthorized", 401, method);
+        srv_.refuse(nullptr, "unauthorized", 401, method, request_id_);
         return respondError(401, "unauthorized",
                             {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
       }
     } else if (!peer_loopback_) {
-      srv_.refuse(nullptr, "forbidden_metrics", 403, method);
+      srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
       return respondError(403, "forbidden: metrics are served to loopback peers only");
     }
     const std::string body = srv_.metrics ? srv_.metrics->render() : std::string();
@@ -515,7 +530,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     }
     if (tool_calls > 0 &&
         !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
-      srv_.refuse(&caller, "concurrency_limited", 429, "POST");
+      srv_.refuse(&caller, "concurrency_limited", 429, "POST", request_id_);
       return respondError(429, "too many concurrent tool calls for this client",
                           {{"Retry-After", "1"}});
     }
@@ -595,6 +610,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   std::string head(unsigned status, const Headers& headers, bool chunked) {
     bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
     res.set(bhttp::field::server, "mcp-dbserver");
+    res.set("X-Request-Id", request_id_);
     for (const auto& [k, v] : headers) res.set(k, v);
     res.keep_alive(keep_alive_ && !srv_.draining);
     if (chunked) res.chunked(true);
@@ -606,6 +622,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   void respond(unsigned status, const std::string& body, const Headers& headers) {
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
     res.set(bhttp::field::server, "mcp-dbserver");
+    res.set("X-Request-Id", request_id_);
     res.set(bhttp::field::cache_control, "no-store");
     for (const auto& [k, v] : headers) res.set(k, v);
     res.keep_alive(keep_alive_ && !srv_.draining);
@@ -717,6 +734,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   bool keep_alive_ = false;
   unsigned version_ = 11;
   bool request_active_ = false;
+  std::string request_id_;  // of the request being answered (X-Request-Id)
   bool closed_ = false;
   bool writing_ = false;
   std::deque<Write> writes_;

@@ -52,6 +52,15 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
         "http.allowed_hosts is not set: only loopback names and {} are accepted in the Host header",
         p.listen.host);
   }
+  if (p.metrics) {
+    protocol::WorkerPool& pool = core.pool();
+    p.metrics->addGauge("mcpdb_worker_threads", "Worker threads that run tool calls.",
+                        [&pool] { return static_cast<double>(pool.threads()); });
+    p.metrics->addGauge("mcpdb_worker_busy", "Worker threads running a tool call now.",
+                        [&pool] { return static_cast<double>(pool.busy()); });
+    p.metrics->addGauge("mcpdb_worker_queued", "Tool calls waiting for a free worker.",
+                        [&pool] { return static_cast<double>(pool.queued()); });
+  }
   HttpServer server(core, p.settings, p.listen, p.audit, p.metrics);
   if (auto st = server.start(); !st) {
     spdlog::error("http: {}", st.error().message);

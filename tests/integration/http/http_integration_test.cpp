@@ -239,6 +239,18 @@ bool auditHas(const std::string& audit, const Json& fields) {
   return false;
 }
 
+// The value of an unlabelled sample `name` in a Prometheus exposition text.
+std::optional<double> metricValue(const std::string& text, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+bool isRequestId(const std::string& id) {
+  return std::regex_match(id, std::regex("[0-9a-f]{16}"));
+}
+
 std::vector<std::string> toolNames(const Reply& r) {
   std::vector<std::string> names;
   const Json j = r.json();
@@ -341,6 +353,64 @@ TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
                                {"engine", "postgres"},
                                {"outcome", "out_of_scope"}}))
       << audit;
+}
+
+TEST_F(HttpServerTest, AuditLinesCarryRequestIds) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  // A call's audit line carries the JSON-RPC id the client sent (a string or an integer).
+  const std::string body =
+      Json{{"jsonrpc", "2.0"},
+           {"id", "client-req-7f3"},
+           {"method", "tools/call"},
+           {"params", {{"name", "pg_lookup"}, {"arguments", {{"email", kSecretArg}}}}}}
+          .dump();
+  Reply ok = request("POST", server_->url(), body, mcpHeaders(kKeyA, sid));
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.json()["id"], "client-req-7f3");
+  // Every HTTP response has an X-Request-Id, fresh for each request.
+  const std::string ok_rid = ok.header("x-request-id").value_or("");
+  EXPECT_TRUE(isRequestId(ok_rid)) << ok_rid;
+  Reply ok2 = request("POST", server_->url(), callBody(42, "pg_lookup"), mcpHeaders(kKeyA, sid));
+  ASSERT_EQ(ok2.status, 200);
+  EXPECT_TRUE(isRequestId(ok2.header("x-request-id").value_or("")));
+  EXPECT_NE(ok2.header("x-request-id"), ok.header("x-request-id"));
+  // A refused request has no JSON-RPC id to log: its audit line carries the X-Request-Id the
+  // client received.
+  Reply denied =
+      request("POST", server_->url(), callBody(43, "pg_lookup"), mcpHeaders(kKeyA + "x"));
+  ASSERT_EQ(denied.status, 401);
+  const std::string denied_rid = denied.header("x-request-id").value_or("");
+  EXPECT_TRUE(isRequestId(denied_rid)) << denied_rid;
+  auto h = mcpHeaders(kKeyA);
+  h.emplace_back("Host", "evil.example.com");
+  Reply forbidden = request("POST", server_->url(), initBody(), h);
+  ASSERT_EQ(forbidden.status, 403);
+  const std::string forbidden_rid = forbidden.header("x-request-id").value_or("");
+  EXPECT_TRUE(isRequestId(forbidden_rid)) << forbidden_rid;
+  EXPECT_NE(forbidden_rid, denied_rid);
+  server_->stop();
+  const std::string audit = server_->audit();
+  EXPECT_TRUE(auditHas(audit, {{"event", "tool_call"},
+                               {"client", "client-a"},
+                               {"tool", "pg_lookup"},
+                               {"outcome", "ok"},
+                               {"request_id", "client-req-7f3"}}))
+      << audit;
+  EXPECT_TRUE(auditHas(audit, {{"event", "tool_call"}, {"outcome", "ok"}, {"request_id", "42"}}))
+      << audit;
+  EXPECT_TRUE(auditHas(audit, {{"event", "refused"},
+                               {"outcome", "unauthorized"},
+                               {"status", 401},
+                               {"request_id", denied_rid}}))
+      << audit;
+  EXPECT_TRUE(auditHas(audit, {{"event", "refused"},
+                               {"outcome", "forbidden_host"},
+                               {"status", 403},
+                               {"request_id", forbidden_rid}}))
+      << audit;
+  // The refused call's JSON-RPC id is not taken from an unauthenticated body.
+  EXPECT_FALSE(auditHas(audit, {{"request_id", "43"}})) << audit;
 }
 
 TEST_F(HttpServerTest, RateLimitAnswers429WithRetryAfter) {
@@ -534,6 +604,14 @@ TEST_F(HttpServerTest, MetricsEndpoint) {
       << r.body;
   EXPECT_NE(r.body.find("mcpdb_tool_call_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(r.body.find("mcpdb_http_sessions 1"), std::string::npos);
+  // Worker pool usage: the test server runs 4 workers; the call has finished.
+  EXPECT_NE(r.body.find("# TYPE mcpdb_worker_busy gauge\n"), std::string::npos) << r.body;
+  EXPECT_EQ(metricValue(r.body, "mcpdb_worker_threads"), 4.0) << r.body;
+  const auto busy = metricValue(r.body, "mcpdb_worker_busy");
+  ASSERT_TRUE(busy) << r.body;
+  EXPECT_GE(*busy, 0.0);
+  EXPECT_LE(*busy, 1.0);  // at most the call just answered, still unwinding
+  EXPECT_EQ(metricValue(r.body, "mcpdb_worker_queued"), 0.0) << r.body;
 }
 
 TEST_F(HttpServerTest, GracefulShutdownDrainsInFlightCalls) {
@@ -575,29 +653,109 @@ TEST_F(HttpServerTest, SlowClientDoesNotStarveOthers) {
   ::close(fd);
 }
 
-TEST_F(HttpServerTest, TlsWithThrowawayCertificate) {
+// Runs a shell command; its exit code and combined output.
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::string output;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// A throwaway certificate authority made at test time (openssl CLI, EC P-256, valid one day).
+std::string makeCa(const fs::path& dir, const std::string& name) {
+  const std::string key = (dir / (name + ".key")).string();
+  const std::string pem = (dir / (name + ".pem")).string();
+  const auto [rc, out] =
+      run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+          "-subj /CN=" +
+          name +
+          " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
+          " -keyout " +
+          key + " -out " + pem);
+  EXPECT_EQ(rc, 0) << out;
+  return pem;
+}
+
+// A server certificate for `san` signed by the CA `ca` (from makeCa); writes NAME.pem/NAME.key.
+void makeServerCert(const fs::path& dir, const std::string& ca, const std::string& name,
+                    const std::string& san) {
+  const fs::path ext = dir / (name + ".ext");
+  std::ofstream(ext) << "subjectAltName=" << san
+                     << "\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature"
+                        "\nextendedKeyUsage=serverAuth\n";
+  const std::string base = (dir / name).string();
+  const std::string ca_base = (dir / ca).string();
+  const auto [rc, out] = run(
+      "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=" + name +
+      " -keyout " + base + ".key -out " + base + ".csr && openssl x509 -req -in " + base +
+      ".csr -CA " + ca_base + ".pem -CAkey " + ca_base + ".key -CAcreateserial -days 1 -extfile " +
+      ext.string() + " -out " + base + ".pem");
+  EXPECT_EQ(rc, 0) << out;
+}
+
+std::string tlsYaml(const fs::path& dir, const std::string& name) {
+  return "  tls: {cert_file: " + (dir / (name + ".pem")).string() +
+         ", key_file: " + (dir / (name + ".key")).string() + "}\n";
+}
+
+// TLS with a CA made for the test: the client verifies the chain against that CA only, with the
+// host name checked; untrusted CAs, wrong names, old protocol versions and plain HTTP all fail.
+TEST_F(HttpServerTest, TlsWithThrowawayCa) {
   const fs::path dir = tempDir();
-  const std::string cert = (dir / "cert.pem").string();
-  const std::string key = (dir / "key.pem").string();
-  const std::string cmd =
-      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
-      "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
-  startServer("  tls: {cert_file: " + cert + ", key_file: " + key + "}\n" + clientsYaml());
-  EXPECT_EQ(server_->url().rfind("https://", 0), 0u);
-  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), cert);
+  const std::string ca = makeCa(dir, "test-ca");
+  const std::string other_ca = makeCa(dir, "other-ca");
+  makeServerCert(dir, "test-ca", "server", "IP:127.0.0.1,DNS:localhost");
+  makeServerCert(dir, "test-ca", "wrong-name", "DNS:not-this-host.example");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  startServer(tlsYaml(dir, "server") + clientsYaml());
+  ASSERT_EQ(server_->url().rfind("https://", 0), 0u);
+  const std::string port = std::to_string(server_->port());
+
+  // Trusting the throwaway CA (and nothing else), verification on: the chain and 127.0.0.1 check.
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), ca);
   EXPECT_EQ(r.status, 200) << r.body;
-  // Without trusting the certificate the client refuses; plain HTTP to the TLS port gets nothing.
+  // The other SAN name verifies too.
+  const auto [rc_name, out_name] =
+      run("openssl s_client -connect 127.0.0.1:" + port + " -servername localhost" +
+          " -verify_hostname localhost -verify_return_error -CAfile " + ca + " </dev/null");
+  EXPECT_EQ(rc_name, 0) << out_name;
+  EXPECT_NE(out_name.find("Verify return code: 0 (ok)"), std::string::npos) << out_name;
+
+  // A client that trusts another CA, or only the system store, fails the handshake.
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), other_ca).status, -1);
   EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, -1);
+
+  // Plain HTTP to the TLS port gets no HTTP answer at all.
   std::string plain = server_->url();
   plain.replace(0, 5, "http");
-  EXPECT_NE(request("POST", plain, initBody(), mcpHeaders(kKeyA)).status, 200);
-  // TLS 1.1 is refused by the server.
-  const std::string old =
-      "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server_->port()) +
-      " -tls1_1 -cipher DEFAULT@SECLEVEL=0 >/dev/null 2>&1";
-  EXPECT_NE(std::system(old.c_str()), 0);
+  Reply p = request("POST", plain, initBody(), mcpHeaders(kKeyA));
+  EXPECT_EQ(p.status, -1) << p.body;
+
+  // TLS 1.0 and 1.1 are refused by the server (the client offers them at security level 0, so a
+  // failure is the server's protocol_version alert), while 1.2 and 1.3 are accepted.
+  for (const std::string v : {"-tls1", "-tls1_1"}) {
+    const auto [rc, out] = run("openssl s_client -connect 127.0.0.1:" + port + " " + v +
+                               " -cipher DEFAULT@SECLEVEL=0 -CAfile " + ca + " </dev/null");
+    EXPECT_NE(rc, 0) << v << ": " << out;
+    EXPECT_NE(out.find("alert protocol version"), std::string::npos) << v << ": " << out;
+  }
+  for (const auto& [flag, name] :
+       {std::pair<std::string, std::string>{"-tls1_2", "TLSv1.2"}, {"-tls1_3", "TLSv1.3"}}) {
+    const auto [rc, out] = run("openssl s_client -connect 127.0.0.1:" + port + " " + flag +
+                               " -verify_return_error -CAfile " + ca + " </dev/null");
+    EXPECT_EQ(rc, 0) << flag << ": " << out;
+    EXPECT_NE(out.find("New, " + name), std::string::npos) << flag << ": " << out;
+    EXPECT_NE(out.find("Verify return code: 0 (ok)"), std::string::npos) << flag << ": " << out;
+  }
+  server_->stop();
+
+  // A certificate from the trusted CA but for another host name: the host name check refuses it.
+  startServer(tlsYaml(dir, "wrong-name") + clientsYaml());
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), ca).status, -1);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
@@ -644,6 +802,65 @@ TEST(RealBinary, ServeHttpAndInsecureRefusal) {
   EXPECT_EQ(request("POST", s.url(), initBody(), mcpHeaders("")).status, 401);
   EXPECT_EQ(s.stop(), 0);
   EXPECT_EQ(s.log().find(kKeyA), std::string::npos);
+}
+
+// One Postgres tool with a pool of 3 connections, 3 workers, and no background self-check (it
+// would hold a connection of its own while the test reads the gauges). Top-level sections that
+// follow `http:`.
+const std::string kPostgresSection =
+    "server: {self_check: \"off\", workers: 3}\n"
+    "postgres:\n"
+    "  pool: {size: 3}\n"
+    "  tools:\n"
+    "    get_document:\n"
+    "      kind: postgres-sql\n"
+    "      title: Get a document\n"
+    "      description: Returns one demo document by id.\n"
+    "      statement: SELECT id, title FROM demo.documents WHERE id = $1\n"
+    "      parameters:\n"
+    "        - {name: id, type: string, description: The document id., max_length: 64}\n";
+
+// The real binary against the local PostgreSQL: /metrics shows the worker pool and the Postgres
+// connection pool, with values that fit what just happened.
+TEST(RealBinary, MetricsShowPoolUsageAfterAPostgresCall) {
+  ASSERT_NE(std::getenv("POSTGRES_DSN"), nullptr)
+      << "POSTGRES_DSN is not set: run eval \"$(bash scripts/servers.sh env)\" first";
+  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
+                  clientsYaml() + kPostgresSection);
+  ASSERT_TRUE(s.running()) << s.log();
+  Reply m = request("GET", s.url("/metrics"), "", {});
+  ASSERT_EQ(m.status, 200);
+  // Connections open lazily: none before the first call.
+  EXPECT_EQ(metricValue(m.body, "mcpdb_postgres_pool_connections_max"), 3.0) << m.body;
+  EXPECT_EQ(metricValue(m.body, "mcpdb_postgres_pool_connections_open"), 0.0) << m.body;
+  EXPECT_EQ(metricValue(m.body, "mcpdb_postgres_pool_connections_in_use"), 0.0) << m.body;
+
+  const std::string sid = initialize(s, kKeyA);
+  for (int i = 0; i < 3; ++i) {
+    Reply r = request("POST", s.url(), callBody(2 + i, "get_document", {{"id", "doc-01"}}),
+                      mcpHeaders(kKeyA, sid));
+    ASSERT_EQ(r.status, 200) << r.body;
+    ASSERT_EQ(r.json()["result"]["isError"], false) << r.body;
+  }
+  m = request("GET", s.url("/metrics"), "", {});
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("# TYPE mcpdb_postgres_pool_connections_open gauge\n"), std::string::npos)
+      << m.body;
+  EXPECT_EQ(metricValue(m.body, "mcpdb_postgres_pool_connections_max"), 3.0) << m.body;
+  // The calls ran one after another: at least one connection was opened and kept for reuse,
+  // none is leased now, and the pool never grows past its size.
+  const auto open = metricValue(m.body, "mcpdb_postgres_pool_connections_open");
+  ASSERT_TRUE(open) << m.body;
+  EXPECT_GE(*open, 1.0);
+  EXPECT_LE(*open, 3.0);
+  EXPECT_EQ(metricValue(m.body, "mcpdb_postgres_pool_connections_in_use"), 0.0) << m.body;
+  EXPECT_EQ(metricValue(m.body, "mcpdb_worker_threads"), 3.0) << m.body;
+  EXPECT_EQ(metricValue(m.body,
+                        "mcpdb_tool_calls_total{tool=\"get_document\",engine=\"postgres\","
+                        "outcome=\"ok\"}"),
+            3.0)
+      << m.body;
+  EXPECT_EQ(s.stop(), 0);
 }
 #endif
 

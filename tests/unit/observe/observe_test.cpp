@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "observe/audit_log.hpp"
@@ -70,7 +72,7 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
       out);
   session->handle(Json{{"jsonrpc", "2.0"},
-                       {"id", 2},
+                       {"id", "req-2"},
                        {"method", "tools/call"},
                        {"params", {{"name", "find_user"}, {"arguments", {{"email", kSecretArg}}}}}},
                   out);
@@ -93,6 +95,7 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(lines.size(), 3u);
   bool saw_ok = false;
+  std::set<std::string> ids;
   for (const auto& l : lines) {
     EXPECT_EQ(l.find(kSecretArg), std::string::npos) << l;
     EXPECT_EQ(l.find(kSecretRow), std::string::npos) << l;
@@ -103,8 +106,11 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
     EXPECT_EQ(j["event"], "tool_call");
     EXPECT_TRUE(j.contains("time") && j.contains("duration_ms") && j.contains("rows") &&
                 j.contains("bytes"));
+    ASSERT_TRUE(j.contains("request_id") && j["request_id"].is_string()) << l;
+    ids.insert(j["request_id"].get<std::string>());
     if (j["outcome"] == "ok") {
       saw_ok = true;
+      EXPECT_EQ(j["request_id"], "req-2");  // the client's JSON-RPC id, a string
       EXPECT_EQ(j["tool"], "find_user");
       EXPECT_EQ(j["engine"], "postgres");
       EXPECT_EQ(j["rows"], 1);
@@ -112,13 +118,35 @@ TEST(AuditLog, LinesNeverContainArgumentValuesOrRows) {
     }
     if (j["outcome"] == "unknown_tool") {
       EXPECT_EQ(j["tool"], "<unknown>");
+      EXPECT_EQ(j["request_id"], "4");  // an integer id, in decimal
+    }
+    if (j["outcome"] == "invalid_arguments") {
+      EXPECT_EQ(j["request_id"], "3");
     }
   }
   EXPECT_TRUE(saw_ok);
+  EXPECT_EQ(ids, (std::set<std::string>{"req-2", "3", "4"}));
+}
+
+TEST(AuditLog, CallLineShape) {
+  CallRecord r{"client-a", "find_user", "postgres", "ok", std::chrono::microseconds(1500),
+               2,          300,         "abc-7"};
+  const auto at = AuditLog::SystemClock::time_point{} + std::chrono::milliseconds(1700000000123LL);
+  const Json j = Json::parse(AuditLog::formatCall(r, at));
+  EXPECT_EQ(j, (Json{{"time", "2023-11-14T22:13:20.123Z"},
+                     {"event", "tool_call"},
+                     {"client", "client-a"},
+                     {"tool", "find_user"},
+                     {"engine", "postgres"},
+                     {"outcome", "ok"},
+                     {"duration_ms", 1.5},
+                     {"rows", 2},
+                     {"bytes", 300},
+                     {"request_id", "abc-7"}}));
 }
 
 TEST(AuditLog, RefusalLineShape) {
-  Refusal r{"", "rate_limited", 429, "POST", "17"};
+  Refusal r{"", "rate_limited", 429, "POST", "0123456789abcdef"};
   const auto at = AuditLog::SystemClock::time_point{} + std::chrono::milliseconds(1700000000123LL);
   const Json j = Json::parse(AuditLog::formatRefusal(r, at));
   EXPECT_EQ(j["time"], "2023-11-14T22:13:20.123Z");
@@ -126,6 +154,8 @@ TEST(AuditLog, RefusalLineShape) {
   EXPECT_EQ(j["client"], "-");
   EXPECT_EQ(j["outcome"], "rate_limited");
   EXPECT_EQ(j["status"], 429);
+  EXPECT_EQ(j["method"], "POST");
+  EXPECT_EQ(j["request_id"], "0123456789abcdef");
 }
 
 TEST(AuditLog, SettingsParse) {
@@ -143,12 +173,15 @@ TEST(AuditLog, SettingsParse) {
 
 TEST(Metrics, ExpositionFormat) {
   Metrics m;
-  m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(3000), 2, 100});
-  m.onCall(CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(70000), 1, 50});
+  m.onCall(
+      CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(3000), 2, 100, "1"});
+  m.onCall(
+      CallRecord{"c", "find_user", "postgres", "ok", std::chrono::microseconds(70000), 1, 50, "2"});
   m.onCall(CallRecord{"c", "find_user", "postgres", "timed_out",
-                      std::chrono::microseconds(20000000), 0, 0});
-  m.onCall(CallRecord{"c", "some agent text", "", "unknown_tool", {}, 0, 0});
-  m.onCall(CallRecord{"c", "we\"ird\\na\nme", "mongodb", "ok", std::chrono::microseconds(1), 0, 0});
+                      std::chrono::microseconds(20000000), 0, 0, "3"});
+  m.onCall(CallRecord{"c", "some agent text", "", "unknown_tool", {}, 0, 0, "4"});
+  m.onCall(
+      CallRecord{"c", "we\"ird\\na\nme", "mongodb", "ok", std::chrono::microseconds(1), 0, 0, "5"});
   m.onRefused("client-b", "rate_limited");
   m.onHttpResponse(200);
   m.callsStarted(3);
@@ -208,6 +241,38 @@ TEST(Metrics, ExpositionFormat) {
   }
   EXPECT_GT(samples, 20);
   EXPECT_EQ(text.back(), '\n');
+}
+
+// Pool gauges (worker pool, engine connection pools) are sampled at render time, each with its
+// HELP and TYPE lines.
+TEST(Metrics, GaugesAreSampledAtRenderTime) {
+  Metrics m;
+  std::atomic<int> in_use{0};
+  m.addGauge("mcpdb_postgres_pool_connections_in_use", "Connections leased.",
+             [&in_use] { return static_cast<double>(in_use.load()); });
+  m.addGauge("mcpdb_postgres_pool_connections_max", "Pool size.", [] { return 4.0; });
+  m.addGauge("mcpdb_worker_busy", "Busy workers.", [] { return 0.5; });
+  std::string text = m.render();
+  EXPECT_NE(text.find("# HELP mcpdb_postgres_pool_connections_in_use Connections leased.\n"
+                      "# TYPE mcpdb_postgres_pool_connections_in_use gauge\n"
+                      "mcpdb_postgres_pool_connections_in_use 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nmcpdb_postgres_pool_connections_max 4\n"), std::string::npos);
+  EXPECT_NE(text.find("\nmcpdb_worker_busy 0.5\n"), std::string::npos);
+  in_use = 3;
+  text = m.render();
+  EXPECT_NE(text.find("\nmcpdb_postgres_pool_connections_in_use 3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("mcpdb_postgres_pool_connections_in_use 0"), std::string::npos);
+  // Re-registering a name replaces the sampler instead of duplicating the series.
+  m.addGauge("mcpdb_worker_busy", "Busy workers.", [] { return 2.0; });
+  text = m.render();
+  EXPECT_EQ(text.find("mcpdb_worker_busy 0.5"), std::string::npos);
+  std::size_t series = 0;
+  for (std::size_t pos = 0; (pos = text.find("\nmcpdb_worker_busy ", pos)) != std::string::npos;
+       ++pos)
+    ++series;
+  EXPECT_EQ(series, 1u);
 }
 
 }  // namespace

@@ -246,18 +246,30 @@ TEST(Session, ObserverSeesOutcomesButNoValues) {
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"hunter2"}}})",
       f.out);
   f.session->handleText(
-      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"throws","arguments":{}}})",
+      R"({"jsonrpc":"2.0","id":"call-two","method":"tools/call","params":{"name":"throws","arguments":{}}})",
       f.out);
-  f.out->waitFor(3);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool"}})", f.out);
+  f.out->waitFor(4);
   f.session->drain(std::chrono::milliseconds(2000));
   std::lock_guard<std::mutex> lock(obs->mu);
-  ASSERT_EQ(obs->records.size(), 2U);
+  ASSERT_EQ(obs->records.size(), 3U);
   std::sort(obs->records.begin(), obs->records.end(),
             [](auto& a, auto& b) { return a.tool < b.tool; });
   EXPECT_EQ(obs->records[0].tool, "echo_length");
   EXPECT_EQ(obs->records[0].outcome, "ok");
   EXPECT_EQ(obs->records[0].rows, 1U);
-  EXPECT_EQ(obs->records[1].outcome, "internal");
+  // Each record carries the JSON-RPC id of its tools/call, as text.
+  EXPECT_EQ(obs->records[0].request_id, "1");
+  EXPECT_EQ(obs->records[1].tool, "no_such_tool");
+  EXPECT_EQ(obs->records[1].outcome, "unknown_tool");
+  EXPECT_EQ(obs->records[1].request_id, "3");
+  EXPECT_EQ(obs->records[2].outcome, "internal");
+  EXPECT_EQ(obs->records[2].request_id, "call-two");
+  // Ids are agent text: bounded in logs.
+  EXPECT_EQ(requestIdText(Json(std::string(100, 'x'))), std::string(64, 'x') + "...");
+  EXPECT_EQ(requestIdText(Json(-7)), "-7");
+  EXPECT_EQ(requestIdText(Json(nullptr)), "");
   // The exception text never reaches the client.
   for (const auto& m : f.out->snapshot())
     EXPECT_EQ(m.dump().find("secret-detail"), std::string::npos);
