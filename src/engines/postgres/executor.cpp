@@ -25,7 +25,7 @@ constexpr std::chrono::milliseconds kCancelRepeat{200};
 
 enum class Why { None, Stop, Deadline, Cap };
 
-// Waits for the results of the command in flight, honouring stop and deadline by PQcancel.
+// Waits for the results of the commands in flight, honouring stop and deadline by PQcancel.
 class Waiter {
  public:
   Waiter(PGconn* conn, PGcancel* cancel, const std::stop_token& stop, Clock::time_point deadline,
@@ -35,6 +35,11 @@ class Waiter {
   // The next result, or null when the command is complete (or the connection is lost / stuck:
   // then failed() is true).
   PgResultPtr next() {
+    if (failed_) return nullptr;  // given up: nothing more is read from this connection
+    if (PQstatus(conn_) == CONNECTION_BAD) {
+      lost();
+      return nullptr;
+    }
     while (PQisBusy(conn_) != 0) {
       if (cleanup_) {
         // COMMIT/ROLLBACK are not cancelled; they get a short grace, then the connection is
@@ -171,6 +176,23 @@ Error stopError(Why why, const Limits& limits) {
                                        " ms and was cancelled on the server");
 }
 
+// Whether the server side of an idle pooled connection is still there. A terminated backend (or a
+// restarted server) leaves its FATAL message and EOF waiting on the socket; reading them now,
+// before anything is sent, is what makes "nothing ran, retry on a new connection" certain. Usually
+// one poll() that does not wait.
+bool stillOpen(PGconn* conn) {
+  // A read returns what is buffered and stops short of the EOF behind it: look again (bounded).
+  for (int i = 0; i < 4; ++i) {
+    pollfd pfd{PQsocket(conn), POLLIN, 0};
+    if (pfd.fd < 0) return false;
+    if (::poll(&pfd, 1, 0) <= 0) return true;  // nothing waiting (a poll error: the send will tell)
+    if (PQconsumeInput(conn) == 0) return false;
+    (void)PQisBusy(conn);  // parses what arrived (e.g. a notice)
+    if (PQstatus(conn) != CONNECTION_OK) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
@@ -180,7 +202,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
   if (Clock::now() >= deadline)
     return makeError(Code::TimedOut, "the call's deadline passed before the query started");
-  if (PQstatus(conn) != CONNECTION_OK) {
+  if (PQstatus(conn) != CONNECTION_OK || !stillOpen(conn)) {
     outcome.broken = outcome.stale = true;
     return lostConnection();
   }
@@ -191,36 +213,61 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     (void)PQcancel(cancel, err, sizeof err);
   });
 
-  if (auto st = control(conn, "BEGIN READ ONLY", w); !st) {
-    outcome.broken = outcome.broken || PQstatus(conn) == CONNECTION_BAD;
-    // Nothing ran yet: when the connection was dead, the caller may retry on a new one.
-    outcome.stale = PQstatus(conn) == CONNECTION_BAD || w.connectionLost();
-    if (w.why() == Why::Stop || w.why() == Why::Deadline) return stopError(w.why(), limits);
-    return st.error();
+  // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, COMMIT. The server runs
+  // them in order and skips the rest up to the sync after an error, so the statement never runs
+  // outside the read-only transaction and COMMIT never follows a failed statement.
+  if (PQenterPipelineMode(conn) != 1) {
+    // Only refused when the connection is not idle: an unexpected state, nothing was sent.
+    outcome.broken = outcome.stale = true;
+    return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
   }
-  if (w.why() != Why::None) {
-    // Stopped (or out of time) while BEGIN ran: end the transaction, run nothing.
-    w.startCleanup();
-    (void)control(conn, "ROLLBACK", w);
-    if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
-    return stopError(w.why(), limits);
-  }
-
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
-  if (PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()),
-                        params.types.data(), values.data(), nullptr, nullptr, 0) == 0) {
+  const bool sent =
+      PQsendQueryParams(conn, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()),
+                        params.types.data(), values.data(), nullptr, nullptr, 0) == 1 &&
+      PQsendQueryParams(conn, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQpipelineSync(conn) == 1;  // flushes the batch
+  if (!sent) {
+    // The socket refused the batch: the peer had already gone, so nothing can have run.
     outcome.broken = true;
+    outcome.stale = PQstatus(conn) == CONNECTION_BAD;
     return lostConnection();
   }
-  // Row-at-a-time fetching: the cap is enforced while rows arrive, not after.
-  (void)PQsetSingleRowMode(conn);
 
+  std::optional<Error> error;
+  bool capped = false;
+  // A failed command: the first error wins; the cancel we sent for a cap is not an error.
+  auto failed = [&](const PGresult* r) {
+    const std::string state = sqlstateOf(r);
+    if (capped && state == "57014") return;
+    if (error) return;
+    if (PQstatus(conn) == CONNECTION_BAD) {
+      error = lostConnection();
+    } else if (state == "57014" && (w.why() == Why::Stop || w.why() == Why::Deadline)) {
+      error = stopError(w.why(), limits);
+    } else if (state == "57014" && stop.stop_requested()) {
+      error = stopError(Why::Stop, limits);  // cancelled by the stop callback first
+    } else {
+      error = errorFromSqlstate(state);
+    }
+  };
+  // The connection can still be read (a lost or stuck one is given up, pipeline and all).
+  auto readable = [&] { return !w.failed() && PQstatus(conn) == CONNECTION_OK; };
+
+  // 1. BEGIN READ ONLY.
+  while (auto r = w.next()) {
+    const ExecStatusType st = PQresultStatus(r.get());
+    if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+  }
+
+  // 2. The statement, fetched row at a time so the caps apply while rows arrive. In pipeline mode
+  // single-row mode is chosen for the command whose results come next, i.e. now.
   RowBudget budget(limits);
   ExecResult out;
   std::vector<std::string> keys;
   std::vector<Oid> col_types;
-  std::optional<Error> error;
   auto describe = [&](const PGresult* r) {
     if (!keys.empty() || PQnfields(r) == 0) return;
     for (int c = 0; c < PQnfields(r); ++c) {
@@ -234,52 +281,58 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
       out.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), types)}});
     }
   };
-  bool capped = false;
-  while (auto r = w.next()) {
-    switch (PQresultStatus(r.get())) {
-      case PGRES_SINGLE_TUPLE: {
-        describe(r.get());
-        if (capped) break;
-        Json row = Json::object();
-        for (int c = 0; c < static_cast<int>(keys.size()); ++c) {
-          if (PQgetisnull(r.get(), 0, c) != 0) {
-            row[keys[c]] = nullptr;
-          } else {
-            row[keys[c]] =
-                valueToJson(col_types[c],
-                            std::string_view(PQgetvalue(r.get(), 0, c),
-                                             static_cast<std::size_t>(PQgetlength(r.get(), 0, c))),
-                            types);
+  if (readable()) {
+    (void)PQsetSingleRowMode(conn);
+    while (auto r = w.next()) {
+      switch (PQresultStatus(r.get())) {
+        case PGRES_SINGLE_TUPLE: {
+          describe(r.get());
+          if (capped) break;
+          Json row = Json::object();
+          for (int c = 0; c < static_cast<int>(keys.size()); ++c) {
+            if (PQgetisnull(r.get(), 0, c) != 0) {
+              row[keys[c]] = nullptr;
+            } else {
+              row[keys[c]] = valueToJson(
+                  col_types[c],
+                  std::string_view(PQgetvalue(r.get(), 0, c),
+                                   static_cast<std::size_t>(PQgetlength(r.get(), 0, c))),
+                  types);
+            }
           }
-        }
-        if (!budget.add(std::move(row))) {
-          // A cap is reached: stop the server producing the rest.
-          capped = true;
-          w.cancel(Why::Cap);
-        }
-        break;
-      }
-      case PGRES_TUPLES_OK: describe(r.get()); break;
-      case PGRES_COMMAND_OK: break;
-      case PGRES_FATAL_ERROR: {
-        const std::string state = sqlstateOf(r.get());
-        if (capped && state == "57014") break;  // our own cap-cancel
-        if (!error) {
-          if (PQstatus(conn) == CONNECTION_BAD) {
-            error = lostConnection();
-          } else if (state == "57014" && (w.why() == Why::Stop || w.why() == Why::Deadline)) {
-            error = stopError(w.why(), limits);
-          } else {
-            error = errorFromSqlstate(state);
+          if (!budget.add(std::move(row))) {
+            // A cap is reached: stop the server producing the rest.
+            capped = true;
+            w.cancel(Why::Cap);
           }
+          break;
         }
-        break;
+        case PGRES_TUPLES_OK: describe(r.get()); break;
+        case PGRES_COMMAND_OK:
+        case PGRES_PIPELINE_ABORTED: break;  // BEGIN failed: the error is already recorded
+        case PGRES_FATAL_ERROR: failed(r.get()); break;
+        default:
+          if (!error) error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
+          break;
       }
-      default:
-        if (!error) error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
-        break;
     }
   }
+
+  // 3. COMMIT (skipped by the server after an error) and the sync. From here on nothing is
+  // cancelled; they get a short grace of their own.
+  bool synced = false;
+  if (readable()) {
+    w.startCleanup();
+    while (auto r = w.next()) {
+      const ExecStatusType st = PQresultStatus(r.get());
+      if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+    }
+    if (readable()) {
+      auto r = w.next();
+      synced = r && PQresultStatus(r.get()) == PGRES_PIPELINE_SYNC;
+    }
+  }
+
   if (w.failed() && !error) {
     error =
         w.connectionLost()
@@ -288,14 +341,19 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
                    ? stopError(w.why(), limits)
                    : makeError(Code::TimedOut, "the database did not stop the statement in time"));
   }
-  if (!error && (w.why() == Why::Stop)) error = stopError(Why::Stop, limits);
+  if (!error && PQstatus(conn) == CONNECTION_BAD) error = lostConnection();
+  if (!error && !synced) error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
+  if (!error && w.why() == Why::Stop) error = stopError(Why::Stop, limits);
 
-  // End the transaction; a connection that cannot be brought back to idle is dropped.
-  if (!outcome.broken && PQstatus(conn) == CONNECTION_OK) {
-    w.startCleanup();
-    const bool clean = !error && !capped;
-    Status st = control(conn, clean ? "COMMIT" : "ROLLBACK", w);
-    if (!st && !error) error = st.error();
+  // Bring the connection back to idle: out of pipeline mode and out of any transaction. After an
+  // error (or a late cap-cancel hitting COMMIT) the server holds a failed transaction block: end
+  // it. A connection that cannot be brought back is dropped.
+  if (synced && !outcome.broken && PQexitPipelineMode(conn) == 1) {
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) {
+      w.startCleanup();
+      Status st = control(conn, "ROLLBACK", w);
+      if (!st && !error) error = st.error();
+    }
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
   } else {
     outcome.broken = true;

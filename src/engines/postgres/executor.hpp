@@ -36,10 +36,12 @@ struct ExecOutcome {
   bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
 };
 
-// BEGIN READ ONLY; the statement through the extended protocol with `params` bound; rows fetched
-// one at a time into a RowBudget (row and byte caps; the rest of a capped result is cancelled on
-// the server); COMMIT (ROLLBACK after an error or a cap). `stop` and `deadline` cancel the running
-// statement with PQcancel. Never throws.
+// BEGIN READ ONLY; the statement through the extended protocol with `params` bound; COMMIT: sent
+// as one libpq pipeline with one sync (one network round trip). Rows are fetched one at a time
+// into a RowBudget (row and byte caps; the rest of a capped result is cancelled on the server).
+// After an error the server skips COMMIT and the connection is brought back to idle (pipeline
+// drained, ROLLBACK of the failed transaction block) or marked broken. `stop` and `deadline`
+// cancel the running statement with PQcancel. Never throws.
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
                                    const BoundParams& params, const Limits& limits,
                                    const std::stop_token& stop, Clock::time_point deadline,
