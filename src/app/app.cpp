@@ -1,12 +1,13 @@
 #include "app/app.hpp"
 
-#include <openssl/rand.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <iostream>
 #include <mutex>
@@ -27,9 +28,18 @@ const std::vector<std::string>& otherSections() {
   return kSections;
 }
 
+// 32 bytes from the kernel's CSPRNG. Not RAND_bytes: its first call sets up OpenSSL's DRBG and
+// providers (~8 M instructions) on the way to the first answer (docs/BENCHMARKS.md "Startup
+// profile").
 std::string randomKey() {
   unsigned char buf[32];
-  if (RAND_bytes(buf, sizeof buf) != 1) return {};
+  std::size_t got = 0;
+  while (got < sizeof buf) {
+    const ssize_t n = getrandom(buf + got, sizeof buf - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return {};
+    got += static_cast<std::size_t>(n);
+  }
   return std::string(reinterpret_cast<const char*>(buf), sizeof buf);
 }
 
