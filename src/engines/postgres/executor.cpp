@@ -176,21 +176,28 @@ Error stopError(Why why, const Limits& limits) {
                                        " ms and was cancelled on the server");
 }
 
+enum class Idle { Open, Gone, SaidGoodbye };
+
 // Whether the server side of an idle pooled connection is still there. A terminated backend (or a
-// restarted server) leaves its FATAL message and EOF waiting on the socket; reading them now,
-// before anything is sent, is what makes "nothing ran, retry on a new connection" certain. Usually
-// one poll() that does not wait.
-bool stillOpen(PGconn* conn) {
+// restarted server) leaves its FATAL message and EOF waiting on the socket; reading them before
+// anything is sent is what makes "nothing ran, retry on a new connection" certain. Usually one
+// poll() that does not wait. SaidGoodbye: something arrived unasked on the idle connection (in
+// practice the FATAL message of a terminating backend) but the EOF behind it not yet.
+Idle checkIdle(PGconn* conn) {
+  Idle state = Idle::Open;
   // A read returns what is buffered and stops short of the EOF behind it: look again (bounded).
   for (int i = 0; i < 4; ++i) {
     pollfd pfd{PQsocket(conn), POLLIN, 0};
-    if (pfd.fd < 0) return false;
-    if (::poll(&pfd, 1, 0) <= 0) return true;  // nothing waiting (a poll error: the send will tell)
-    if (PQconsumeInput(conn) == 0) return false;
-    (void)PQisBusy(conn);  // parses what arrived (e.g. a notice)
-    if (PQstatus(conn) != CONNECTION_OK) return false;
+    if (pfd.fd < 0) return Idle::Gone;
+    if (::poll(&pfd, 1, 0) <= 0)
+      return state;  // nothing (more) waiting; a poll error: the send
+                     // will tell
+    if (PQconsumeInput(conn) == 0) return Idle::Gone;
+    (void)PQisBusy(conn);  // parses what arrived (an unexpected message goes to the notice hook)
+    if (PQstatus(conn) != CONNECTION_OK) return Idle::Gone;
+    state = Idle::SaidGoodbye;
   }
-  return true;
+  return state;
 }
 
 }  // namespace
@@ -202,7 +209,8 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
   if (Clock::now() >= deadline)
     return makeError(Code::TimedOut, "the call's deadline passed before the query started");
-  if (PQstatus(conn) != CONNECTION_OK || !stillOpen(conn)) {
+  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
+  if (idle == Idle::Gone) {
     outcome.broken = outcome.stale = true;
     return lostConnection();
   }
@@ -257,9 +265,17 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   auto readable = [&] { return !w.failed() && PQstatus(conn) == CONNECTION_OK; };
 
   // 1. BEGIN READ ONLY.
+  bool begun = false;  // the server answered BEGIN
   while (auto r = w.next()) {
     const ExecStatusType st = PQresultStatus(r.get());
+    begun = begun || st == PGRES_COMMAND_OK;
     if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+  }
+  if (!begun && idle == Idle::SaidGoodbye && PQstatus(conn) == CONNECTION_BAD) {
+    // The backend had announced its end before the batch was sent, and answered nothing: it ran
+    // nothing, so the caller may retry on a new connection.
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
   }
 
   // 2. The statement, fetched row at a time so the caps apply while rows arrive. In pipeline mode
