@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -474,6 +477,40 @@ struct JoinOnExit {
   }
 };
 
+// Runs `load` on a background thread after `delay`, unless destroyed first (then it does not
+// start; a load already running is waited for). Loading the model right away (OpenBLAS, 32 MB of
+// weights, the check sentence) competed for the CPU with the initialize answer and the
+// self-check, and took the process from ~18 MB to ~55 MB before a client had listed the tools
+// (docs/BENCHMARKS.md "Startup profile"). A semantic search before the delay loads it itself.
+class DelayedPreload {
+ public:
+  DelayedPreload(std::function<void()> load, std::chrono::milliseconds delay)
+      : thread_([this, load = std::move(load), delay] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, delay, [this] { return stopping_; })) return;
+          lock.unlock();
+          load();
+        }) {}
+  DelayedPreload(const DelayedPreload&) = delete;
+  DelayedPreload& operator=(const DelayedPreload&) = delete;
+  ~DelayedPreload() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+constexpr std::chrono::milliseconds kPreloadDelay{1000};
+
 // assemble() for the serving paths: config problems go to stderr.
 std::optional<Assembly> assembleForServing(const AppOptions& options, const Env& env) {
   std::ostringstream err;
@@ -504,11 +541,11 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   session->setLogOutbox(out);
   client_sink->attach(session);
 
-  // Load the embedding model in the background so the first semantic search does not pay for it
-  // and the initialize answer is not delayed by it.
-  std::thread preload;
+  // Load the embedding model in the background so the first semantic search does not pay for it,
+  // but only after kPreloadDelay (see DelayedPreload).
+  std::optional<DelayedPreload> preload;
   if (a->preload_embedder && a->services.embedder_requested && a->services.embedder) {
-    preload = std::thread([embedder = a->services.embedder] { (void)embedder(); });
+    preload.emplace([embedder = a->services.embedder] { (void)embedder(); }, kPreloadDelay);
   }
 
   transport::StdioOptions io;
@@ -522,7 +559,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
   client_sink->attach({});
   core.pool().shutdown();
-  if (preload.joinable()) preload.join();
+  preload.reset();
   return kExitOk;
 }
 
