@@ -23,6 +23,13 @@ const mb = (kb) => (kb === null || kb === undefined ? "–" : `${(kb / 1024).toF
 const range = (x, f) => (x ? `${f(x.median)} (${f(x.min)}–${f(x.max)})` : "–");
 const ratio = (a, b) => (a && b ? a / b : null);
 const rfmt = (v) => (v === null ? "–" : v >= 10 ? `${Math.round(v)}×` : `${v.toFixed(v < 1 ? 2 : 1)}×`);
+// Errors of a figure: failed requests (non-200, JSON-RPC error, isError result, no HTTP answer)
+// summed over its repetitions, plus repetitions that failed as a whole.
+const errCount = (s) => {
+  if (!s) return "–";
+  const failed = (s.runs ?? 0) - (s.ok_runs ?? 0);
+  return `${fmt(s.errors ?? 0)}${failed > 0 ? ` +${failed} failed run${failed === 1 ? "" : "s"}` : ""}`;
+};
 const errNote = (s) => (s && (s.errors > 0 || s.expect_ok === false || s.ok_runs < s.runs) ? " ⚠" : "");
 
 const lines = [];
@@ -36,7 +43,9 @@ p(`${m.date} · ${m.cpus} × ${m.cpu_model} · ${m.mem_gb} GB · Linux ${m.kerne
 p();
 p("Figures are medians over the repetitions (min–max in brackets where shown). Latency is per request, measured by the");
 p("native client from writing the request to reading its answer. Every server ran the same query against the same");
-p("databases; ⚠ marks a figure with errors or a wrong answer (see latest.json).");
+p("databases; ⚠ marks a figure with errors or a wrong answer (see latest.json). The errors columns count failed");
+p("requests over all repetitions (HTTP status other than 200, JSON-RPC errors, isError results, no HTTP answer),");
+p("then repetitions that failed as a whole.");
 
 function serverTable(title, group, withList) {
   const ids = Object.keys(group).filter((k) => group[k] && group[k].name);
@@ -44,8 +53,8 @@ function serverTable(title, group, withList) {
   p();
   p(`## ${title}`);
   p();
-  p(`| Server | Cold start → initialize | ${withList ? "tools/list p50 | " : ""}call p50 / p99, c=1 | p50 / p99, c=8 | p50 / p99, c=64 | req/s c=1 | req/s c=8 | req/s c=64 | RSS idle | RSS after c=64 |`);
-  p(`|---|---|${withList ? "---|" : ""}---|---|---|---|---|---|---|---|`);
+  p(`| Server | Cold start → initialize | ${withList ? "tools/list p50 | " : ""}call p50 / p99, c=1 | p50 / p99, c=8 | p50 / p99, c=64 | req/s c=1 | req/s c=8 | req/s c=64 | RSS idle | RSS after c=64 | errors c=1 / 8 / 64 |`);
+  p(`|---|---|${withList ? "---|" : ""}---|---|---|---|---|---|---|---|---|`);
   for (const id of ids) {
     const s = group[id];
     const cells = [s.name, range(s.cold?.cold_start_us ? { min: s.cold.cold_start_us.min, median: s.cold.cold_start_us.p50, max: s.cold.cold_start_us.max } : null, ms)];
@@ -57,6 +66,7 @@ function serverTable(title, group, withList) {
     for (const c of C) cells.push(fmt(med(s[`call_c${c}`]?.throughput_rps)));
     cells.push(mb(med(s.call_c1?.rss_idle_kb) ?? s.cold?.rss_idle?.rss_kb));
     cells.push(mb(med(s.call_c64?.rss_loaded_kb)));
+    cells.push(C.map((c) => errCount(s[`call_c${c}`])).join(" / "));
     p(`| ${cells.join(" | ")} |`);
   }
   const o = group[OURS];
@@ -82,16 +92,16 @@ function serverTable(title, group, withList) {
 p();
 p("## Load client ceiling (instant-answer echo server)");
 p();
-p("| Transport | p50 c=1 | req/s c=1 | req/s c=8 | req/s c=64 |");
-p("|---|---|---|---|---|");
+p("| Transport | p50 c=1 | req/s c=1 | req/s c=8 | req/s c=64 | errors c=1 / 8 / 64 |");
+p("|---|---|---|---|---|---|");
 for (const t of ["stdio", "http"]) {
   const x = R.client_ceiling?.[t];
   if (!x) continue;
-  p(`| ${t}, native mcpdb-loadgen | ${us(med(x.c1?.p50_us))} | ${fmt(med(x.c1?.throughput_rps))} | ${fmt(med(x.c8?.throughput_rps))} | ${fmt(med(x.c64?.throughput_rps))} |`);
+  p(`| ${t}, native mcpdb-loadgen | ${us(med(x.c1?.p50_us))} | ${fmt(med(x.c1?.throughput_rps))} | ${fmt(med(x.c8?.throughput_rps))} | ${fmt(med(x.c64?.throughput_rps))} | ${[x.c1, x.c8, x.c64].map(errCount).join(" / ")} |`);
 }
 const sdk = R.client_ceiling?.node_sdk;
 if (sdk && sdk.c1) {
-  p(`| stdio, official Node SDK client${sdk.note ? ` (${sdk.note})` : ""} | ${us(sdk.c1.p50_us)} | ${fmt(sdk.c1.throughput_rps)} | ${fmt(sdk.c8?.throughput_rps)} | ${fmt(sdk.c64?.throughput_rps)} |`);
+  p(`| stdio, official Node SDK client${sdk.note ? ` (${sdk.note})` : ""} | ${us(sdk.c1.p50_us)} | ${fmt(sdk.c1.throughput_rps)} | ${fmt(sdk.c8?.throughput_rps)} | ${fmt(sdk.c64?.throughput_rps)} | ${[sdk.c1, sdk.c8, sdk.c64].map((x) => (x && typeof x.errors === "number" ? fmt(x.errors) : "–")).join(" / ")} |`);
 }
 
 serverTable("PostgreSQL over stdio: one document by id", R.postgres, true);
@@ -124,12 +134,12 @@ p("## Semantic search end to end (mcp-dbserver: local embedding + database)");
 p();
 p("No peer embeds queries locally, so there is no side-by-side figure; these are ours alone.");
 p();
-p("| Tool | p50 c=1 | p99 c=1 | req/s c=1 | req/s c=8 | RSS after (model loaded) |");
-p("|---|---|---|---|---|---|");
+p("| Tool | p50 c=1 | p99 c=1 | req/s c=1 | req/s c=8 | RSS after (model loaded) | errors c=1 / 8 |");
+p("|---|---|---|---|---|---|---|");
 for (const [k, label] of [["pgvector", "semantic_search_documents (pgvector HNSW)"], ["mongodb", "semantic_search_mongodb (exact-scan fallback: no Atlas locally)"]]) {
   const a = R.semantic?.[`${k}_c1`];
   const b = R.semantic?.[`${k}_c8`];
-  p(`| ${label} | ${us(med(a?.p50_us))}${errNote(a)} | ${us(med(a?.p99_us))} | ${fmt(med(a?.throughput_rps))} | ${fmt(med(b?.throughput_rps))}${errNote(b)} | ${mb(med(b?.rss_loaded_kb))} |`);
+  p(`| ${label} | ${us(med(a?.p50_us))}${errNote(a)} | ${us(med(a?.p99_us))} | ${fmt(med(a?.throughput_rps))} | ${fmt(med(b?.throughput_rps))}${errNote(b)} | ${mb(med(b?.rss_loaded_kb))} | ${errCount(a)} / ${errCount(b)} |`);
 }
 
 // Targets.

@@ -284,11 +284,27 @@ std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o,
   return answer;
 }
 
+// Measured requests that did not succeed, by kind; `errors` is their sum.
+struct ErrorCounts {
+  long http_status = 0;  // an HTTP status other than 200
+  long rpc = 0;          // a JSON-RPC error response
+  long tool = 0;         // a tool result with isError: true
+  long transport = 0;    // no HTTP answer: refused, reset, timed out or garbled
+
+  void add(const ErrorCounts& o) {
+    http_status += o.http_status;
+    rpc += o.rpc;
+    tool += o.tool;
+    transport += o.transport;
+  }
+};
+
 struct PhaseResult {
   std::vector<long long> latencies_ns;
   long sent = 0;
   long completed = 0;
   long errors = 0;
+  ErrorCounts error_kinds;
   std::string first_error;
   std::string first_response;
   double wall_s = 0;
@@ -301,6 +317,7 @@ void noteResponse(PhaseResult& r, std::string_view line, const ResponseInfo& inf
   if (r.first_response.empty()) r.first_response = std::string(line);
   if (info.rpc_error || info.tool_error) {
     ++r.errors;
+    ++(info.rpc_error ? r.error_kinds.rpc : r.error_kinds.tool);
     if (r.first_error.empty()) r.first_error = std::string(line.substr(0, 600));
   }
 }
@@ -360,6 +377,11 @@ json phaseJson(PhaseResult& r, const Options& o) {
   json j{{"sent", r.sent},
          {"completed", r.completed},
          {"errors", r.errors},
+         {"error_kinds",
+          {{"http_status", r.error_kinds.http_status},
+           {"jsonrpc", r.error_kinds.rpc},
+           {"tool_is_error", r.error_kinds.tool},
+           {"transport", r.error_kinds.transport}}},
          {"wall_s", r.wall_s},
          {"throughput_rps", r.wall_s > 0 ? static_cast<double>(r.completed) / r.wall_s : 0.0},
          {"latency_us", summarize(r.latencies_ns)},
@@ -510,6 +532,7 @@ int runHttpLoad(const Options& o) {
     std::vector<long long> lat;
     PhaseResult mine;
     HttpReply reply;
+    int failures_in_a_row = 0;
     for (;;) {
       if (stop.load()) break;
       const long i = next.fetch_add(1);
@@ -523,23 +546,48 @@ int runHttpLoad(const Options& o) {
       const bool ok = conn.post(requestText(o, i + 1), reply, milliseconds(o.timeout_ms));
       const auto e = Clock::now();
       if (!ok) {
-        mine.failed = true;
-        mine.failure = "request " + std::to_string(i + 1) + ": no HTTP answer";
-        stop.store(true);
-        break;
+        // A transport error counts against this request; the connection reconnects for the next
+        // one. Many in a row mean the server is gone: the run fails.
+        const std::string what = "request " + std::to_string(i + 1) + ": no HTTP answer";
+        if (i >= o.warmup) {
+          ++mine.sent;
+          ++mine.errors;
+          ++mine.error_kinds.transport;
+          if (mine.first_error.empty()) mine.first_error = what;
+        }
+        if (++failures_in_a_row >= 20) {
+          mine.failed = true;
+          mine.failure = what + " (20 in a row)";
+          stop.store(true);
+          break;
+        }
+        continue;
       }
+      failures_in_a_row = 0;
       if (i < o.warmup) continue;
       ++mine.sent;
       ++mine.completed;
       lat.push_back(nanosBetween(s, e));
       if (reply.status != 200) {
         ++mine.errors;
+        ++mine.error_kinds.http_status;
         if (mine.first_error.empty())
           mine.first_error =
               "HTTP " + std::to_string(reply.status) + " " + reply.message.substr(0, 400);
         if (mine.first_response.empty()) mine.first_response = reply.message;
       } else {
-        noteResponse(mine, reply.message, scanResponse(reply.message));
+        const ResponseInfo info = scanResponse(reply.message);
+        if (info.id) {
+          noteResponse(mine, reply.message, info);
+        } else {
+          // A 200 that carries no JSON-RPC response (empty, or a stream without one).
+          ++mine.errors;
+          ++mine.error_kinds.rpc;
+          if (mine.first_error.empty())
+            mine.first_error =
+                "HTTP 200 without a JSON-RPC response: " + reply.message.substr(0, 400);
+          if (mine.first_response.empty()) mine.first_response = reply.message;
+        }
       }
       done.fetch_add(1);
     }
@@ -548,6 +596,7 @@ int runHttpLoad(const Options& o) {
     r.sent += mine.sent;
     r.completed += mine.completed;
     r.errors += mine.errors;
+    r.error_kinds.add(mine.error_kinds);
     r.time_capped = r.time_capped || mine.time_capped;
     if (mine.failed && !r.failed) {
       r.failed = true;
