@@ -11,6 +11,8 @@ namespace {
 
 // How long a verified embedding-model row is trusted before it is read again.
 constexpr std::chrono::seconds kModelCheckTtl{60};
+// How many allowed statements the guardrail verdict cache keeps.
+constexpr std::size_t kMaxRememberedStatements = 1024;
 
 Json envelope(ExecResult& r, const std::string& rows_key) {
   Json out{{rows_key, std::move(r.rows)}, {"row_count", r.row_count}, {"truncated", r.truncated}};
@@ -44,13 +46,29 @@ Clock::time_point Runtime::effectiveDeadline(const protocol::CallContext& ctx,
   return std::min(ctx.deadline, by_timeout);
 }
 
+Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
+  {
+    std::shared_lock<std::shared_mutex> lock(allowed_mu_);
+    if (auto it = allowed_.find(sql); it != allowed_.end()) return it->second;
+  }
+  // The verdict is a pure function of the text: the same text gets the same verdict, so a lookup
+  // by the whole text is the check (the lexer costs microseconds per call at the serving rate).
+  const guard::Verdict verdict = guard::checkTemplate(sql);
+  if (!verdict.allowed) return guard::toStatus(verdict).error();
+  std::unique_lock<std::shared_mutex> lock(allowed_mu_);
+  // Bounded: the configured statements are a few dozen; anything beyond is checked every time.
+  if (allowed_.size() < kMaxRememberedStatements)
+    allowed_.emplace(sql, verdict.placeholders.size());
+  return verdict.placeholders.size();
+}
+
 Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
                                 const Limits& limits, const std::stop_token& stop,
                                 Clock::time_point deadline) {
   // Defence in depth: the template was checked at startup; it is checked again before every run.
-  const guard::Verdict verdict = guard::checkTemplate(sql);
-  if (!verdict.allowed) return guard::toStatus(verdict).error();
-  if (verdict.placeholders.size() != params.values.size()) {
+  auto placeholders = checkStatement(sql);
+  if (!placeholders) return placeholders.error();
+  if (*placeholders != params.values.size()) {
     return makeError(Code::Internal,
                      "the statement's placeholders do not match its bound parameters");
   }

@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/env.hpp"
@@ -61,9 +63,15 @@ class Runtime {
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline);
 
+  // The guardrail verdict of `sql`: its placeholder count when allowed. Allowed statements are
+  // remembered (by their whole text; refusals never are), so checking one again is a lookup.
+  Result<std::size_t> checkStatement(const std::string& sql);
+
   Section section_;
   Env env_;
   std::unique_ptr<Pool> pool_;
+  std::shared_mutex allowed_mu_;
+  std::unordered_map<std::string, std::size_t> allowed_;  // statement -> placeholder count
   std::mutex model_mu_;
   std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
   Clock::time_point model_checked_at_{};

@@ -117,6 +117,31 @@ TEST(PostgresReadOnly, GuardrailRefusesBeforeEveryExecution) {
   EXPECT_EQ(rt->pool().openCount(), 0U);  // nothing even connected
 }
 
+TEST(PostgresReadOnly, GuardrailVerdictIsTheSameOnEveryRun) {
+  // Allowed statements are remembered; a refusal is not, and stays a refusal however often it is
+  // tried, also after an allowed statement ran.
+  auto rt = makeRuntime("version: 1\n", envWithDsn(requireEnv("MCPDB_PG_OVERPRIV_DSN")));
+  std::stop_source never;
+  const auto deadline = [] { return Clock::now() + std::chrono::seconds(5); };
+  for (int i = 0; i < 3; ++i) {
+    auto ok = rt->run("SELECT 1 AS one", BoundParams{}, Limits{}, never.get_token(), deadline());
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+    EXPECT_EQ(ok->rows, Json::parse(R"([{"one": 1}])"));
+    auto refused = rt->run("DELETE FROM pgtest.scratch", BoundParams{}, Limits{}, never.get_token(),
+                           deadline());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, Code::PermissionDenied);
+    EXPECT_EQ(refused.error().message.find("SQLSTATE"), std::string::npos);
+    // The remembered placeholder count is still compared with the bound parameters.
+    BoundParams one;
+    one.add("1", oid::kInt8);
+    auto mismatch = rt->run("SELECT 1 AS one", one, Limits{}, never.get_token(), deadline());
+    ASSERT_FALSE(mismatch.ok());
+    EXPECT_EQ(mismatch.error().code, Code::Internal);
+  }
+  EXPECT_EQ(adminQuery("SELECT count(*) FROM pgtest.items").value_or(""), "501");
+}
+
 TEST(PostgresReadOnly, ReaderRoleSessionSettings) {
   auto rt = makeRuntime(R"(
 postgres:
