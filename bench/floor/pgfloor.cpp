@@ -3,8 +3,10 @@
 //   mcpdb-pgfloor --sql 'SELECT ...$1' --param doc-01 [--requests N] [--warmup W] [--threads T]
 // Shapes (--shape, may repeat; default all):
 //   bare      one PQexecParams per call
-//   txn       BEGIN READ ONLY; the statement; COMMIT, each waited for (three round trips)
-//   pipeline  the same three commands in libpq pipeline mode (one round trip)
+//   txn       BEGIN READ ONLY; the statement; COMMIT, each waited for (three round trips: what
+//             mcp-dbserver did before it pipelined them)
+//   pipeline  the same three commands in libpq pipeline mode, one sync, one round trip (what
+//             mcp-dbserver does, which also fetches the statement's rows in single-row mode)
 // Connects with $POSTGRES_DSN. Prints one JSON object.
 #include <libpq-fe.h>
 

@@ -176,26 +176,25 @@ Error stopError(Why why, const Limits& limits) {
                                        " ms and was cancelled on the server");
 }
 
-enum class Idle { Open, Gone, SaidGoodbye };
+enum class Idle { Open, Gone, Unasked };
 
 // Whether the server side of an idle pooled connection is still there. A terminated backend (or a
 // restarted server) leaves its FATAL message and EOF waiting on the socket; reading them before
 // anything is sent is what makes "nothing ran, retry on a new connection" certain. Usually one
-// poll() that does not wait. SaidGoodbye: something arrived unasked on the idle connection (in
-// practice the FATAL message of a terminating backend) but the EOF behind it not yet.
+// poll() that does not wait. Unasked: something arrived unasked on the idle connection (in
+// practice the FATAL message of a terminating backend) but no EOF behind it yet.
 Idle checkIdle(PGconn* conn) {
   Idle state = Idle::Open;
   // A read returns what is buffered and stops short of the EOF behind it: look again (bounded).
   for (int i = 0; i < 4; ++i) {
     pollfd pfd{PQsocket(conn), POLLIN, 0};
     if (pfd.fd < 0) return Idle::Gone;
-    if (::poll(&pfd, 1, 0) <= 0)
-      return state;  // nothing (more) waiting; a poll error: the send
-                     // will tell
+    // Nothing (more) waiting. (A poll error: the send will tell.)
+    if (::poll(&pfd, 1, 0) <= 0) return state;
     if (PQconsumeInput(conn) == 0) return Idle::Gone;
     (void)PQisBusy(conn);  // parses what arrived (an unexpected message goes to the notice hook)
     if (PQstatus(conn) != CONNECTION_OK) return Idle::Gone;
-    state = Idle::SaidGoodbye;
+    state = Idle::Unasked;
   }
   return state;
 }
@@ -238,7 +237,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
       PQsendQueryParams(conn, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
       PQpipelineSync(conn) == 1;  // flushes the batch
   if (!sent) {
-    // The socket refused the batch: the peer had already gone, so nothing can have run.
+    // libpq could not write the batch. When that is because the peer had gone, nothing ran.
     outcome.broken = true;
     outcome.stale = PQstatus(conn) == CONNECTION_BAD;
     return lostConnection();
@@ -271,7 +270,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     begun = begun || st == PGRES_COMMAND_OK;
     if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
   }
-  if (!begun && idle == Idle::SaidGoodbye && PQstatus(conn) == CONNECTION_BAD) {
+  if (!begun && idle == Idle::Unasked && PQstatus(conn) == CONNECTION_BAD) {
     // The backend had announced its end before the batch was sent, and answered nothing: it ran
     // nothing, so the caller may retry on a new connection.
     outcome.broken = outcome.stale = true;
