@@ -42,6 +42,12 @@ using AnyFunction = void (*)();
 
 }  // namespace
 
+// The two variadic functions name an enum as their last fixed parameter, exactly as libcurl
+// declares them; its values fit an int, so va_start is well-defined in practice (clang warns).
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wvarargs"
+#endif
+
 // The real function `name`, resolved once; nullptr when libcurl could not be loaded. Only the
 // global set-up, curl_easy_init and the helpers without a handle can be reached in that case.
 #define MCPDB_REAL(name) static const auto real = resolve<decltype(&(name))>(#name)
