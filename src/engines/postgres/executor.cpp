@@ -11,6 +11,12 @@
 #include "common/row_budget.hpp"
 #include "engines/postgres/sqlstate.hpp"
 
+// Pipeline mode (one round trip per call) is in libpq 14 and later; the server side needs nothing
+// beyond protocol 3, so there is no runtime fallback to keep.
+#ifndef LIBPQ_HAS_PIPELINING
+#error "mcp-dbserver needs libpq 14 or newer (pipeline mode)"
+#endif
+
 namespace mcpdb::postgres {
 namespace {
 
