@@ -119,7 +119,7 @@ p();
 p("| Path | p50 | p99 | mcp-dbserver p50 minus this |");
 p("|---|---|---|---|");
 const ours50 = med(o?.call_c1?.p50_us);
-const names = { bare: "libpq PQexecParams, one statement", txn: "libpq BEGIN READ ONLY; statement; COMMIT (3 round trips, what the server does)", pipeline: "libpq pipeline mode, same 3 commands in 1 round trip" };
+const names = { bare: "libpq PQexecParams, one statement", txn: "libpq BEGIN READ ONLY; statement; COMMIT (3 round trips, what the server did before pipelining)", pipeline: "libpq pipeline mode, same 3 commands in 1 round trip (what the server does)" };
 for (const k of ["bare", "txn", "pipeline"]) {
   const x = f?.[k];
   if (!x) continue;
