@@ -75,4 +75,54 @@ std::string serialize(const Json& message) {
   return message.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+void appendJsonStringUtf8(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t run = 0;  // start of the pending unescaped run
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\b': out.append("\\b"); break;
+      case '\t': out.append("\\t"); break;
+      case '\n': out.append("\\n"); break;
+      case '\f': out.append("\\f"); break;
+      case '\r': out.append("\\r"); break;
+      default: {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(esc, sizeof esc);
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+}
+
+void appendJsonString(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Rare (agent text with non-ASCII bytes): let the library validate and replace.
+      out.append(serialize(Json(std::string(s))));
+      return;
+    }
+  }
+  appendJsonStringUtf8(out, s);
+}
+
+std::string serializedResultResponse(const Json& id, std::string_view result_json) {
+  // Keys in the order serialize() writes them (sorted).
+  std::string out;
+  out.reserve(result_json.size() + 48);
+  out.append(R"({"id":)");
+  out.append(serialize(id));
+  out.append(R"(,"jsonrpc":"2.0","result":)");
+  out.append(result_json);
+  out.push_back('}');
+  return out;
+}
+
 }  // namespace mcpdb::protocol

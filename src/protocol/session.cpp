@@ -56,36 +56,62 @@ class BatchOutbox : public Outbox {
       parent_->send(message);
       return;
     }
-    Json done;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      responses_.push_back(message);
-      if (responses_.size() < expected_) return;
-      done = std::move(responses_);
+    add(serialize(message));
+  }
+  void sendSerialized(std::string text, bool response) override {
+    if (!response) {
+      parent_->sendSerialized(std::move(text), false);
+      return;
     }
-    parent_->send(done);
+    add(std::move(text));
   }
   // A cancelled request sends nothing; stop waiting for it.
   void forget() {
-    Json done;
+    std::string done;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (expected_ == 0) return;
       --expected_;
       if (responses_.empty() || responses_.size() < expected_) return;
-      done = std::move(responses_);
+      done = join();
     }
-    parent_->send(done);
+    parent_->sendSerialized(std::move(done), true);
   }
 
  private:
+  void add(std::string text) {
+    std::string done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      responses_.push_back(std::move(text));
+      if (responses_.size() < expected_) return;
+      done = join();
+    }
+    parent_->sendSerialized(std::move(done), true);
+  }
+  // The array of the collected responses, in the order they finished.
+  std::string join() {
+    std::string out = "[";
+    for (std::size_t i = 0; i < responses_.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out.append(responses_[i]);
+    }
+    out.push_back(']');
+    responses_.clear();
+    return out;
+  }
+
   std::shared_ptr<Outbox> parent_;
   std::mutex mu_;
   std::size_t expected_;
-  Json responses_ = Json::array();
+  std::vector<std::string> responses_;
 };
 
 }  // namespace
+
+void Outbox::sendSerialized(std::string text, bool /*response*/) {
+  send(Json::parse(text, nullptr, /*allow_exceptions=*/false));
+}
 
 std::string requestIdText(const Json& id) {
   if (id.is_string()) return bounded(id.get_ref<const std::string&>());
@@ -113,6 +139,20 @@ ServerCore::~ServerCore() {
 
 void ServerCore::notify(const CallRecord& record) const {
   for (const auto& o : observers_) o->onCall(record);
+}
+
+std::string ServerCore::unscopedToolsPage(std::size_t start,
+                                          const std::function<std::string()>& make) {
+  {
+    std::lock_guard<std::mutex> lock(pages_mu_);
+    if (auto it = pages_.find(start); it != pages_.end()) return it->second;
+  }
+  std::string page = make();
+  // Only the pages this server hands out cursors for are kept (bounded by the tool count); a bad
+  // cursor (an empty page) or an odd start a client made up is computed each time.
+  if (page.empty() || start % std::max<std::size_t>(1, options_.page_size) != 0) return page;
+  std::lock_guard<std::mutex> lock(pages_mu_);
+  return pages_.emplace(start, std::move(page)).first->second;
 }
 
 Session::Session(ServerCore& core, Principal principal, ScopeFn scope)
@@ -157,7 +197,11 @@ void Session::handleText(std::string_view text, const std::shared_ptr<Outbox>& o
     out->send(*parsed.error_response);
     return;
   }
-  handle(*parsed.message, out);
+  if (parsed.message->is_array()) {
+    handle(*parsed.message, out);
+  } else {
+    handleOne(std::move(*parsed.message), out);  // owned: params move through, never copied
+  }
 }
 
 void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
@@ -192,7 +236,8 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   for (const auto& m : message) handleOne(m, batch);
 }
 
-void Session::handleOne(const Json& message, const std::shared_ptr<Outbox>& out) {
+void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out) {
+  const Json& message = owned;
   if (!message.is_object()) {
     out->send(
         makeErrorResponse(nullptr, rpc::kInvalidRequest, "a JSON-RPC message must be an object"));
@@ -220,7 +265,8 @@ void Session::handleOne(const Json& message, const std::shared_ptr<Outbox>& out)
     return;
   }
   const auto& method = message["method"].get_ref<const std::string&>();
-  Json params = message.contains("params") ? message["params"] : Json::object();
+  auto found_params = owned.find("params");
+  Json params = found_params != owned.end() ? std::move(*found_params) : Json::object();
   if (!params.is_object()) {
     if (has_id) out->send(makeErrorResponse(id, rpc::kInvalidParams, "params must be an object"));
     return;
@@ -242,7 +288,7 @@ void Session::handleNotification(const std::string& method, const Json& params) 
   // notifications/initialized and any other notification need no action and get no answer.
 }
 
-void Session::handleRequest(const Json& id, const std::string& method, const Json& params,
+void Session::handleRequest(const Json& id, const std::string& method, Json& params,
                             const std::shared_ptr<Outbox>& out) {
   if (method == "ping") {
     out->send(makeResultResponse(id, Json::object()));
@@ -267,12 +313,11 @@ void Session::handleRequest(const Json& id, const std::string& method, const Jso
     return;
   }
   if (method == "tools/list") {
-    bool bad_cursor = false;
-    Json result = listTools(params, bad_cursor);
-    if (bad_cursor) {
+    std::string page;
+    if (!listTools(params, page)) {
       out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
     } else {
-      out->send(makeResultResponse(id, std::move(result)));
+      out->sendSerialized(serializedResultResponse(id, page), true);
     }
     return;
   }
@@ -321,7 +366,7 @@ Json Session::initializeResult(const Json& params) {
   return result;
 }
 
-Json Session::listTools(const Json& params, bool& bad_cursor) const {
+bool Session::listTools(const Json& params, std::string& page) const {
   // The cursor is the decimal index of the first tool of the page; opaque to clients.
   std::size_t start = 0;
   if (params.contains("cursor")) {
@@ -329,11 +374,21 @@ Json Session::listTools(const Json& params, bool& bad_cursor) const {
     if (!c.is_string() || c.get_ref<const std::string&>().empty() ||
         c.get_ref<const std::string&>().size() > 9 ||
         c.get_ref<const std::string&>().find_first_not_of("0123456789") != std::string::npos) {
-      bad_cursor = true;
-      return {};
+      return false;
     }
     start = std::stoul(c.get<std::string>());
   }
+  bool bad_cursor = false;
+  auto make = [&] {
+    Json result = toolsPage(start, bad_cursor);
+    return bad_cursor ? std::string() : serialize(result);
+  };
+  // A scope may change on reload (HTTP client tables), so only unscoped pages are cached.
+  page = scope_ ? make() : core_.unscopedToolsPage(start, make);
+  return !page.empty();
+}
+
+Json Session::toolsPage(std::size_t start, bool& bad_cursor) const {
   std::vector<const Tool*> visible_tools;
   for (const auto& t : core_.registry().tools()) {
     if (visible(*t)) visible_tools.push_back(t.get());
@@ -352,7 +407,7 @@ Json Session::listTools(const Json& params, bool& bad_cursor) const {
   return result;
 }
 
-void Session::callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out) {
+void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out) {
   if (!params.contains("name") || !params["name"].is_string()) {
     out->send(
         makeErrorResponse(id, rpc::kInvalidParams, "tools/call needs params.name (a string)"));
@@ -370,7 +425,8 @@ void Session::callTool(const Json& id, const Json& params, const std::shared_ptr
     out->send(makeErrorResponse(id, rpc::kInvalidParams, "Unknown tool: " + bounded(name)));
     return;
   }
-  Json arguments = params.contains("arguments") ? params["arguments"] : Json::object();
+  auto found_arguments = params.find("arguments");
+  Json arguments = found_arguments != params.end() ? std::move(*found_arguments) : Json::object();
   if (arguments.is_null()) arguments = Json::object();
   if (!arguments.is_object()) {
     out->send(makeErrorResponse(id, rpc::kInvalidParams,
@@ -468,23 +524,30 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     forgetIfBatch();
     return;
   }
-  Json response;
+  std::string line;
   if (result.ok()) {
-    std::string text = serialize(result->structured);
+    // The structured result is dumped once; the response is assembled around that text (as the
+    // text content, escaped, and as structuredContent) in the bytes serialize() would write.
+    const std::string text = serialize(result->structured);
     record.rows = result->rows;
     record.bytes = text.size();
     record.outcome = "ok";
-    Json content = Json::array({Json{{"type", "text"}, {"text", std::move(text)}}});
-    response = makeResultResponse(id, Json{{"content", std::move(content)},
-                                           {"structuredContent", std::move(result->structured)},
-                                           {"isError", false}});
+    const std::string id_text = serialize(id);
+    line.reserve(2 * text.size() + id_text.size() + 128);
+    line.append(R"({"id":)");
+    line.append(id_text);
+    line.append(R"(,"jsonrpc":"2.0","result":{"content":[{"text":)");
+    appendJsonStringUtf8(line, text);
+    line.append(R"(,"type":"text"}],"isError":false,"structuredContent":)");
+    line.append(text);
+    line.append("}}");
   } else {
     record.outcome = std::string(codeName(result.error().code));
-    response = makeResultResponse(id, toolErrorResult(errorText(result.error())));
+    line = serialize(makeResultResponse(id, toolErrorResult(errorText(result.error()))));
   }
   finishCall(key);
   core_.notify(record);
-  out->send(response);
+  out->sendSerialized(std::move(line), true);
 }
 
 void Session::finishCall(const std::string& key) {

@@ -36,6 +36,11 @@ class Outbox {
  public:
   virtual ~Outbox() = default;
   virtual void send(const Json& message) = 0;
+  // One message already serialised as serialize() writes it (compact, one line), moved through
+  // so that nothing dumps it a second time. `response`: it answers a request (a response or a
+  // batch of them) rather than being a notification. Transports override this to write the bytes
+  // as they are; the default parses them back for outboxes that keep Json (tests).
+  virtual void sendSerialized(std::string text, bool response);
 };
 
 // One finished (or refused) tool call, for the audit log and metrics. Never holds argument values
@@ -89,9 +94,14 @@ class ServerCore {
     observers_.push_back(std::move(observer));
   }
   void notify(const CallRecord& record) const;
+  // The serialised tools/list result page starting at `start` for sessions that see every tool
+  // (the registry never changes after start-up); `make` fills the cache on first use.
+  std::string unscopedToolsPage(std::size_t start, const std::function<std::string()>& make);
 
  private:
   ServerOptions options_;
+  std::mutex pages_mu_;
+  std::map<std::size_t, std::string> pages_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
   WorkerPool pool_;
@@ -129,13 +139,15 @@ class Session : public std::enable_shared_from_this<Session> {
   const Principal& principal() const { return principal_; }
 
  private:
-  void handleOne(const Json& message, const std::shared_ptr<Outbox>& out);
-  void handleRequest(const Json& id, const std::string& method, const Json& params,
+  void handleOne(Json message, const std::shared_ptr<Outbox>& out);
+  void handleRequest(const Json& id, const std::string& method, Json& params,
                      const std::shared_ptr<Outbox>& out);
   void handleNotification(const std::string& method, const Json& params);
   Json initializeResult(const Json& params);
-  Json listTools(const Json& params, bool& bad_cursor) const;
-  void callTool(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out);
+  // The serialised tools/list result; false for a bad cursor.
+  bool listTools(const Json& params, std::string& page) const;
+  Json toolsPage(std::size_t start, bool& bad_cursor) const;
+  void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out);
   void runCall(const Json& id, const std::shared_ptr<const Tool>& tool, const Json& arguments,
                Json progress_token, const std::stop_token& stop,
                const std::shared_ptr<Outbox>& out);

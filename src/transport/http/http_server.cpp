@@ -91,13 +91,20 @@ struct PostGate {
 // reference goes (every call of the POST finished or was cancelled), `done` runs.
 class PostOutbox : public protocol::Outbox {
  public:
-  PostOutbox(std::function<void(Json)> deliver, std::function<void()> done)
+  // `deliver` gets each message serialised once, and whether it is a response (or batch).
+  PostOutbox(std::function<void(std::string, bool)> deliver, std::function<void()> done)
       : deliver_(std::move(deliver)), done_(std::move(done)) {}
   ~PostOutbox() override { done_(); }
-  void send(const Json& message) override { deliver_(message); }
+  void send(const Json& message) override {
+    const bool response = message.is_array() || message.contains("id");
+    deliver_(protocol::serialize(message), response);
+  }
+  void sendSerialized(std::string text, bool response) override {
+    deliver_(std::move(text), response);
+  }
 
  private:
-  std::function<void(Json)> deliver_;
+  std::function<void(std::string, bool)> deliver_;
   std::function<void()> done_;
 };
 
@@ -551,10 +558,12 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     std::shared_ptr<PostGate> gate = srv_.gate;
     auto exec = stream_.get_executor();
     auto out = std::make_shared<PostOutbox>(
-        [self, gate, exec](Json m) {
+        [self, gate, exec](std::string m, bool response) {
           std::lock_guard<std::mutex> lock(gate->mu);
           if (!gate->open) return;
-          net::post(exec, [self, m = std::move(m)]() mutable { self->deliver(std::move(m)); });
+          net::post(exec, [self, m = std::move(m), response]() mutable {
+            self->deliver(std::move(m), response);
+          });
         },
         [self, gate, exec]() {
           std::lock_guard<std::mutex> lock(gate->mu);
@@ -566,8 +575,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
   // ---- answering a POST that waits for calls
   // ------------------------------------------------------
+  // `m` is one serialised message; `response`: it answers the POST (a response or a batch).
   // NOLINTNEXTLINE(performance-unnecessary-value-param): false positive, m is moved below.
-  void deliver(Json m) {
+  void deliver(std::string m, bool response) {
     if (!pending_) return;
     if (pending_->sse) {
       if (!pending_->headers_sent) {
@@ -576,8 +586,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
             head(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}}, true),
             false);
       }
-      queueWrite(chunk("event: message\ndata: " + protocol::serialize(m) + "\n\n"), false);
-    } else if (m.is_array() || m.contains("id")) {
+      queueWrite(chunk("event: message\ndata: " + m + "\n\n"), false);
+    } else if (response) {
       pending_->response = std::move(m);
     }
     // JSON mode: notifications without a stream to carry them are dropped.
@@ -603,7 +613,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (!p.response) return respond(202, "", {});  // every call was cancelled
     Headers extra;
     if (!p.session_id.empty()) extra.emplace_back("Mcp-Session-Id", p.session_id);
-    respondJson(200, *p.response, extra);
+    extra.emplace_back("Content-Type", "application/json");
+    respond(200, *p.response, extra);
   }
 
   // ---- writing -------------------------------------------------------------------------------
@@ -714,7 +725,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   struct Pending {
     bool sse = false;
     bool headers_sent = false;
-    std::optional<Json> response;
+    std::optional<std::string> response;  // serialised
     std::string session_id;
     std::string client;
     std::size_t tool_calls = 0;

@@ -1,6 +1,7 @@
 #include "transport/stdio/stdio_transport.hpp"
 
 #include <poll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,13 +13,17 @@
 namespace mcpdb::transport {
 
 void FdOutbox::send(const Json& message) {
-  std::string line = protocol::serialize(message);
-  line.push_back('\n');
+  sendSerialized(protocol::serialize(message), true);
+}
+
+void FdOutbox::sendSerialized(std::string text, bool /*response*/) {
+  static char newline = '\n';
+  iovec iov[2] = {{text.data(), text.size()}, {&newline, 1}};
+  int first = 0;  // the first iovec not yet fully written
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return;
-  std::string_view rest = line;
-  while (!rest.empty()) {
-    const ssize_t n = ::write(fd_, rest.data(), rest.size());
+  while (first < 2) {
+    const ssize_t n = ::writev(fd_, iov + first, 2 - first);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
@@ -29,7 +34,15 @@ void FdOutbox::send(const Json& message) {
       broken_ = true;  // EPIPE: the client went away
       return;
     }
-    rest.remove_prefix(static_cast<std::size_t>(n));
+    auto done = static_cast<std::size_t>(n);
+    while (first < 2 && done >= iov[first].iov_len) {
+      done -= iov[first].iov_len;
+      ++first;
+    }
+    if (first < 2) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + done;
+      iov[first].iov_len -= done;
+    }
   }
 }
 

@@ -14,6 +14,9 @@ class FdOutbox : public protocol::Outbox {
  public:
   explicit FdOutbox(int fd) : fd_(fd) {}
   void send(const Json& message) override;
+  // Writes `text` and its newline with one writev under the lock: never half-written, never
+  // interleaved with another message.
+  void sendSerialized(std::string text, bool response) override;
   bool broken() const;
 
  private:
