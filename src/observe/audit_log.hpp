@@ -59,7 +59,7 @@ class AuditLog : public protocol::CallObserver {
 
  private:
   AuditLog() = default;
-  void write(const std::string& line);
+  void write(std::string line);
 
   std::mutex mu_;
   Sink sink_;

@@ -277,3 +277,59 @@ TEST(Metrics, GaugesAreSampledAtRenderTime) {
 
 }  // namespace
 }  // namespace mcpdb::observe
+
+namespace mcpdb::observe {
+namespace {
+
+// The line as the Json form gives it (the format before lines were written directly).
+std::string jsonFormCall(const protocol::CallRecord& r, const std::string& time) {
+  return protocol::serialize(Json{
+      {"time", time},
+      {"event", "tool_call"},
+      {"client", r.client_id},
+      {"tool", r.outcome == "unknown_tool" ? "<unknown>" : r.tool},
+      {"engine", r.engine},
+      {"outcome", r.outcome},
+      {"duration_ms", static_cast<double>(r.duration.count()) / 1000.0},
+      {"rows", r.rows},
+      {"bytes", r.bytes},
+      {"request_id", r.request_id},
+  });
+}
+
+TEST(AuditLog, DirectFormattingIsByteForByteTheJsonForm) {
+  const auto at = AuditLog::SystemClock::time_point(std::chrono::milliseconds(1700000000123));
+  protocol::CallRecord r{"client \"q\" caf\xc3\xa9 \xff",
+                         "find_user",
+                         "postgres",
+                         "ok",
+                         {},
+                         3,
+                         4096,
+                         "id\\with\ncontrol"};
+  for (std::int64_t us :
+       {0LL, 1LL, 4LL, 10LL, 999LL, 1000LL, 1500LL, 12000LL, 123456LL, 86400000000LL}) {
+    r.duration = std::chrono::microseconds(us);
+    EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z")) << us;
+  }
+  for (std::int64_t us = 0; us < 3000; ++us) {
+    r.duration = std::chrono::microseconds(us);
+    ASSERT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z")) << us;
+  }
+  r.outcome = "unknown_tool";
+  EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
+
+  Refusal f{"", "rate_limited", 429, "POST", "0123456789abcdef"};
+  EXPECT_EQ(AuditLog::formatRefusal(f, at), protocol::serialize(Json{
+                                                {"time", "2023-11-14T22:13:20.123Z"},
+                                                {"event", "refused"},
+                                                {"client", "-"},
+                                                {"outcome", "rate_limited"},
+                                                {"status", 429},
+                                                {"method", "POST"},
+                                                {"request_id", "0123456789abcdef"},
+                                            }));
+}
+
+}  // namespace
+}  // namespace mcpdb::observe
