@@ -1,6 +1,27 @@
 #include "common/row_budget.hpp"
 
 namespace mcpdb {
+namespace {
+
+// Counts the bytes the serializer writes instead of storing them.
+struct CountingOutput : nlohmann::detail::output_adapter_protocol<char> {
+  std::size_t bytes = 0;
+  void write_character(char /*c*/) override { ++bytes; }
+  void write_characters(const char* /*s*/, std::size_t length) override { bytes += length; }
+};
+
+// The exact size of v.dump(-1, ' ', false, replace), found with the library's own serializer
+// (same escaping, number formatting and UTF-8 replacement) but without building the string.
+std::size_t serializedSize(const Json& v) {
+  thread_local const auto out = std::make_shared<CountingOutput>();
+  thread_local nlohmann::detail::serializer<Json> serializer(out, ' ',
+                                                             Json::error_handler_t::replace);
+  out->bytes = 0;
+  serializer.dump(v, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
+  return out->bytes;
+}
+
+}  // namespace
 
 bool RowBudget::add(Json row) {
   if (truncated_) return false;
@@ -10,7 +31,7 @@ bool RowBudget::add(Json row) {
     return false;
   }
   // Size as it will be serialised (compact), plus a separator.
-  const std::uint64_t size = row.dump(-1, ' ', false, Json::error_handler_t::replace).size() + 1;
+  const std::uint64_t size = serializedSize(row) + 1;
   if (bytes_ + size > max_bytes_) {
     truncated_ = true;
     truncated_by_ = "max_bytes";
