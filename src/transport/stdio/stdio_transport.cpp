@@ -100,6 +100,11 @@ StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>&
             "message exceeds the " + std::to_string(options.max_line_bytes) + "-byte limit"));
         buffer.clear();
         discarding = nl == std::string_view::npos;
+      } else if (buffer.empty() && nl != std::string_view::npos) {
+        // The usual case, a whole line inside this read: handled in place, not copied.
+        std::string_view line = piece;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.find_first_not_of(" \t") != std::string_view::npos) session.handleText(line, out);
       } else {
         buffer.append(piece);
         if (nl != std::string_view::npos) {
