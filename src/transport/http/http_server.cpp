@@ -111,6 +111,7 @@ class PostOutbox : public protocol::Outbox {
 class NullOutbox : public protocol::Outbox {
  public:
   void send(const Json&) override {}
+  void sendSerialized(std::string, bool) override {}  // not parsed back only to be dropped
 };
 
 bool isNotificationOrResponse(const Json& m) {
