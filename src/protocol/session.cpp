@@ -545,15 +545,22 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     record.outcome = std::string(codeName(result.error().code));
     line = serialize(makeResultResponse(id, toolErrorResult(errorText(result.error()))));
   }
-  finishCall(key);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(key);
+    ++sending_;
+  }
   core_.notify(record);
   out->sendSerialized(std::move(line), true);
+  std::lock_guard<std::mutex> lock(mu_);
+  --sending_;
+  if (in_flight_.empty() && sending_ == 0) idle_cv_.notify_all();
 }
 
 void Session::finishCall(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_.erase(key);
-  if (in_flight_.empty()) idle_cv_.notify_all();
+  if (in_flight_.empty() && sending_ == 0) idle_cv_.notify_all();
 }
 
 void Session::cancelAll() {
@@ -563,10 +570,11 @@ void Session::cancelAll() {
 
 void Session::drain(std::chrono::milliseconds grace) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (idle_cv_.wait_for(lock, grace, [this] { return in_flight_.empty(); })) return;
+  auto idle = [this] { return in_flight_.empty() && sending_ == 0; };
+  if (idle_cv_.wait_for(lock, grace, idle)) return;
   for (auto& [key, source] : in_flight_) source.request_stop();
   // Handlers honour stop tokens; give them a moment to unwind before the process exits.
-  idle_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return in_flight_.empty(); });
+  idle_cv_.wait_for(lock, std::chrono::seconds(5), idle);
 }
 
 }  // namespace mcpdb::protocol

@@ -164,6 +164,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::condition_variable idle_cv_;
   std::string protocol_version_;
   std::map<std::string, std::stop_source> in_flight_;  // key: the request id, serialised
+  // Responses finished but still being written: drain() waits for them too, so the last answer
+  // is never lost at EOF or shutdown (the id is free for reuse as soon as the call finished).
+  std::size_t sending_ = 0;
   std::shared_ptr<Outbox> log_out_;
 };
 

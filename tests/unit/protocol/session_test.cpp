@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -153,6 +154,40 @@ TEST(Session, SlowCallDoesNotBlockPing) {
   EXPECT_EQ(msgs[1]["id"], "b");
   f.session->cancelAll();
   f.session->drain(std::chrono::milliseconds(3000));
+}
+
+// A response still being written when the call has finished: drain() (EOF, shutdown) waits for
+// it, so the last answer is never lost.
+TEST(Session, DrainWaitsForAResponseBeingWritten) {
+  class SlowOutbox : public CollectingOutbox {
+   public:
+    void sendSerialized(std::string text, bool response) override {
+      if (response) {
+        writing = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+      CollectingOutbox::sendSerialized(std::move(text), response);
+      if (response) written = true;
+    }
+    std::atomic<bool> writing{false};
+    std::atomic<bool> written{false};
+  };
+  Fixture f;
+  auto out = std::make_shared<SlowOutbox>();
+  f.out = out;
+  f.init();
+  f.out->waitFor(1);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"abc"}}})",
+      f.out);
+  for (int i = 0; i < 200 && !out->writing; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(out->writing.load());
+  f.session->drain(std::chrono::milliseconds(3000));
+  EXPECT_TRUE(out->written.load()) << "drain() returned before the response was written";
+  auto msgs = out->snapshot();
+  ASSERT_EQ(msgs.size(), 2U);
+  EXPECT_EQ(msgs[1]["id"], 7);
 }
 
 TEST(Session, BusyPoolIsAToolErrorNotAHang) {
