@@ -210,6 +210,8 @@ Result<Json> Transport::call(std::string_view operation, const Json& body,
     const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
         options.deadline - std::chrono::steady_clock::now());
     if (remaining.count() <= 0) {
+      // A backoff sleep that overran into the deadline reports what made it retry.
+      if (attempt > 0) break;
       return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
     }
     auto creds = credentials_();
