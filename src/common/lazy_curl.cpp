@@ -10,32 +10,24 @@
 // binds its internal calls to itself, never to these forwarders.
 #define CURL_DISABLE_TYPECHECK  // the type-checking macros would hide the function definitions
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <cstdarg>
 #include <cstdio>
+
+#include "common/lazy_library.hpp"
 
 namespace {
 
 constexpr const char* kSoname = "libcurl.so.4";
 
 void* library() {
-  static void* const lib = [] {
-    void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      const char* why = dlerror();
-      std::fprintf(stderr, "mcp-dbserver: cannot load %s (install libcurl4): %s\n", kSoname,
-                   why != nullptr ? why : "not found");
-    }
-    return h;
-  }();
+  static void* const lib = mcpdb::lazy::openLibrary(kSoname, "libcurl4");
   return lib;
 }
 
 template <typename F>
 F resolve(const char* name) {
-  void* lib = library();
-  return lib == nullptr ? nullptr : reinterpret_cast<F>(dlsym(lib, name));
+  return mcpdb::lazy::resolveIn<F>(library(), name);
 }
 
 using AnyFunction = void (*)();

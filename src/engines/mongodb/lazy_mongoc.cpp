@@ -9,32 +9,24 @@
 //
 // These definitions are not exported from the executable (no -rdynamic), so the loaded library
 // binds its internal calls to itself, never to these forwarders.
-#include <dlfcn.h>
 #include <mongoc/mongoc.h>
 
 #include <cstdio>
+
+#include "common/lazy_library.hpp"
 
 namespace {
 
 constexpr const char* kSoname = "libmongoc-1.0.so.0";
 
 void* library() {
-  static void* const lib = [] {
-    void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      const char* why = dlerror();
-      std::fprintf(stderr, "mcp-dbserver: cannot load %s (install libmongoc-1.0-0): %s\n", kSoname,
-                   why != nullptr ? why : "not found");
-    }
-    return h;
-  }();
+  static void* const lib = mcpdb::lazy::openLibrary(kSoname, "libmongoc-1.0-0");
   return lib;
 }
 
 template <typename F>
 F resolve(const char* name) {
-  void* lib = library();
-  return lib == nullptr ? nullptr : reinterpret_cast<F>(dlsym(lib, name));
+  return mcpdb::lazy::resolveIn<F>(library(), name);
 }
 
 }  // namespace

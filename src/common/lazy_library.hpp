@@ -1,0 +1,29 @@
+#pragma once
+// Loading a shared library on first use (dlopen) for the server binary's lazy forwarders
+// (src/common/lazy_curl.cpp, src/engines/mongodb/lazy_mongoc.cpp): one place for the open, the
+// message naming the Debian package when it is missing, and the symbol lookup.
+#include <dlfcn.h>
+
+#include <cstdio>
+
+namespace mcpdb::lazy {
+
+// dlopen(soname) with local binding; on failure prints one line naming `package` and returns
+// nullptr (each forwarder then fails the way the library reports an error).
+inline void* openLibrary(const char* soname, const char* package) {
+  void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* why = dlerror();
+    std::fprintf(stderr, "mcp-dbserver: cannot load %s (install %s): %s\n", soname, package,
+                 why != nullptr ? why : "not found");
+  }
+  return h;
+}
+
+// The function `name` in `lib` as type F; nullptr when the library or the symbol is missing.
+template <typename F>
+F resolveIn(void* lib, const char* name) {
+  return lib == nullptr ? nullptr : reinterpret_cast<F>(dlsym(lib, name));
+}
+
+}  // namespace mcpdb::lazy
