@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/stats.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -74,16 +76,7 @@ bool runOnce(PGconn* c, const Options& o, const std::vector<const char*>& vals,
   return good;
 }
 
-json summarize(std::vector<long long>& ns) {
-  if (ns.empty()) return json::object();
-  std::sort(ns.begin(), ns.end());
-  auto at = [&](double q) {
-    const auto idx = static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
-    return static_cast<double>(ns[std::min(idx, ns.size() - 1)]) / 1000.0;
-  };
-  return json{{"min", at(0)},    {"p50", at(0.5)}, {"p90", at(0.9)},
-              {"p99", at(0.99)}, {"max", at(1.0)}, {"n", ns.size()}};
-}
+using mcpdb::bench::summarize;
 
 }  // namespace
 

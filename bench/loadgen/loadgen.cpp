@@ -31,6 +31,8 @@
 #include "jsonrpc_scan.hpp"
 #include "proc.hpp"
 
+#include "common/stats.hpp"
+
 namespace mcpdb::bench {
 namespace {
 
@@ -166,20 +168,7 @@ std::string requestText(const Options& o, long id) {
   return s;
 }
 
-json summarize(std::vector<long long>& ns) {
-  if (ns.empty()) return json::object();
-  std::sort(ns.begin(), ns.end());
-  auto at = [&](double q) {
-    const auto idx = static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1) + 0.5);
-    return static_cast<double>(ns[std::min(idx, ns.size() - 1)]) / 1000.0;
-  };
-  long double sum = 0;
-  for (auto v : ns) sum += static_cast<long double>(v);
-  return json{{"min", at(0)},   {"p50", at(0.5)},
-              {"p90", at(0.9)}, {"p99", at(0.99)},
-              {"max", at(1.0)}, {"mean", static_cast<double>(sum / ns.size()) / 1000.0},
-              {"n", ns.size()}};
-}
+using mcpdb::bench::summarize;
 
 json memoryJson(pid_t pid) {
   if (pid <= 0) return nullptr;
