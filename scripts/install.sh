@@ -19,7 +19,7 @@ APT_PACKAGES=(
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libicu-dev
-  openjdk-17-jre-headless iproute2 util-linux
+  openjdk-17-jre-headless iproute2 util-linux curl openssl
   gnuplot-nox hyperfine valgrind
 )
 
