@@ -48,6 +48,31 @@ void scan(const Node& node) {
   }
 }
 
+// Every mapping key must be a plain scalar: a config names things, and a key that is itself a
+// mapping or a list (YAML's `? ...` complex keys) has no meaning here. Reported once per key,
+// with its line, before any section parser walks the document.
+bool keysArePlain(const YAML::Node& node, const std::string& path, Diagnostics& diag) {
+  bool ok = true;
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) {
+        const int l = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
+        diag.error(l, path, "mapping keys must be plain names, not mappings or lists");
+        ok = false;
+        continue;
+      }
+      ok = keysArePlain(kv.second, path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(),
+                        diag) &&
+           ok;
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      ok = keysArePlain(node[i], path + "[" + std::to_string(i) + "]", diag) && ok;
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 void scanForSecrets(const Node& root) {
@@ -65,6 +90,7 @@ Config parseConfig(const std::string& text, const std::string& source,
     return cfg;
   }
   if (cfg.root.IsNull() || !cfg.root.IsDefined()) cfg.root = YAML::Node(YAML::NodeType::Map);
+  if (!keysArePlain(cfg.root, "", diag)) return cfg;
   Node root(cfg.root, "", diag);
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());

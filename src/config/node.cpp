@@ -28,6 +28,13 @@ namespace {
 std::string join(const std::string& a, std::string_view b) {
   return a.empty() ? std::string(b) : a + "." + std::string(b);
 }
+
+// parseConfig refuses documents with non-scalar mapping keys (`? {a: b}: x`) before any Node
+// walks them, so this only guards against a caller that skipped that check: such a key is
+// skipped rather than converted (yaml-cpp would throw).
+const std::string* keyName(const YAML::Node& key) {
+  return key.IsScalar() ? &key.Scalar() : nullptr;
+}
 }  // namespace
 
 bool Node::expectMap(const std::vector<std::string>& allowed) const {
@@ -36,7 +43,9 @@ bool Node::expectMap(const std::vector<std::string>& allowed) const {
     return false;
   }
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string* name = keyName(kv.first);
+    if (name == nullptr) continue;
+    const std::string& key = *name;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -183,7 +192,9 @@ std::vector<std::pair<std::string, Node>> Node::entries() const {
   std::vector<std::pair<std::string, Node>> out;
   if (!node_.IsMap()) return out;
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string* name = keyName(kv.first);
+    if (name == nullptr) continue;
+    const std::string& key = *name;
     out.emplace_back(key, Node(kv.second, join(path_, key), *diag_));
   }
   return out;
