@@ -551,12 +551,14 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   transport::StdioOptions io;
   io.signal_fd = installSignalPipe();
   io.max_line_bytes = a->config.server.max_message_bytes;
+  io.on_stop = [&](transport::StopReason reason) {
+    spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
+                 reason == transport::StopReason::Signal ? "signal" : "end of input",
+                 session->inFlight());
+    session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
+  };
   spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
-  const auto reason = transport::runStdio(*session, out, io);
-  spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
-               reason == transport::StopReason::Signal ? "signal" : "end of input",
-               session->inFlight());
-  session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
+  (void)transport::runStdio(*session, out, io);
   client_sink->attach({});
   core.pool().shutdown();
   preload.reset();

@@ -462,11 +462,11 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     if (t.get() == found) tool = t;
   }
   auto self = shared_from_this();
-  const bool queued =
-      core_.pool().trySubmit([self, id, tool, arguments = std::move(arguments),
-                              progress_token = std::move(progress_token), stop, out]() mutable {
-        self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
-      });
+  std::function<void()> job = [self, id, tool, arguments = std::move(arguments),
+                               progress_token = std::move(progress_token), stop, out]() mutable {
+    self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
+  };
+  const bool queued = dispatch_ ? dispatch_(job) : core_.pool().trySubmit(std::move(job));
   if (!queued) {
     finishCall(key);
     record.outcome = "busy";

@@ -124,6 +124,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // Handles one message (or a batch, where the negotiated version allows it).
   void handle(const Json& message, const std::shared_ptr<Outbox>& out);
 
+  // How a tools/call that passed admission runs: by default a job on the worker pool. A transport
+  // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp);
+  // the function takes the job or returns false, which answers the call as busy. Set before
+  // the first message.
+  using Dispatch = std::function<bool(std::function<void()>& job)>;
+  void setDispatch(Dispatch dispatch) { dispatch_ = std::move(dispatch); }
+
   // Sends a notifications/message to the client when it asked for this level (logging/setLevel).
   void log(std::string_view level, std::string_view logger, const Json& data);
   void setLogOutbox(std::shared_ptr<Outbox> out);
@@ -137,6 +144,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string protocolVersion() const;
   std::size_t inFlight() const;
   const Principal& principal() const { return principal_; }
+  ServerCore& core() const { return core_; }
 
  private:
   void handleOne(Json message, const std::shared_ptr<Outbox>& out);
@@ -157,6 +165,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ServerCore& core_;
   Principal principal_;
   ScopeFn scope_;
+  Dispatch dispatch_;
   std::atomic<bool> initialized_{false};
   std::atomic<int> log_rank_{-1};  // -1: the client has not asked for log messages
 

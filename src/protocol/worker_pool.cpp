@@ -2,7 +2,8 @@
 
 namespace mcpdb::protocol {
 
-WorkerPool::WorkerPool(std::size_t threads, std::size_t max_queue) : max_queue_(max_queue) {
+WorkerPool::WorkerPool(std::size_t threads, std::size_t max_queue)
+    : max_queue_(max_queue), capacity_(threads) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -15,11 +16,28 @@ bool WorkerPool::trySubmit(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // At most `threads` running plus `max_queue` waiting.
-    if (stopping_ || queue_.size() + busy_ >= max_queue_ + threads_.size()) return false;
+    if (stopping_ || queue_.size() + busy_ >= max_queue_ + capacity_) return false;
     queue_.push_back(std::move(job));
   }
   cv_.notify_one();
   return true;
+}
+
+bool WorkerPool::tryAcquireSlot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || busy_ >= capacity_ || !queue_.empty()) return false;
+  ++busy_;
+  return true;
+}
+
+void WorkerPool::releaseSlot() {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_;
+    wake = !queue_.empty();
+  }
+  if (wake) cv_.notify_one();  // a queued job may have been waiting for this slot
 }
 
 std::size_t WorkerPool::busy() const {
@@ -50,7 +68,8 @@ void WorkerPool::run() {
     std::function<void()> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // A queued job waits while inline jobs hold every slot (tryAcquireSlot).
+      cv_.wait(lock, [this] { return stopping_ || (!queue_.empty() && busy_ < capacity_); });
       if (queue_.empty()) return;  // stopping and drained
       job = std::move(queue_.front());
       queue_.pop_front();

@@ -20,6 +20,12 @@ class WorkerPool {
 
   // False when the queue is full or the pool is shutting down.
   bool trySubmit(std::function<void()> job);
+  // Takes one of the pool's slots for a job the caller runs on its own thread (the stdio reader
+  // that read a call runs it itself: see transport/stdio). Inline jobs count against the same
+  // cap as pooled ones, so `threads` stays the bound on concurrent calls. False when every slot
+  // is busy, work is queued, or the pool is shutting down; releaseSlot() ends a taken slot.
+  bool tryAcquireSlot();
+  void releaseSlot();
   // Stops accepting work, runs what is queued, joins the threads.
   void shutdown();
   std::size_t threads() const { return threads_.size(); }
@@ -34,7 +40,8 @@ class WorkerPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   std::size_t max_queue_;
-  std::size_t busy_ = 0;  // workers running a job
+  std::size_t capacity_;  // the thread count, fixed before any thread starts
+  std::size_t busy_ = 0;  // jobs running, on a worker or inline
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -4,8 +4,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "common/signals.hpp"
 #include "protocol/jsonrpc.hpp"
@@ -51,72 +55,207 @@ bool FdOutbox::broken() const {
   return broken_;
 }
 
-StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out,
-                    const StdioOptions& options, const std::function<void()>& on_reload) {
-  std::string buffer;
-  bool discarding = false;  // inside an over-long line: drop bytes until its newline
-  char chunk[65536];
-  for (;;) {
-    if (out->broken()) return StopReason::OutputClosed;
-    pollfd fds[2] = {{options.in_fd, POLLIN, 0}, {options.signal_fd, POLLIN, 0}};
-    const int nfds = options.signal_fd >= 0 ? 2 : 1;
-    const int r = ::poll(fds, nfds, 1000);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return StopReason::ReadError;
+namespace {
+
+// Leader/follower readers, written by hand: no Debian library offers the pattern over a pipe.
+//
+// One reader thread at a time, the leader, polls stdin and handles each line. A tools/call that
+// passed admission is not queued for a worker: the leader hands the reading role to an idle
+// follower and runs the call itself, so no thread has to be woken between reading a call and
+// running it. When no follower is idle or every worker-pool slot is taken, the call goes to the
+// worker pool as before; either way reading (pings, cancellations) never waits for a call, and
+// the pool's thread count stays the bound on concurrent calls (WorkerPool::tryAcquireSlot).
+class Readers {
+ public:
+  Readers(protocol::Session& session, std::shared_ptr<FdOutbox> out, const StdioOptions& options,
+          const std::function<void()>& on_reload)
+      : session_(session),
+        pool_(session.core().pool()),
+        out_(std::move(out)),
+        options_(options),
+        on_reload_(on_reload),
+        chunk_(new char[kChunk]) {}
+
+  StopReason run() {
+    session_.setDispatch([this](std::function<void()>& job) { return dispatch(job); });
+    std::vector<std::thread> threads;
+    const std::size_t n = std::max<std::size_t>(2, options_.readers);
+    threads.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) threads.emplace_back([this] { follow(); });
+    StopReason reason;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      stopped_cv_.wait(lock, [this] { return stopped_; });
+      reason = reason_;
     }
-    if (nfds == 2 && (fds[1].revents & POLLIN) != 0) {
-      char sig = 0;
-      bool terminate = false;
-      while (::read(options.signal_fd, &sig, 1) == 1) {
-        if (sig == static_cast<char>(SignalKind::Reload)) {
-          if (on_reload) on_reload();
-        } else {
-          terminate = true;
-        }
+    // Calls that readers are still running end here (the caller drains the session).
+    if (options_.on_stop) options_.on_stop(reason);
+    for (auto& t : threads) t.join();
+    session_.setDispatch(nullptr);
+    return reason;
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 65536;
+
+  // A reader thread: waits to lead, leads until it takes a call or reading stops, then runs the
+  // call it took (a follower leads meanwhile) and waits to lead again.
+  void follow() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      leader_cv_.wait(lock, [this] { return stopped_ || !leader_taken_; });
+      --idle_;
+      if (stopped_) return;
+      leader_taken_ = true;
+      lock.unlock();
+      lead();
+      std::function<void()> job = std::move(taken_);
+      taken_ = nullptr;
+      lock.lock();
+      leader_taken_ = false;
+      lock.unlock();
+      leader_cv_.notify_one();
+      if (job) {
+        job();
+        pool_.releaseSlot();
       }
-      if (terminate) return StopReason::Signal;
-    }
-    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-    const ssize_t n = ::read(options.in_fd, chunk, sizeof chunk);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return StopReason::ReadError;
-    }
-    if (n == 0) {
-      // EOF: a final unterminated line is still a message.
-      if (!discarding && !buffer.empty()) session.handleText(buffer, out);
-      return StopReason::EndOfInput;
-    }
-    std::string_view data(chunk, static_cast<std::size_t>(n));
-    while (!data.empty()) {
-      const auto nl = data.find('\n');
-      const std::string_view piece = data.substr(0, nl);
-      if (discarding) {
-        if (nl != std::string_view::npos) discarding = false;
-      } else if (buffer.size() + piece.size() > options.max_line_bytes) {
-        out->send(protocol::makeErrorResponse(
-            nullptr, protocol::rpc::kInvalidRequest,
-            "message exceeds the " + std::to_string(options.max_line_bytes) + "-byte limit"));
-        buffer.clear();
-        discarding = nl == std::string_view::npos;
-      } else if (buffer.empty() && nl != std::string_view::npos) {
-        // The usual case, a whole line inside this read: handled in place, not copied.
-        std::string_view line = piece;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.find_first_not_of(" \t") != std::string_view::npos) session.handleText(line, out);
-      } else {
-        buffer.append(piece);
-        if (nl != std::string_view::npos) {
-          if (!buffer.empty() && buffer.back() == '\r') buffer.pop_back();
-          if (buffer.find_first_not_of(" \t") != std::string::npos) session.handleText(buffer, out);
-          buffer.clear();
-        }
-      }
-      if (nl == std::string_view::npos) break;
-      data.remove_prefix(nl + 1);
+      lock.lock();
     }
   }
+
+  bool dispatch(std::function<void()>& job) {
+    // Called only from handleText, that is on the leader. One call is taken per turn; the rest
+    // of a batch goes to the pool.
+    bool follower = false;
+    if (!taken_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      follower = idle_ > 0 && !stopped_;
+    }
+    if (follower && pool_.tryAcquireSlot()) {
+      taken_ = std::move(job);
+      return true;
+    }
+    return pool_.trySubmit(std::move(job));
+  }
+
+  void stop(StopReason reason) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stopped_) reason_ = reason;
+      stopped_ = true;
+    }
+    leader_cv_.notify_all();
+    stopped_cv_.notify_all();
+  }
+
+  // As the leader: handles what was read, reads more, until a call was taken or reading stopped.
+  void lead() {
+    for (;;) {
+      while (pos_ < len_) {
+        handleNextPiece();
+        if (taken_) return;
+      }
+      if (out_->broken()) return stop(StopReason::OutputClosed);
+      pollfd fds[2] = {{options_.in_fd, POLLIN, 0}, {options_.signal_fd, POLLIN, 0}};
+      const int nfds = options_.signal_fd >= 0 ? 2 : 1;
+      const int r = ::poll(fds, nfds, 1000);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return stop(StopReason::ReadError);
+      }
+      if (nfds == 2 && (fds[1].revents & POLLIN) != 0) {
+        char sig = 0;
+        bool terminate = false;
+        while (::read(options_.signal_fd, &sig, 1) == 1) {
+          if (sig == static_cast<char>(SignalKind::Reload)) {
+            if (on_reload_) on_reload_();
+          } else {
+            terminate = true;
+          }
+        }
+        if (terminate) return stop(StopReason::Signal);
+      }
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t n = ::read(options_.in_fd, chunk_.get(), kChunk);
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return stop(StopReason::ReadError);
+      }
+      if (n == 0) {
+        // EOF: a final unterminated line is still a message (a call it makes still runs).
+        if (!discarding_ && !buffer_.empty()) session_.handleText(buffer_, out_);
+        buffer_.clear();
+        return stop(StopReason::EndOfInput);
+      }
+      pos_ = 0;
+      len_ = static_cast<std::size_t>(n);
+    }
+  }
+
+  // Consumes one line (or the rest of the read, when it holds no newline) from the chunk.
+  void handleNextPiece() {
+    const std::string_view data(chunk_.get() + pos_, len_ - pos_);
+    const auto nl = data.find('\n');
+    const std::string_view piece = data.substr(0, nl);
+    // Consumed before handling, so that the next leader goes on after this line.
+    pos_ += nl == std::string_view::npos ? data.size() : nl + 1;
+    if (discarding_) {
+      if (nl != std::string_view::npos) discarding_ = false;
+    } else if (buffer_.size() + piece.size() > options_.max_line_bytes) {
+      out_->send(protocol::makeErrorResponse(
+          nullptr, protocol::rpc::kInvalidRequest,
+          "message exceeds the " + std::to_string(options_.max_line_bytes) + "-byte limit"));
+      buffer_.clear();
+      discarding_ = nl == std::string_view::npos;
+    } else if (buffer_.empty() && nl != std::string_view::npos) {
+      // The usual case, a whole line inside this read: handled in place, not copied. The chunk
+      // is not read into again before handleText returns (only a leader reads, and leadership
+      // passes on after it returns).
+      std::string_view line = piece;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.find_first_not_of(" \t") != std::string_view::npos) session_.handleText(line, out_);
+    } else {
+      buffer_.append(piece);
+      if (nl != std::string_view::npos) {
+        if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
+        if (buffer_.find_first_not_of(" \t") != std::string::npos) {
+          session_.handleText(buffer_, out_);
+        }
+        buffer_.clear();
+      }
+    }
+  }
+
+  protocol::Session& session_;
+  protocol::WorkerPool& pool_;
+  std::shared_ptr<FdOutbox> out_;
+  const StdioOptions& options_;
+  const std::function<void()>& on_reload_;
+
+  std::mutex mu_;
+  std::condition_variable leader_cv_;   // followers wait to lead
+  std::condition_variable stopped_cv_;  // run() waits for the end of reading
+  bool leader_taken_ = false;
+  std::size_t idle_ = 0;  // followers waiting to lead
+  bool stopped_ = false;
+  StopReason reason_ = StopReason::EndOfInput;
+
+  // The leader's state: touched only by the thread that leads, handed over under mu_.
+  std::unique_ptr<char[]> chunk_;
+  std::size_t pos_ = 0;          // the next unhandled byte of chunk_
+  std::size_t len_ = 0;          // bytes of chunk_ read
+  std::string buffer_;           // a line split across reads
+  bool discarding_ = false;      // inside an over-long line: drop bytes until its newline
+  std::function<void()> taken_;  // the call the leader took to run itself
+};
+
+}  // namespace
+
+StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out,
+                    const StdioOptions& options, const std::function<void()>& on_reload) {
+  Readers readers(session, out, options, on_reload);
+  return readers.run();
 }
 
 }  // namespace mcpdb::transport

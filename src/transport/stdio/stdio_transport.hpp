@@ -2,6 +2,7 @@
 // MCP's stdio transport: newline-delimited JSON-RPC on the given fds (stdin/stdout); logs never
 // go to stdout. Each message is written whole under a lock, so nothing is ever half-written.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,10 +33,17 @@ struct StdioOptions {
   int out_fd = 1;
   int signal_fd = -1;  // from installSignalPipe(); -1 for none
   std::size_t max_line_bytes = std::size_t{4} * 1024 * 1024;
+  // Reader threads (at least 2): the one that reads a tool call runs it while an idle one reads
+  // on, when a worker-pool slot is free; otherwise the call goes to the pool. Three keep one
+  // idle at concurrency 1 even while the last call's reader is still finishing.
+  std::size_t readers = 3;
+  // Runs once when reading stops, while calls taken by readers may still be running: drain the
+  // session here. runStdio returns after it, once every reader thread has ended.
+  std::function<void(StopReason)> on_stop;
 };
 
 // Reads messages until EOF or a terminate signal, dispatching each line to `session`.
-// On return the caller drains the session. SIGHUP bytes are passed to `on_reload` if set.
+// SIGHUP bytes are passed to `on_reload` if set.
 StopReason runStdio(protocol::Session& session, const std::shared_ptr<FdOutbox>& out,
                     const StdioOptions& options, const std::function<void()>& on_reload = nullptr);
 

@@ -1,0 +1,292 @@
+// The stdio transport's leader/follower readers over real pipes: the thread that reads a call
+// runs it while another reads on, calls still count against the worker pool's cap, reading never
+// waits for a call, and framing survives leadership passing mid-read.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_tools.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/session.hpp"
+#include "transport/stdio/stdio_transport.hpp"
+
+namespace mcpdb::transport {
+namespace {
+
+using mcpdb::Json;
+using namespace std::chrono_literals;
+
+constexpr const char* kInit =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+    R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+    "\n";
+
+std::string call(int id, const std::string& tool) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":")" + tool + R"(","arguments":{}}})" + "\n";
+}
+
+// A call that asks for progress: the slow tool sends one notification once it runs.
+std::string callWithProgress(int id, const std::string& tool) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":")" + tool +
+         R"(","arguments":{},"_meta":{"progressToken":)" + std::to_string(id) + "}}}\n";
+}
+
+std::string ping(int id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"ping"})" + "\n";
+}
+
+std::string cancel(int id) {
+  return R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+         std::to_string(id) + "}}\n";
+}
+
+// Tools that record where and how concurrently they ran.
+struct Probe {
+  std::mutex mu;
+  std::vector<std::thread::id> threads;  // one per "where" call
+  std::atomic<int> running{0};
+  std::atomic<int> max_running{0};
+};
+
+std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
+  auto reg = protocol::testing::makeFakeRegistry();
+  protocol::Tool where;
+  where.name = "where";
+  where.engine = "fake";
+  where.input_schema = {
+      {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+  where.handler = [&probe](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    std::lock_guard<std::mutex> lock(probe.mu);
+    probe.threads.push_back(std::this_thread::get_id());
+    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  };
+  EXPECT_TRUE(reg->add(where));
+  protocol::Tool busy = where;
+  busy.name = "hold";
+  busy.handler = [&probe](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    const int now = ++probe.running;
+    int seen = probe.max_running.load();
+    while (now > seen && !probe.max_running.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(60ms);
+    --probe.running;
+    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  };
+  EXPECT_TRUE(reg->add(busy));
+  return reg;
+}
+
+// A server on two pipes: the test writes requests and reads response lines.
+class StdioServer {
+ public:
+  StdioServer(std::size_t workers, std::size_t max_queue, std::size_t readers, Probe& probe)
+      : core_(options(workers, max_queue), probeRegistry(probe)) {
+    EXPECT_EQ(::pipe(in_), 0);
+    EXPECT_EQ(::pipe(out_), 0);
+    session_ = std::make_shared<protocol::Session>(core_, protocol::Principal{"stdio"});
+    outbox_ = std::make_shared<FdOutbox>(out_[1]);
+    io_.in_fd = in_[0];
+    io_.readers = readers;
+    io_.on_stop = [this](StopReason) { session_->drain(10s); };
+    result_ = std::async(std::launch::async, [this] { return runStdio(*session_, outbox_, io_); });
+    write(kInit);
+    EXPECT_EQ(readLine()["id"], 0);
+  }
+  ~StdioServer() {
+    closeInput();
+    if (result_.valid()) result_.wait();
+    ::close(in_[0]);
+    ::close(out_[0]);
+    ::close(out_[1]);
+  }
+
+  void write(const std::string& s) const {
+    ASSERT_EQ(::write(in_[1], s.data(), s.size()), static_cast<ssize_t>(s.size()));
+  }
+  void closeInput() {
+    if (in_[1] >= 0) ::close(in_[1]);
+    in_[1] = -1;
+  }
+  // The next response line, or null after `wait`.
+  Json readLine(std::chrono::milliseconds wait = 10s) {
+    for (;;) {
+      if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        Json m = Json::parse(buffer_.substr(0, nl));
+        buffer_.erase(0, nl + 1);
+        return m;
+      }
+      pollfd p{out_[0], POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return nullptr;
+      char chunk[4096];
+      const ssize_t n = ::read(out_[0], chunk, sizeof chunk);
+      if (n <= 0) return nullptr;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  // Responses by id until `n` arrived (notifications skipped).
+  std::map<int, Json> responses(std::size_t n) {
+    std::map<int, Json> got;
+    while (got.size() < n) {
+      Json m = readLine();
+      if (m.is_null()) break;
+      if (m.contains("id")) got[m["id"].get<int>()] = m;
+    }
+    return got;
+  }
+  StopReason stop() {
+    closeInput();
+    return result_.get();
+  }
+  protocol::ServerCore& core() { return core_; }
+
+ private:
+  static protocol::ServerOptions options(std::size_t workers, std::size_t max_queue) {
+    protocol::ServerOptions o;
+    o.workers = workers;
+    o.max_queue = max_queue;
+    return o;
+  }
+
+  protocol::ServerCore core_;
+  std::shared_ptr<protocol::Session> session_;
+  std::shared_ptr<FdOutbox> outbox_;
+  int in_[2] = {-1, -1};
+  int out_[2] = {-1, -1};
+  StdioOptions io_;
+  std::future<StopReason> result_;
+  std::string buffer_;
+};
+
+bool isBusy(const Json& response) {
+  return response["result"].value("isError", false) &&
+         response["result"]["content"][0]["text"].get<std::string>().find("busy") !=
+             std::string::npos;
+}
+
+// The call runs on a reader thread, not on the worker pool: no hand-off between reading and
+// running it. (With three readers one is always idle at concurrency 1; a reader that is slow to
+// come back after a response can still send a call to the pool, hence the allowance.)
+TEST(StdioReaders, ACallRunsOnTheThreadThatReadIt) {
+  Probe probe;
+  constexpr std::size_t kWorkers = 4;
+  StdioServer server(kWorkers, 4, 3, probe);
+  // Every pool thread's id: each of kWorkers jobs holds its thread until all have started.
+  std::latch all_started(kWorkers);
+  std::mutex ids_mu;
+  std::set<std::thread::id> pool_ids;
+  for (std::size_t i = 0; i < kWorkers; ++i) {
+    ASSERT_TRUE(server.core().pool().trySubmit([&] {
+      {
+        std::lock_guard<std::mutex> lock(ids_mu);
+        pool_ids.insert(std::this_thread::get_id());
+      }
+      all_started.arrive_and_wait();
+    }));
+  }
+  all_started.wait();
+  for (int i = 1; i <= 20; ++i) {
+    server.write(call(i, "where"));
+    const Json r = server.readLine();
+    ASSERT_EQ(r["id"], i);
+    ASSERT_FALSE(r["result"].value("isError", true));
+  }
+  std::lock_guard<std::mutex> lock(ids_mu);
+  ASSERT_EQ(pool_ids.size(), kWorkers);
+  const auto on_pool = std::count_if(probe.threads.begin(), probe.threads.end(),
+                                     [&](std::thread::id t) { return pool_ids.count(t) != 0; });
+  EXPECT_LE(on_pool, 2) << "calls went through the worker pool";
+  EXPECT_EQ(std::count(probe.threads.begin(), probe.threads.end(), std::this_thread::get_id()), 0);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// While a reader runs a long call, another reads on: a ping is answered and a cancellation
+// reaches the running call (which then sends nothing, per MCP).
+TEST(StdioReaders, ReadingGoesOnWhileACallRuns) {
+  Probe probe;
+  StdioServer server(2, 4, 2, probe);
+  const auto started = std::chrono::steady_clock::now();
+  server.write(call(1, "slow"));
+  server.write(ping(2));
+  Json r = server.readLine();
+  while (r.contains("method")) r = server.readLine();  // the slow tool's progress notification
+  EXPECT_EQ(r["id"], 2);
+  server.write(cancel(1));
+  server.write(ping(3));
+  EXPECT_EQ(server.readLine()["id"], 3);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 4s) << "the cancellation did not arrive";
+  EXPECT_TRUE(server.readLine(300ms).is_null()) << "a cancelled call answered";
+}
+
+// A call taken by a reader holds one of the pool's slots: with one worker, a second call while
+// the first runs is refused as busy even though an idle reader could have taken it.
+TEST(StdioReaders, InlineCallsCountAgainstThePoolCap) {
+  Probe probe;
+  StdioServer server(1, 0, 3, probe);
+  server.write(callWithProgress(1, "slow"));
+  Json progress = server.readLine();  // the slow call is running
+  ASSERT_TRUE(progress.contains("method")) << progress.dump();
+  server.write(call(2, "where"));
+  const Json r = server.readLine();
+  ASSERT_EQ(r["id"], 2);
+  EXPECT_TRUE(isBusy(r)) << r.dump();
+  EXPECT_TRUE(probe.threads.empty());
+  server.write(cancel(1));
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// Calls queued on the pool wait while a reader holds the only slot: never more than `workers`
+// calls at once, and every call is answered.
+TEST(StdioReaders, QueuedCallsWaitForTheSlotAReaderHolds) {
+  Probe probe;
+  StdioServer server(1, 8, 2, probe);
+  std::string burst;
+  for (int i = 1; i <= 6; ++i) burst += call(i, "hold");
+  server.write(burst);
+  const auto got = server.responses(6);
+  ASSERT_EQ(got.size(), 6u);
+  for (const auto& [id, r] : got) EXPECT_FALSE(r["result"].value("isError", true)) << r.dump();
+  EXPECT_EQ(probe.max_running.load(), 1);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// Framing across leadership changes: many lines in one write with calls among them, a line
+// split over two writes, CRLF, blank lines, and a final call without a newline at EOF.
+TEST(StdioReaders, FramingSurvivesLeadershipPassingMidRead) {
+  Probe probe;
+  StdioServer server(4, 16, 3, probe);
+  std::string many;
+  for (int i = 1; i <= 30; ++i) many += (i % 3 == 0 ? call(i, "where") : ping(i));
+  many += "\r\n  \n";
+  server.write(many);
+  const std::string split = call(31, "where");
+  server.write(split.substr(0, 25));
+  std::this_thread::sleep_for(20ms);
+  server.write(split.substr(25, split.size() - 26) + "\r\n");
+  std::string last = call(32, "where");
+  last.pop_back();  // no newline: still a message at EOF
+  server.write(last);
+  server.closeInput();
+  const auto got = server.responses(32);
+  ASSERT_EQ(got.size(), 32u);
+  for (const auto& [id, r] : got) EXPECT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(probe.threads.size(), 12u);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+}  // namespace
+}  // namespace mcpdb::transport
