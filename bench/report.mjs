@@ -128,6 +128,12 @@ for (const k of ["bare", "txn", "pipeline"]) {
 p(`| mcp-dbserver get_document over stdio, end to end | ${us(ours50)} | ${us(med(o?.call_c1?.p99_us))} | |`);
 const echo50 = med(R.client_ceiling?.stdio?.c1?.p50_us);
 if (echo50) p(`| echo server over stdio (client + pipes, no database) | ${us(echo50)} | ${us(med(R.client_ceiling?.stdio?.c1?.p99_us))} | |`);
+// What is left for mcp-dbserver itself once the database round trip it makes (the pipelined
+// transaction) and the client-and-pipes round trip every stdio server pays (the echo server) are
+// taken out; both measured in this run.
+if (echo50 && ours50 && f?.pipeline) {
+  p(`| mcp-dbserver's own share: end to end − pipelined floor − echo round trip | ${us(ours50 - f.pipeline.latency_us.p50 - echo50)} | | |`);
+}
 
 p();
 p("## Semantic search end to end (mcp-dbserver: local embedding + database)");
