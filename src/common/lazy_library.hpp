@@ -1,7 +1,8 @@
 #pragma once
-// Loading a shared library on first use (dlopen) for the server binary's lazy forwarders
-// (src/common/lazy_curl.cpp, src/engines/mongodb/lazy_mongoc.cpp): one place for the open, the
-// message naming the Debian package when it is missing, and the symbol lookup.
+// Loading a shared library on first use (dlopen) for the server binary's lazy forwarders of
+// libcurl, libmongoc and libpq (src/common/lazy_curl.cpp, src/engines/mongodb/lazy_mongoc.cpp,
+// src/engines/postgres/lazy_pq.cpp): one place for the open, the message naming the Debian
+// package when it is missing, and the symbol lookup.
 #include <dlfcn.h>
 
 #include <cstdio>

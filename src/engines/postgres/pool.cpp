@@ -35,8 +35,13 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
   keys.push_back(nullptr);
   values.push_back(nullptr);
   PgConnPtr conn(PQconnectStartParams(keys.data(), values.data(), /*expand_dbname=*/0));
-  if (!conn)
-    return makeError(Code::ResourceExhausted, "cannot connect to PostgreSQL: out of memory");
+  // libpq returns no connection when out of memory; the server binary's forwarder also when
+  // libpq itself cannot be loaded (lazy_pq.cpp).
+  if (!conn) {
+    return makeError(Code::Unavailable,
+                     "cannot connect to PostgreSQL: libpq returned no connection (out of memory, "
+                     "or libpq could not be loaded)");
+  }
   if (PQstatus(conn.get()) == CONNECTION_BAD) return connectError(PQerrorMessage(conn.get()));
 
   PostgresPollingStatusType st = PGRES_POLLING_WRITING;
