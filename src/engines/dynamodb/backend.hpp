@@ -24,6 +24,11 @@ class Backend {
 
   // The shared transport; FailedPrecondition when AWS_REGION or the endpoint is unusable.
   Result<std::shared_ptr<Transport>> transport();
+  // The transport if a call already created it (metrics: sampling never connects).
+  std::shared_ptr<Transport> transportIfCreated() {
+    std::lock_guard lock(mu_);
+    return transport_;
+  }
 
  private:
   Env env_;

@@ -47,6 +47,24 @@ class DynamoModule final : public engines::EngineModule {
     return runSelfCheck(*registry_, *backendFor(services));
   }
 
+  std::vector<engines::Gauge> gauges() override {
+    if (!registry_ || registry_->targets.empty() || !backend_) return {};
+    std::weak_ptr<Backend> weak = backend_;
+    auto sampler = [weak](std::size_t Transport::ConnectionStats::*field) {
+      return [weak, field]() -> double {
+        const auto backend = weak.lock();
+        const auto transport = backend ? backend->transportIfCreated() : nullptr;
+        return transport ? static_cast<double>(transport->connectionStats().*field) : 0.0;
+      };
+    };
+    return {
+        {"http_connections_in_use", "DynamoDB HTTP connections carrying a request now.",
+         sampler(&Transport::ConnectionStats::in_use)},
+        {"http_connections_idle", "DynamoDB keep-alive HTTP connections idle in the pool.",
+         sampler(&Transport::ConnectionStats::idle)},
+    };
+  }
+
  private:
   std::shared_ptr<Backend> backendFor(engines::EngineServices& services) {
     if (!backend_) {

@@ -176,6 +176,7 @@ Transport::~Transport() = default;
 std::unique_ptr<HttpClient> Transport::acquire() {
   {
     std::lock_guard lock(pool_mu_);
+    ++in_use_;
     if (!pool_.empty()) {
       auto c = std::move(pool_.back());
       pool_.pop_back();
@@ -187,7 +188,13 @@ std::unique_ptr<HttpClient> Transport::acquire() {
 
 void Transport::release(std::unique_ptr<HttpClient> client) {
   std::lock_guard lock(pool_mu_);
-  if (pool_.size() < kMaxPooledClients) pool_.push_back(std::move(client));
+  --in_use_;
+  if (client && pool_.size() < kMaxPooledClients) pool_.push_back(std::move(client));
+}
+
+Transport::ConnectionStats Transport::connectionStats() const {
+  std::lock_guard lock(pool_mu_);
+  return {in_use_, pool_.size()};
 }
 
 Result<Json> Transport::call(std::string_view operation, const Json& body,
@@ -240,6 +247,7 @@ Result<Json> Transport::call(std::string_view operation, const Json& body,
     auto resp = client->send(http);
     ++ci.attempts;
     if (!resp) {
+      release(nullptr);  // the connection failed: dropped, not pooled
       // Transport failures are not retried (only throttling and 5xx are): the client's message
       // names only scheme://host:port.
       if (resp.error().code == Code::TimedOut)

@@ -100,14 +100,24 @@ class Transport {
 
   const TransportOptions& options() const { return options_; }
 
+  // Keep-alive HTTP connections (metrics gauges): leased to a running request, and idle in the
+  // pool waiting for the next one.
+  struct ConnectionStats {
+    std::size_t in_use = 0;
+    std::size_t idle = 0;
+  };
+  ConnectionStats connectionStats() const;
+
  private:
   std::unique_ptr<HttpClient> acquire();
+  // Ends a lease from acquire(); a null client (a failed connection) is dropped, not pooled.
   void release(std::unique_ptr<HttpClient> client);
 
   TransportOptions options_;
   CredentialSource credentials_;
-  std::mutex pool_mu_;
+  mutable std::mutex pool_mu_;
   std::vector<std::unique_ptr<HttpClient>> pool_;
+  std::size_t in_use_ = 0;  // acquired and not yet released
 };
 
 }  // namespace mcpdb::dynamodb

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <mutex>
@@ -41,12 +42,16 @@ void defaultOption(mongoc_uri_t* uri, const char* option, std::int32_t value) {
   if (!mongoc_uri_has_option(uri, option)) mongoc_uri_set_option_as_int32(uri, option, value);
 }
 
-// A pooled client, returned to the pool on scope exit.
+// A pooled client, returned to the pool on scope exit; `leased` counts the clients out.
 class Lease {
  public:
-  explicit Lease(mongoc_client_pool_t* pool) : pool_(pool), client_(mongoc_client_pool_pop(pool)) {}
+  Lease(mongoc_client_pool_t* pool, std::atomic<std::size_t>& leased)
+      : pool_(pool), leased_(leased), client_(mongoc_client_pool_pop(pool)) {
+    ++leased_;
+  }
   ~Lease() {
     if (client_ != nullptr) mongoc_client_pool_push(pool_, client_);
+    --leased_;
   }
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
@@ -54,6 +59,7 @@ class Lease {
 
  private:
   mongoc_client_pool_t* pool_;
+  std::atomic<std::size_t>& leased_;
   mongoc_client_t* client_;
 };
 
@@ -154,6 +160,8 @@ Result<std::unique_ptr<Client>> Client::create(const std::string& uri_text, std:
     return makeError(Code::FailedPrecondition,
                      "MONGODB_URI could not be used (TLS or pool options)");
   mongoc_client_pool_set_error_api(c->pool_.get(), MONGOC_ERROR_API_VERSION_2);
+  c->max_pool_ = static_cast<std::size_t>(std::max<std::int32_t>(
+      0, mongoc_uri_get_option_as_int32(c->uri_.get(), MONGOC_URI_MAXPOOLSIZE, 100)));
   c->read_prefs_.reset(mongoc_read_prefs_new(readMode(read_preference)));
   c->database_ = std::move(database);
   return c;
@@ -184,7 +192,7 @@ Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallB
 Status Client::find(const std::string& collection, const bson_t& filter, const bson_t& opts,
                     const CallBounds& bounds, const DocumentSink& sink) {
   if (auto st = checkNoForbiddenOperators(filter); !st) return st;
-  Lease lease(pool_.get());
+  Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   CursorPtr cursor(mongoc_collection_find_with_opts(coll.get(), &filter, &opts, read_prefs_.get()));
@@ -195,7 +203,7 @@ Status Client::aggregate(const std::string& collection, const bson_t& pipeline, 
                          const CallBounds& bounds, const DocumentSink& sink,
                          bson_error_t* raw_error) {
   if (auto st = checkNoForbiddenOperators(pipeline); !st) return st;
-  Lease lease(pool_.get());
+  Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   CursorPtr cursor(mongoc_collection_aggregate(coll.get(), MONGOC_QUERY_NONE, &pipeline, &opts,
@@ -206,7 +214,7 @@ Status Client::aggregate(const std::string& collection, const bson_t& pipeline, 
 Result<std::int64_t> Client::countDocuments(const std::string& collection, const bson_t& filter,
                                             const bson_t& opts) {
   if (auto st = checkNoForbiddenOperators(filter); !st) return st.error();
-  Lease lease(pool_.get());
+  Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   bson_error_t err;
@@ -218,7 +226,7 @@ Result<std::int64_t> Client::countDocuments(const std::string& collection, const
 
 Result<std::int64_t> Client::estimatedDocumentCount(const std::string& collection,
                                                     const bson_t& opts) {
-  Lease lease(pool_.get());
+  Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   bson_error_t err;
@@ -230,7 +238,7 @@ Result<std::int64_t> Client::estimatedDocumentCount(const std::string& collectio
 
 Result<BsonPtr> Client::readCommand(const bson_t& command) {
   if (auto st = checkNoForbiddenOperators(command); !st) return st.error();
-  Lease lease(pool_.get());
+  Lease lease(pool_.get(), leased_);
   bson_error_t err;
   // The driver initialises `tmp` in every case; copy it into an owned heap document.
   bson_t tmp;

@@ -4,6 +4,7 @@
 // maxTimeMS from the call deadline; cursors are drained batch by batch, stop at the deadline or on
 // cancellation, and are killed (killCursors) when abandoned. There is no write method.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -68,6 +69,11 @@ class Client {
   // A read-only command on the configured database (used for connectionStatus).
   Result<BsonPtr> readCommand(const bson_t& command);
 
+  // Pooled clients (metrics gauges): leased to a running operation now, and the pool's bound
+  // (maxPoolSize from the URI, the driver's 100 by default).
+  std::size_t clientsInUse() const { return leased_.load(); }
+  std::size_t clientsMax() const { return max_pool_; }
+
  private:
   using PoolPtr = Owned<mongoc_client_pool_t, mongoc_client_pool_destroy>;
   using UriPtr = Owned<mongoc_uri_t, mongoc_uri_destroy>;
@@ -81,6 +87,8 @@ class Client {
   PoolPtr pool_;
   ReadPrefsPtr read_prefs_;
   std::string database_;
+  std::atomic<std::size_t> leased_{0};
+  std::size_t max_pool_ = 0;
 };
 
 // A safe, classified error for a failed MongoDB operation (never the URI or a value).

@@ -76,6 +76,12 @@ bool mongoc_uri_set_option_as_int32(mongoc_uri_t* uri, const char* option, int32
   return real(uri, option, value);
 }
 
+int32_t mongoc_uri_get_option_as_int32(const mongoc_uri_t* uri, const char* option,
+                                       int32_t fallback) {
+  MCPDB_REAL(mongoc_uri_get_option_as_int32);
+  return real(uri, option, fallback);
+}
+
 bool mongoc_uri_set_appname(mongoc_uri_t* uri, const char* value) {
   MCPDB_REAL(mongoc_uri_set_appname);
   return real(uri, value);

@@ -66,6 +66,25 @@ class MongoModule final : public engines::EngineModule {
     return assessConnectionStatus(bsonToJson(**reply), (*client)->database());
   }
 
+  std::vector<engines::Gauge> gauges() override {
+    if (!state_) return {};
+    std::weak_ptr<EngineState> weak = state_;
+    auto sampler = [weak](std::size_t (Client::*field)() const) {
+      return [weak, field]() -> double {
+        const auto state = weak.lock();
+        Client* client = state ? state->clientIfCreated() : nullptr;
+        return client != nullptr ? static_cast<double>((client->*field)()) : 0.0;
+      };
+    };
+    return {
+        {"pool_clients_in_use", "MongoDB pooled clients leased to a running operation.",
+         sampler(&Client::clientsInUse)},
+        {"pool_clients_max",
+         "MongoDB client pool bound (maxPoolSize); 0 until the first call opens the pool.",
+         sampler(&Client::clientsMax)},
+    };
+  }
+
  private:
   Settings settings_;
   std::shared_ptr<EngineState> state_;

@@ -689,6 +689,11 @@ Result<Client*> EngineState::client() {
   return client_.get();
 }
 
+Client* EngineState::clientIfCreated() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return client_.get();
+}
+
 Result<std::shared_ptr<embed::Embedder>> EngineState::embedder() const {
   if (!embedder_) return makeError(Code::FailedPrecondition, "no embedding provider is configured");
   return embedder_();

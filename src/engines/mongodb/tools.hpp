@@ -25,6 +25,8 @@ class EngineState {
   const CursorCodec& cursors() const { return codec_; }
   // The client pool, created on first use from MONGODB_URI / MONGODB_DATABASE.
   Result<Client*> client();
+  // The client pool if a call already created it (metrics: sampling never connects).
+  Client* clientIfCreated();
   Result<std::shared_ptr<embed::Embedder>> embedder() const;
 
   // Whether $vectorSearch works on this server: learned once, on the first semantic search.

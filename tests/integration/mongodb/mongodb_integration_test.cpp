@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "common/handle.hpp"
 #include "embed/embedder.hpp"
+#include "engines/mongodb/client.hpp"
 #include "engines/mongodb/commands.hpp"
 #include "loader/loader.hpp"
 #include "unit/mongodb/tool_harness.hpp"
@@ -392,6 +395,46 @@ TEST_F(Fixture, CancellationAndDeadline) {
   auto t = h.call("list_mongodb_documents", {{"target", "t"}}, std::chrono::milliseconds(0));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, Code::TimedOut);
+}
+
+// The pool gauges (/metrics over HTTP): zero before the first call opens the pool, then the
+// URI's maxPoolSize, and a client counted as in use only while an operation holds it.
+TEST_F(Fixture, PoolGaugesFollowTheClientPool) {
+  const std::string c = numbered("gauges", 3);
+  // Options follow "/?" when the URI has none yet (mongodb://host:port needs the slash).
+  const bool has_options = uri_.find('?') != std::string::npos;
+  const bool has_path = uri_.find('/', uri_.find("//") + 2) != std::string::npos;
+  const std::string uri = uri_ + (has_options ? "&" : (has_path ? "?" : "/?")) + "maxPoolSize=7";
+  ToolHarness h("mongodb:\n  targets:\n" + target("t", c),
+                {{"MONGODB_URI", uri}, {"MONGODB_DATABASE", db_}});
+  ASSERT_TRUE(h.ok());
+  std::map<std::string, std::function<double()>> gauges;
+  for (auto& g : h.module().gauges()) gauges[g.name] = g.sample;
+  ASSERT_EQ(gauges.size(), 2u);
+  EXPECT_EQ(gauges.at("pool_clients_max")(), 0.0);
+  EXPECT_EQ(gauges.at("pool_clients_in_use")(), 0.0);
+  auto listed = h.call("list_mongodb_documents", {{"target", "t"}});
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_EQ(gauges.at("pool_clients_max")(), 7.0);
+  EXPECT_EQ(gauges.at("pool_clients_in_use")(), 0.0);
+
+  auto client = Client::create(uri, db_, "primary", std::chrono::seconds(5));
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  BsonPtr filter(bson_new());
+  BsonPtr opts(bson_new());
+  std::size_t in_use_while_reading = 0;
+  auto sink = [&](const bson_t&) {
+    in_use_while_reading = (*client)->clientsInUse();
+    return false;
+  };
+  ASSERT_TRUE((*client)
+                  ->find(c, *filter, *opts,
+                         CallBounds{{}, std::chrono::steady_clock::now() + std::chrono::seconds(5)},
+                         DocumentSink(sink))
+                  .ok());
+  EXPECT_EQ(in_use_while_reading, 1u);
+  EXPECT_EQ((*client)->clientsInUse(), 0u);
+  EXPECT_EQ((*client)->clientsMax(), 7u);
 }
 
 TEST_F(Fixture, SelfCheckReportsWhatTheServerSays) {

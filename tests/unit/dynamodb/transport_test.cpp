@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <thread>
 
 #include "engines/dynamodb/transport.hpp"
 #include "support/fake_http_server.hpp"
@@ -88,6 +90,42 @@ TEST(DynamoTransport, ReusesTheConnection) {
     ASSERT_TRUE(t->call("Scan", {{"TableName", "tbl"}}, CallOptions{}).ok());
   EXPECT_EQ(server.requestCount(), 5U);
   EXPECT_EQ(server.connectionCount(), 1U);
+}
+
+// The connection gauges: a request holds one connection while it runs; afterwards it is idle
+// in the pool. A failed connection is dropped and no longer counted as in use.
+TEST(DynamoTransport, ConnectionStatsCountLeasedAndIdleConnections) {
+  std::promise<void> arrived;
+  std::promise<void> answer;
+  std::shared_future<void> answer_now = answer.get_future().share();
+  std::atomic<int> n{0};
+  FakeHttpServer server([&](const FakeRequest&) {
+    if (n++ == 0) {
+      arrived.set_value();
+      answer_now.wait();
+    }
+    return okReply(Json::object());
+  });
+  auto t = transportFor(server);
+  EXPECT_EQ(t->connectionStats().in_use, 0U);
+  EXPECT_EQ(t->connectionStats().idle, 0U);
+  std::thread call([&] {
+    EXPECT_TRUE(t->call("Scan", {{"TableName", "tbl"}}, CallOptions{}).ok());
+  });
+  arrived.get_future().wait();
+  EXPECT_EQ(t->connectionStats().in_use, 1U);
+  answer.set_value();
+  call.join();
+  EXPECT_EQ(t->connectionStats().in_use, 0U);
+  EXPECT_EQ(t->connectionStats().idle, 1U);
+
+  TransportOptions o;
+  o.region = "us-east-1";
+  o.endpoint = *parseEndpoint("http://127.0.0.1:" + std::to_string(test::unusedLocalPort()));
+  Transport refused(o, fixedCredentials());
+  EXPECT_FALSE(refused.call("Scan", {{"TableName", "tbl"}}, CallOptions{}).ok());
+  EXPECT_EQ(refused.connectionStats().in_use, 0U);
+  EXPECT_EQ(refused.connectionStats().idle, 0U);
 }
 
 TEST(DynamoTransport, RetriesThrottlingThenSucceeds) {
