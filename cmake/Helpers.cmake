@@ -28,3 +28,19 @@ function(mcpdb_fuzzer name)
   target_link_libraries(${name} PRIVATE ${A_DEPS} mcpdb_warnings)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
 endfunction()
+
+# mcpdb_prebuilt_yaml(TARGET FILE f.yaml NAMESPACE ns TEXT fn NODE fn HEADER h): compiles f.yaml
+# into TARGET as two functions declared in header h: ns::TEXT() returns its text and ns::NODE()
+# its document, built without parsing (src/config/prebuilt.hpp).
+function(mcpdb_prebuilt_yaml target)
+  cmake_parse_arguments(A "" "FILE;NAMESPACE;TEXT;NODE;HEADER" "" ${ARGN})
+  set(in ${CMAKE_CURRENT_SOURCE_DIR}/${A_FILE})
+  get_filename_component(name ${A_FILE} NAME)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
+  add_custom_command(OUTPUT ${out}
+    COMMAND mcpdb-prebuild-yaml ${in} ${out} ${A_NAMESPACE} ${A_TEXT} ${A_NODE} ${A_HEADER}
+    DEPENDS mcpdb-prebuild-yaml ${in}
+    COMMENT "Prebuilding ${A_FILE}"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${out})
+endfunction()

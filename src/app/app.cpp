@@ -162,17 +162,22 @@ void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_s
 
 }  // namespace
 
-std::string builtInConfitTextHeader() {
-  return "# mcp-dbserver built-in allowlist for the demo data set\nversion: 1\n";
-}
-
 std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules) {
-  std::string text = builtInConfitTextHeader();
+  std::string text(builtInHeaderText());
   for (const auto& m : modules) {
     text += std::string(m->defaultSection());
     if (!text.empty() && text.back() != '\n') text += '\n';
   }
   return text;
+}
+
+YAML::Node builtInConfigDocument(const std::vector<engines::EngineModulePtr>& modules) {
+  YAML::Node root = builtInHeaderDocument();
+  for (const auto& m : modules) {
+    const YAML::Node section = m->defaultSectionDocument();
+    for (const auto& kv : section) root.force_insert(kv.first, kv.second);
+  }
+  return root;
 }
 
 std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
@@ -186,8 +191,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
       options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
   config::Diagnostics diag(path.value_or("<built-in default>"));
   a.config = path ? config::loadConfigFile(*path, sections, diag)
-                  : config::parseConfig(builtInConfigText(a.modules), "<built-in default>",
-                                        sections, diag);
+                  : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
+                                       sections, diag);
   if (diag.ok()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);

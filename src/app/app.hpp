@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/env.hpp"
@@ -46,6 +47,12 @@ struct Assembly {
 
 // The built-in allowlist (every engine's demo section).
 std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules);
+// The document yaml-cpp would parse from builtInConfigText(), built without parsing: each part is
+// prebuilt at build time (src/config/prebuilt.hpp).
+YAML::Node builtInConfigDocument(const std::vector<engines::EngineModulePtr>& modules);
+// The built-in allowlist's first lines (builtin_header.yaml), as text and as a document.
+std::string_view builtInHeaderText();
+YAML::Node builtInHeaderDocument();
 
 // Loads and validates everything. `all_engines` registers tools of disabled engines too (for
 // check-config). Errors are written to `err`; returns nullopt on any error.

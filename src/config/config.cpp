@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "config/secret_patterns.hpp"
 #include "protocol/tool_registry.hpp"
@@ -61,8 +62,8 @@ bool keysArePlain(const YAML::Node& node, const std::string& path, Diagnostics& 
         ok = false;
         continue;
       }
-      ok = keysArePlain(kv.second, path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(),
-                        diag) &&
+      ok = keysArePlain(kv.second,
+                        path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(), diag) &&
            ok;
     }
   } else if (node.IsSequence()) {
@@ -81,14 +82,23 @@ void scanForSecrets(const Node& root) {
 
 Config parseConfig(const std::string& text, const std::string& source,
                    const std::vector<std::string>& extra_sections, Diagnostics& diag) {
-  Config cfg;
-  cfg.source = source;
+  YAML::Node document;
   try {
-    cfg.root = YAML::Load(text);
+    document = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     diag.error(e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+    Config cfg;
+    cfg.source = source;
     return cfg;
   }
+  return readConfig(std::move(document), source, extra_sections, diag);
+}
+
+Config readConfig(YAML::Node document, const std::string& source,
+                  const std::vector<std::string>& extra_sections, Diagnostics& diag) {
+  Config cfg;
+  cfg.source = source;
+  cfg.root = std::move(document);
   if (cfg.root.IsNull() || !cfg.root.IsDefined()) cfg.root = YAML::Node(YAML::NodeType::Map);
   if (!keysArePlain(cfg.root, "", diag)) return cfg;
   Node root(cfg.root, "", diag);

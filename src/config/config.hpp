@@ -47,6 +47,11 @@ inline const std::vector<std::string>& genericSections() {
 Config parseConfig(const std::string& text, const std::string& source,
                    const std::vector<std::string>& extra_sections, Diagnostics& diag);
 
+// The same checks and reading for a document already built (parseConfig after parsing; the
+// built-in default is built without parsing, see src/config/prebuilt.hpp).
+Config readConfig(YAML::Node document, const std::string& source,
+                  const std::vector<std::string>& extra_sections, Diagnostics& diag);
+
 // Reads a file (a clear error when unreadable) then parseConfig.
 Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
                       Diagnostics& diag);

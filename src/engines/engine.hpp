@@ -66,6 +66,9 @@ class EngineModule {
   // The built-in allowlist section for the demo data set (YAML text), used when no config file
   // is given.
   virtual std::string_view defaultSection() const = 0;
+  // The same section as the document yaml-cpp would parse from it, built without parsing (the
+  // serving path's start-up; src/config/prebuilt.hpp).
+  virtual YAML::Node defaultSectionDocument() const = 0;
 
   // Parses and validates the section completely; problems go to `section.diag()`.
   // `section` may be absent (no tools for this engine).

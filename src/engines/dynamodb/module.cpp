@@ -31,6 +31,7 @@ class DynamoModule final : public engines::EngineModule {
            "unless IAM denies it.";
   }
   std::string_view defaultSection() const override { return defaultSectionYaml(); }
+  YAML::Node defaultSectionDocument() const override { return dynamodb::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
     registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));

@@ -157,26 +157,4 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
   return reg;
 }
 
-std::string_view defaultSectionYaml() {
-  return R"(dynamodb:
-  targets:
-    demo_documents:
-      table: mcp_demo_documents
-      description: >-
-        Demo documents (short software/infrastructure notes), one item per document, keyed by id
-        (e.g. "doc-01"). Attributes: id, title, body, category, tags (list), published (YYYY-MM-DD).
-      partition_key: {name: id, type: S}
-      attributes: [id, title, body, category, tags, published]
-      exact_count: {enabled: true, max_items: 10000}
-    demo_events:
-      table: mcp_demo_events
-      description: >-
-        The same demo documents keyed by category (partition key) and "published#id" (sort key,
-        e.g. "2024-01-15#doc-01"), for composite-key lookups.
-      partition_key: {name: category, type: S}
-      sort_key: {name: published_id, type: S}
-      exact_count: {enabled: true, max_items: 10000}
-)";
-}
-
 }  // namespace mcpdb::dynamodb

@@ -48,8 +48,11 @@ struct Registry {
 // Parses `section` (may be absent: empty registry). Problems are reported to section.diag().
 Registry parseRegistry(const config::Node& section, const Limits& defaults);
 
-// The built-in `dynamodb:` section for the demo data set (tables created by the loader).
+// The built-in `dynamodb:` section for the demo data set (tables created by the loader;
+// default_section.yaml).
 std::string_view defaultSectionYaml();
+// The same, as the document yaml-cpp would parse from it, built without parsing.
+YAML::Node defaultSectionDocument();
 
 inline constexpr const char* kDemoDocumentsTable = "mcp_demo_documents";
 inline constexpr const char* kDemoEventsTable = "mcp_demo_events";

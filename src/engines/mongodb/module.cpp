@@ -32,6 +32,7 @@ class MongoModule final : public engines::EngineModule {
            "role).";
   }
   std::string_view defaultSection() const override { return defaultSectionYaml(); }
+  YAML::Node defaultSectionDocument() const override { return mongodb::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
     settings_ = parseSettings(section, defaults);

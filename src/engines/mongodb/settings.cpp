@@ -444,40 +444,4 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
   return s;
 }
 
-std::string_view defaultSectionYaml() {
-  return R"(mongodb:
-  read_preference: primaryPreferred
-  read_concern: local
-  targets:
-    documents:
-      collection: documents
-      description: >-
-        Demo knowledge base: short software and infrastructure notes with a title, a body,
-        a category, tags and a publication date.
-      id_type: objectId
-      projection: [doc_id, title, body, category, tags, published, embedding_model]
-      default_sort: {field: _id, order: asc}
-      count: {exact_max: 100000}
-      vector_search:
-        tool: semantic_search_mongodb
-        description: >-
-          Semantic search over the demo knowledge base (the same documents and embedding model
-          as semantic_search_documents on PostgreSQL).
-        index: documents_vector_index
-        path: embedding
-        id_field: doc_id
-        title_field: title
-        text_field: body
-        metadata_fields: [category, tags, published]
-        num_candidates: {multiplier: 10, max: 1000}
-        max_k: 20
-        default_k: 5
-        filter_fields:
-          - {path: category, type: string, description: "Only documents of this category (databases, security, kubernetes, networking, observability, cloud)."}
-          - {path: tags, type: string, description: "Only documents carrying this tag."}
-        method: auto
-        fallback: {exact_scan_max_docs: 10000}
-)";
-}
-
 }  // namespace mcpdb::mongodb

@@ -82,7 +82,10 @@ std::string fieldPathProblem(std::string_view path);
 // Why `name` is not an acceptable collection name ("" when it is).
 std::string collectionNameProblem(std::string_view name);
 
-// The built-in section for the demo data set (YAML, starting with "mongodb:").
+// The built-in section for the demo data set (YAML, starting with "mongodb:";
+// default_section.yaml).
 std::string_view defaultSectionYaml();
+// The same, as the document yaml-cpp would parse from it, built without parsing.
+YAML::Node defaultSectionDocument();
 
 }  // namespace mcpdb::mongodb

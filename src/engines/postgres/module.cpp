@@ -41,6 +41,7 @@ class PostgresModule final : public engines::EngineModule {
   }
 
   std::string_view defaultSection() const override { return defaultSectionText(); }
+  YAML::Node defaultSectionDocument() const override { return postgres::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
     section_ = parseSection(section, defaults);
