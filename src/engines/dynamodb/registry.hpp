@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/limits.hpp"
@@ -44,6 +45,11 @@ struct Registry {
 
   const Target* find(std::string_view name) const;
 };
+
+// DynamoDB's table name rule, [A-Za-z0-9_.-]{3,255}.
+bool validTableName(std::string_view s);
+// A target name as agents see it: [A-Za-z][A-Za-z0-9_-]{0,63}.
+bool validTargetName(std::string_view s);
 
 // Parses `section` (may be absent: empty registry). Problems are reported to section.diag().
 Registry parseRegistry(const config::Node& section, const Limits& defaults);

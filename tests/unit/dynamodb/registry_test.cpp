@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
+#include <regex>
 
 #include "config/config.hpp"
 #include "engines/dynamodb/registry.hpp"
@@ -36,6 +38,30 @@ TEST(DynamoRegistry, GoldenBadConfigs) {
       kConfigs, ".errors",
       [](const std::string& text, const std::string& name) { return parse(text, name).errors; });
   EXPECT_GE(cases, 12);
+}
+
+// The name checks are plain loops; they must accept exactly what the documented regular
+// expressions accept (random strings near the boundaries: lengths, first letter, other bytes).
+TEST(DynamoRegistry, NameChecksAgreeWithTheRegularExpressions) {
+  const std::regex table("[A-Za-z0-9_.-]{3,255}");
+  const std::regex target("[A-Za-z][A-Za-z0-9_-]{0,63}");
+  const std::string alphabet = std::string("aZz09_.-A ~/@\x7f\xc3\xa9") + '\0';
+  std::mt19937 rng(20261130);
+  const std::vector<std::size_t> lengths = {0, 1, 2, 3, 4, 63, 64, 65, 254, 255, 256};
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t n = i % 2 == 0 ? lengths[rng() % lengths.size()] : rng() % 80;
+    std::string s;
+    for (std::size_t k = 0; k < n; ++k) {
+      // Mostly valid characters, so that long valid names occur too.
+      s += rng() % 8 == 0 ? alphabet[rng() % alphabet.size()] : alphabet[rng() % 7];
+    }
+    EXPECT_EQ(validTableName(s), std::regex_match(s, table)) << s;
+    EXPECT_EQ(validTargetName(s), std::regex_match(s, target)) << s;
+  }
+  EXPECT_TRUE(validTableName("prod.orders-v2"));
+  EXPECT_FALSE(validTableName("ab"));
+  EXPECT_TRUE(validTargetName("demo_documents"));
+  EXPECT_FALSE(validTargetName("9lives"));
 }
 
 TEST(DynamoRegistry, DefaultSectionIsValid) {
