@@ -28,23 +28,60 @@ Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling) 
 
 namespace {
 
-void scan(const Node& node) {
-  if (node.isMap()) {
-    for (auto& [key, child] : node.entries()) {
-      if (keyLooksSecret(key)) {
-        child.error(
-            "looks like a secret; secrets come only from the environment (see .env.example), never "
-            "the config file");
+// The two walks below go over every node of the document, so they work on the YAML nodes and
+// keep the key path in one string that each level appends to and cuts back: a path is copied
+// only into a message. (Through config::Node, which builds every child's path, they cost
+// ~2.6 M instructions of every start; docs/BENCHMARKS.md "Startup profile".) The paths are the
+// ones config::Node gives: `a.b`, `a[0]`, `a[0].b`.
+int lineOf(const YAML::Node& node) {
+  return node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+}
+
+// Appends `.key` (or `key` at the top) to `path` for the scope of one child.
+class KeyInPath {
+ public:
+  KeyInPath(std::string& path, const std::string& key) : path_(path), size_(path.size()) {
+    if (size_ != 0) path_ += '.';
+    path_ += key;
+  }
+  KeyInPath(std::string& path, std::size_t index) : path_(path), size_(path.size()) {
+    path_ += '[';
+    path_ += std::to_string(index);
+    path_ += ']';
+  }
+  KeyInPath(const KeyInPath&) = delete;
+  KeyInPath& operator=(const KeyInPath&) = delete;
+  ~KeyInPath() { path_.resize(size_); }
+
+ private:
+  std::string& path_;
+  std::size_t size_;
+};
+
+void scan(const YAML::Node& node, std::string& path, Diagnostics& diag) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) continue;  // refused before any walk (keysArePlain)
+      const KeyInPath in(path, kv.first.Scalar());
+      if (keyLooksSecret(kv.first.Scalar())) {
+        diag.error(lineOf(kv.second), path,
+                   "looks like a secret; secrets come only from the environment (see "
+                   ".env.example), never the config file");
         continue;
       }
-      scan(child);
+      scan(kv.second, path, diag);
     }
-  } else if (node.isSequence()) {
-    for (const auto& e : node.elements()) scan(e);
-  } else if (node.isScalar()) {
-    if (const char* what = valueLooksSecret(node.yaml().Scalar())) {
-      node.error(std::string("value looks like ") + what +
-                 "; secrets come only from the environment, never the config file");
+  } else if (node.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& e : node) {
+      const KeyInPath in(path, i++);
+      scan(e, path, diag);
+    }
+  } else if (node.IsScalar()) {
+    if (const char* what = valueLooksSecret(node.Scalar())) {
+      diag.error(lineOf(node), path,
+                 std::string("value looks like ") + what +
+                     "; secrets come only from the environment, never the config file");
     }
   }
 }
@@ -52,23 +89,24 @@ void scan(const Node& node) {
 // Every mapping key must be a plain scalar: a config names things, and a key that is itself a
 // mapping or a list (YAML's `? ...` complex keys) has no meaning here. Reported once per key,
 // with its line, before any section parser walks the document.
-bool keysArePlain(const YAML::Node& node, const std::string& path, Diagnostics& diag) {
+bool keysArePlain(const YAML::Node& node, std::string& path, Diagnostics& diag) {
   bool ok = true;
   if (node.IsMap()) {
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) {
-        const int l = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
-        diag.error(l, path, "mapping keys must be plain names, not mappings or lists");
+        diag.error(lineOf(kv.first), path,
+                   "mapping keys must be plain names, not mappings or lists");
         ok = false;
         continue;
       }
-      ok = keysArePlain(kv.second,
-                        path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(), diag) &&
-           ok;
+      const KeyInPath in(path, kv.first.Scalar());
+      ok = keysArePlain(kv.second, path, diag) && ok;
     }
   } else if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      ok = keysArePlain(node[i], path + "[" + std::to_string(i) + "]", diag) && ok;
+    std::size_t i = 0;
+    for (const auto& e : node) {
+      const KeyInPath in(path, i++);
+      ok = keysArePlain(e, path, diag) && ok;
     }
   }
   return ok;
@@ -77,7 +115,8 @@ bool keysArePlain(const YAML::Node& node, const std::string& path, Diagnostics& 
 }  // namespace
 
 void scanForSecrets(const Node& root) {
-  scan(root);
+  std::string path = root.path();
+  scan(root.yaml(), path, root.diag());
 }
 
 Config parseConfig(const std::string& text, const std::string& source,
@@ -100,7 +139,8 @@ Config readConfig(YAML::Node document, const std::string& source,
   cfg.source = source;
   cfg.root = std::move(document);
   if (cfg.root.IsNull() || !cfg.root.IsDefined()) cfg.root = YAML::Node(YAML::NodeType::Map);
-  if (!keysArePlain(cfg.root, "", diag)) return cfg;
+  std::string path;
+  if (!keysArePlain(cfg.root, path, diag)) return cfg;
   Node root(cfg.root, "", diag);
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());
