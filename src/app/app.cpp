@@ -417,10 +417,53 @@ bool runSelfCheck(Assembly& a) {
   return violation;
 }
 
+// Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
+// start; a task already running is waited for). For start-up work that must not take the CPU from
+// the first answers (docs/BENCHMARKS.md "Startup profile"); see kPreloadDelay, kSelfCheckDelay.
+class DelayedTask {
+ public:
+  DelayedTask(std::function<void()> task, std::chrono::milliseconds delay)
+      : thread_([this, task = std::move(task), delay] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, delay, [this] { return stopping_; })) return;
+          lock.unlock();
+          task();
+        }) {}
+  DelayedTask(const DelayedTask&) = delete;
+  DelayedTask& operator=(const DelayedTask&) = delete;
+  ~DelayedTask() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+// The embedding model preload: loading it right away (OpenBLAS, 32 MB of weights, the check
+// sentence) competed for the CPU with the initialize answer and the self-check, and took the
+// process from ~18 MB to ~55 MB before a client had listed the tools. A semantic search before
+// the delay loads it itself.
+constexpr std::chrono::milliseconds kPreloadDelay{1000};
+
+// The `warn`-mode self-check: connecting right away (loading libpq and its dependencies, SCRAM's
+// 4096 PBKDF2 rounds, the privilege queries) took the CPU from the initialize answer, 11.4 against
+// 8.1 ms median cold start with it off, on 2 shared cores. A server stopped before the delay
+// (having answered little more than initialize) skips it.
+constexpr std::chrono::milliseconds kSelfCheckDelay{200};
+
 // Startup logs and the self-check, by config: `refuse` checks before serving (and refuses to
-// start on a violation); `warn` (default) checks on `background` while the server already answers,
-// so `initialize` does not wait for database round trips; `off` skips it.
-int startupChecks(Assembly& a, std::thread& background) {
+// start on a violation); `warn` (default) checks on `background`, kSelfCheckDelay after the server
+// starts answering, so `initialize` does not wait for database round trips nor share the CPU with
+// them; `off` skips it.
+int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
   for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
     if (a.enabled[i]) {
@@ -441,7 +484,7 @@ int startupChecks(Assembly& a, std::thread& background) {
       }
       break;
     case config::SelfCheckMode::Warn:
-      background = std::thread([&a] { (void)runSelfCheck(a); });
+      background.emplace([&a] { (void)runSelfCheck(a); }, kSelfCheckDelay);
       break;
   }
   return kExitOk;
@@ -471,51 +514,6 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
 
 }  // namespace
 
-// A background thread joined when the scope ends, on every return path.
-struct JoinOnExit {
-  std::thread thread;
-  JoinOnExit() = default;
-  JoinOnExit(const JoinOnExit&) = delete;
-  JoinOnExit& operator=(const JoinOnExit&) = delete;
-  ~JoinOnExit() {
-    if (thread.joinable()) thread.join();
-  }
-};
-
-// Runs `load` on a background thread after `delay`, unless destroyed first (then it does not
-// start; a load already running is waited for). Loading the model right away (OpenBLAS, 32 MB of
-// weights, the check sentence) competed for the CPU with the initialize answer and the
-// self-check, and took the process from ~18 MB to ~55 MB before a client had listed the tools
-// (docs/BENCHMARKS.md "Startup profile"). A semantic search before the delay loads it itself.
-class DelayedPreload {
- public:
-  DelayedPreload(std::function<void()> load, std::chrono::milliseconds delay)
-      : thread_([this, load = std::move(load), delay] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, delay, [this] { return stopping_; })) return;
-          lock.unlock();
-          load();
-        }) {}
-  DelayedPreload(const DelayedPreload&) = delete;
-  DelayedPreload& operator=(const DelayedPreload&) = delete;
-  ~DelayedPreload() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;  // last: starts once the members above exist
-};
-
-constexpr std::chrono::milliseconds kPreloadDelay{1000};
-
 // assemble() for the serving paths: config problems go to stderr.
 std::optional<Assembly> assembleForServing(const AppOptions& options, const Env& env) {
   std::ostringstream err;
@@ -529,8 +527,9 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   setupLogging(env, client_sink);
   auto a = assembleForServing(options, env);
   if (!a) return kExitConfig;
-  JoinOnExit self_check;  // joined on every return below: the check holds references into `a`
-  if (const int rc = startupChecks(*a, self_check.thread); rc != kExitOk) return rc;
+  // Destroyed before `a` on every return below: the check holds references into it.
+  std::optional<DelayedTask> self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
 
   protocol::ServerOptions so;
   so.version = options.version;
@@ -547,8 +546,8 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   client_sink->attach(session);
 
   // Load the embedding model in the background so the first semantic search does not pay for it,
-  // but only after kPreloadDelay (see DelayedPreload).
-  std::optional<DelayedPreload> preload;
+  // but only after kPreloadDelay.
+  std::optional<DelayedTask> preload;
   if (a->preload_embedder && a->services.embedder_requested && a->services.embedder) {
     preload.emplace([embedder = a->services.embedder] { (void)embedder(); }, kPreloadDelay);
   }
@@ -579,8 +578,9 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   }
   auto a = assembleForServing(options, env);
   if (!a) return kExitConfig;
-  JoinOnExit self_check;  // joined on every return below: the check holds references into `a`
-  if (const int rc = startupChecks(*a, self_check.thread); rc != kExitOk) return rc;
+  // Destroyed before `a` on every return below: the check holds references into it.
+  std::optional<DelayedTask> self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
   protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   transport::http::ServeParams p;
   p.listen = *listen;
