@@ -18,18 +18,10 @@
 
 namespace {
 
-constexpr const char* kSoname = "libcurl.so.4";
-
-void* library() {
-  static void* const lib = mcpdb::lazy::openLibrary(kSoname, "libcurl4");
-  return lib;
-}
-
-template <typename F>
-F resolve(const char* name) {
-  return mcpdb::lazy::resolveIn<F>(library(), name);
-}
-
+struct Libcurl {
+  static constexpr const char* kSoname = "libcurl.so.4";
+  static constexpr const char* kPackage = "libcurl4";
+};
 using AnyFunction = void (*)();
 
 }  // namespace
@@ -42,7 +34,7 @@ using AnyFunction = void (*)();
 
 // The real function `name`, resolved once; nullptr when libcurl could not be loaded. Only the
 // global set-up, curl_easy_init and the helpers without a handle can be reached in that case.
-#define MCPDB_REAL(name) static const auto real = resolve<decltype(&(name))>(#name)
+#define MCPDB_REAL(name) MCPDB_LAZY_REAL(Libcurl, name)
 
 extern "C" {
 

@@ -27,4 +27,23 @@ F resolveIn(void* lib, const char* name) {
   return lib == nullptr ? nullptr : reinterpret_cast<F>(dlsym(lib, name));
 }
 
+// One lazily loaded library, named by a tag type with `static constexpr const char* kSoname` and
+// `kPackage` (the Debian package to install when it is missing): opened once, on first use.
+template <typename Lib>
+void* library() {
+  static void* const lib = openLibrary(Lib::kSoname, Lib::kPackage);
+  return lib;
+}
+
+// The function `name` of the library `Lib` as type F; nullptr when either is missing.
+template <typename Lib, typename F>
+F resolve(const char* name) {
+  return resolveIn<F>(library<Lib>(), name);
+}
+
 }  // namespace mcpdb::lazy
+
+// In a forwarder: `real` is the library's own function `name`, resolved once (nullptr when the
+// library could not be loaded; each forwarder then answers as the library does on failure).
+#define MCPDB_LAZY_REAL(Lib, name) \
+  static const auto real = ::mcpdb::lazy::resolve<Lib, decltype(&(name))>(#name)

@@ -17,23 +17,15 @@
 
 namespace {
 
-constexpr const char* kSoname = "libmongoc-1.0.so.0";
-
-void* library() {
-  static void* const lib = mcpdb::lazy::openLibrary(kSoname, "libmongoc-1.0-0");
-  return lib;
-}
-
-template <typename F>
-F resolve(const char* name) {
-  return mcpdb::lazy::resolveIn<F>(library(), name);
-}
-
+struct Libmongoc {
+  static constexpr const char* kSoname = "libmongoc-1.0.so.0";
+  static constexpr const char* kPackage = "libmongoc-1.0-0";
+};
 }  // namespace
 
 // The real function `name`, resolved once; nullptr when libmongoc could not be loaded. Only the
 // constructors and the global set-up can be reached before a loaded library returned a handle.
-#define MCPDB_REAL(name) static const auto real = resolve<decltype(&(name))>(#name)
+#define MCPDB_REAL(name) MCPDB_LAZY_REAL(Libmongoc, name)
 
 extern "C" {
 
@@ -55,7 +47,7 @@ const char* mongoc_log_level_str(mongoc_log_level_t log_level) {
 mongoc_uri_t* mongoc_uri_new_with_error(const char* uri_string, bson_error_t* error) {
   MCPDB_REAL(mongoc_uri_new_with_error);
   if (real == nullptr) {
-    if (error != nullptr) bson_set_error(error, 0, 0, "cannot load %s", kSoname);
+    if (error != nullptr) bson_set_error(error, 0, 0, "cannot load %s", Libmongoc::kSoname);
     return nullptr;
   }
   return real(uri_string, error);

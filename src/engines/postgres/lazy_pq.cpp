@@ -26,21 +26,15 @@
 
 namespace {
 
-void* library() {
-  static void* const lib = mcpdb::lazy::openLibrary(MCPDB_LAZY_PQ_SONAME, "libpq5");
-  return lib;
-}
-
-template <typename F>
-F resolve(const char* name) {
-  return mcpdb::lazy::resolveIn<F>(library(), name);
-}
-
+struct Libpq {
+  static constexpr const char* kSoname = MCPDB_LAZY_PQ_SONAME;
+  static constexpr const char* kPackage = "libpq5";
+};
 }  // namespace
 
 // The real function `name`, resolved once; nullptr when libpq could not be loaded (then no handle
 // can exist, and the forwarder answers as libpq does for a null one).
-#define MCPDB_REAL(name) static const auto real = resolve<decltype(&(name))>(#name)
+#define MCPDB_REAL(name) MCPDB_LAZY_REAL(Libpq, name)
 
 extern "C" {
 
