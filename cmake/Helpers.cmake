@@ -44,3 +44,19 @@ function(mcpdb_prebuilt_yaml target)
     VERBATIM)
   target_sources(${target} PRIVATE ${out})
 endfunction()
+
+# mcpdb_lazy_library(NAME SOURCE forwarders.cpp PROPERTY P DIRECT target INCLUDES dirs...
+#                    [LIBS libs...]): an INTERFACE target NAME that links the library DIRECT,
+# except into a target with the property P set (the server binary), which gets NAME_lazy instead:
+# the same functions as forwarders that load the library with dlopen on first use
+# (src/common/lazy_library.hpp).
+function(mcpdb_lazy_library name)
+  cmake_parse_arguments(A "" "SOURCE;PROPERTY;DIRECT" "INCLUDES;LIBS" ${ARGN})
+  add_library(${name}_lazy STATIC ${A_SOURCE})
+  target_include_directories(${name}_lazy SYSTEM PUBLIC ${A_INCLUDES})
+  target_include_directories(${name}_lazy PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name}_lazy PUBLIC ${A_LIBS} ${CMAKE_DL_LIBS} PRIVATE mcpdb_warnings)
+  add_library(${name} INTERFACE)
+  target_link_libraries(${name} INTERFACE
+    "$<IF:$<BOOL:$<TARGET_PROPERTY:${A_PROPERTY}>>,${name}_lazy,${A_DIRECT}>")
+endfunction()
