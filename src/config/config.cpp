@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <sstream>
-#include <utility>
 
 #include "config/secret_patterns.hpp"
 #include "protocol/tool_registry.hpp"
@@ -130,15 +129,16 @@ Config parseConfig(const std::string& text, const std::string& source,
     cfg.source = source;
     return cfg;
   }
-  return readConfig(std::move(document), source, extra_sections, diag);
+  return readConfig(document, source, extra_sections, diag);
 }
 
-Config readConfig(YAML::Node document, const std::string& source,
+Config readConfig(const YAML::Node& document, const std::string& source,
                   const std::vector<std::string>& extra_sections, Diagnostics& diag) {
   Config cfg;
   cfg.source = source;
-  cfg.root = std::move(document);
-  if (cfg.root.IsNull() || !cfg.root.IsDefined()) cfg.root = YAML::Node(YAML::NodeType::Map);
+  // An empty document reads as an empty mapping (without changing the caller's node).
+  cfg.root =
+      document.IsNull() || !document.IsDefined() ? YAML::Node(YAML::NodeType::Map) : document;
   std::string path;
   if (!keysArePlain(cfg.root, path, diag)) return cfg;
   Node root(cfg.root, "", diag);

@@ -49,7 +49,7 @@ Config parseConfig(const std::string& text, const std::string& source,
 
 // The same checks and reading for a document already built (parseConfig after parsing; the
 // built-in default is built without parsing, see src/config/prebuilt.hpp).
-Config readConfig(YAML::Node document, const std::string& source,
+Config readConfig(const YAML::Node& document, const std::string& source,
                   const std::vector<std::string>& extra_sections, Diagnostics& diag);
 
 // Reads a file (a clear error when unreadable) then parseConfig.
