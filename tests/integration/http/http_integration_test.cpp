@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -652,6 +654,248 @@ TEST_F(HttpServerTest, SlowClientDoesNotStarveOthers) {
   EXPECT_LE(::recv(fd, buf, sizeof buf, 0), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - t1, 3s);
   ::close(fd);
+}
+
+// A request rate that tests making many requests do not reach (clients without their own).
+const std::string kNoRateLimit = "  rate_limit: {rate: 1000000, burst: 1000000}\n";
+
+// One raw HTTP/1.x keep-alive connection: requests written as given, answers read one at a time
+// (Content-Length bodies), so tests see exactly what the server writes, in order.
+class RawConn {
+ public:
+  explicit RawConn(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawConn() { ::close(fd_); }
+  RawConn(const RawConn&) = delete;
+  RawConn& operator=(const RawConn&) = delete;
+  bool connected() const { return connected_; }
+
+  struct Answer {
+    std::string status_line;
+    std::vector<std::pair<std::string, std::string>> fields;  // in order, names as sent
+    std::string body;
+    std::optional<std::string> field(std::string_view name) const {
+      for (const auto& [k, v] : fields) {
+        if (k.size() == name.size() &&
+            std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+              return std::tolower(static_cast<unsigned char>(a)) ==
+                     std::tolower(static_cast<unsigned char>(b));
+            }))
+          return v;
+      }
+      return std::nullopt;
+    }
+    Json json() const { return Json::parse(body, nullptr, false); }
+  };
+
+  // POSTs `body` to /mcp with the usual MCP headers; `version` is "1.1" or "1.0".
+  bool post(const std::string& body, const std::string& key, const std::string& session = "",
+            const std::string& version = "1.1", const std::string& extra_fields = "") {
+    std::string r = "POST /mcp HTTP/" + version +
+                    "\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    "Accept: application/json, text/event-stream\r\nAuthorization: Bearer " +
+                    key + "\r\n";
+    if (!session.empty()) r += "Mcp-Session-Id: " + session + "\r\n";
+    r += extra_fields;
+    r += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    return ::send(fd_, r.data(), r.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(r.size());
+  }
+
+  // The next answer; nullopt when the connection ends (or nothing comes) first.
+  std::optional<Answer> read() {
+    std::size_t end;
+    while ((end = in_.find("\r\n\r\n")) == std::string::npos) {
+      if (!more()) return std::nullopt;
+    }
+    Answer a;
+    std::istringstream head(in_.substr(0, end));
+    in_.erase(0, end + 4);
+    std::string line;
+    std::getline(head, line);
+    auto chomp = [](std::string& l) {
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+    };
+    chomp(line);
+    a.status_line = line;
+    std::size_t length = 0;
+    while (std::getline(head, line)) {
+      chomp(line);
+      const auto colon = line.find(": ");
+      a.fields.emplace_back(line.substr(0, colon), line.substr(colon + 2));
+      if (a.fields.back().first == "Content-Length") length = std::stoul(a.fields.back().second);
+    }
+    while (in_.size() < length) {
+      if (!more()) return std::nullopt;
+    }
+    a.body = in_.substr(0, length);
+    in_.erase(0, length);
+    return a;
+  }
+
+  // True when the server closed the connection (after what it had sent).
+  bool closedByServer() {
+    char buf[256];
+    return in_.empty() && ::recv(fd_, buf, sizeof buf, 0) == 0;
+  }
+
+ private:
+  bool more() {
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    in_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_;
+  bool connected_ = false;
+  std::string in_;
+};
+
+// Several keep-alive connections (spread over the I/O threads), each a session, with tool calls
+// (answered by the worker that ran them), lifecycle requests (answered at once), notifications and
+// refusals interleaved: every answer arrives whole, in order, with the same head as before.
+TEST_F(HttpServerTest, KeepAliveConnectionsAnswerEveryRequestInOrder) {
+  startServer("  threads: 2\n" + kNoRateLimit + clientsYaml());
+  std::vector<std::unique_ptr<RawConn>> conns;
+  std::vector<std::string> sids;
+  for (int c = 0; c < 3; ++c) {
+    conns.push_back(std::make_unique<RawConn>(server_->port()));
+    ASSERT_TRUE(conns.back()->connected());
+    ASSERT_TRUE(conns.back()->post(initBody(), kKeyA));
+    auto a = conns.back()->read();
+    ASSERT_TRUE(a);
+    sids.push_back(a->field("Mcp-Session-Id").value_or(""));
+    ASSERT_EQ(sids.back().size(), 64u);
+  }
+  for (int round = 0; round < 10; ++round) {
+    for (std::size_t c = 0; c < conns.size(); ++c) {
+      RawConn& conn = *conns[c];
+      const int id = round * 10 + static_cast<int>(c);
+      ASSERT_TRUE(conn.post(callBody(id, "pg_lookup"), kKeyA, sids[c]));
+      auto a = conn.read();
+      ASSERT_TRUE(a) << "round " << round;
+      EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK");
+      std::vector<std::string> names;
+      for (const auto& [k, v] : a->fields) names.push_back(k);
+      EXPECT_EQ(names, (std::vector<std::string>{"Server", "X-Request-Id", "Cache-Control",
+                                                 "Content-Type", "Content-Length"}));
+      EXPECT_EQ(a->field("Content-Type"), "application/json");
+      EXPECT_TRUE(isRequestId(a->field("X-Request-Id").value_or("")));
+      EXPECT_EQ(a->json()["id"], id) << a->body;
+      EXPECT_EQ(a->json()["result"]["isError"], false) << a->body;
+
+      ASSERT_TRUE(conn.post(rpc(1000 + id, "ping"), kKeyA, sids[c]));
+      a = conn.read();
+      ASSERT_TRUE(a);
+      EXPECT_EQ(a->json()["id"], 1000 + id) << a->body;
+
+      ASSERT_TRUE(
+          conn.post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", kKeyA, sids[c]));
+      a = conn.read();
+      ASSERT_TRUE(a);
+      EXPECT_EQ(a->status_line, "HTTP/1.1 202 Accepted");
+      EXPECT_TRUE(a->body.empty());
+
+      ASSERT_TRUE(conn.post(callBody(2000 + id, "pg_lookup"), kKeyA, std::string(64, 'f')));
+      a = conn.read();
+      ASSERT_TRUE(a);
+      EXPECT_EQ(a->status_line, "HTTP/1.1 404 Not Found");
+    }
+  }
+}
+
+// The client's concurrent-call slot is free again before its answer leaves: a client allowed one
+// call at a time never sees 429 for calls it makes one after the other.
+TEST_F(HttpServerTest, SequentialCallsNeverHitTheConcurrencyCap) {
+  startServer(kNoRateLimit + clientsYaml());
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.post(initBody(), kKeySingle));
+  auto a = conn.read();
+  ASSERT_TRUE(a);
+  const std::string sid = a->field("Mcp-Session-Id").value_or("");
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(conn.post(callBody(i, "pg_lookup"), kKeySingle, sid));
+    a = conn.read();
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->status_line, "HTTP/1.1 200 OK") << "call " << i << ": " << a->body;
+  }
+}
+
+// HTTP/1.0 closes unless asked to keep alive; HTTP/1.1 stays open unless asked to close. The
+// answer says so, and the server does what it says, for an answer written by a worker too.
+TEST_F(HttpServerTest, KeepAliveAndCloseAsTheClientAsks) {
+  startServer(clientsYaml());
+  std::string sid;
+  {
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.post(initBody(), kKeyA));
+    auto a = conn.read();
+    ASSERT_TRUE(a);
+    sid = a->field("Mcp-Session-Id").value_or("");
+  }
+  {
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.post(callBody(1, "pg_lookup"), kKeyA, sid, "1.0"));
+    auto a = conn.read();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status_line, "HTTP/1.0 200 OK");
+    EXPECT_FALSE(a->field("Connection"));
+    EXPECT_TRUE(conn.closedByServer());
+  }
+  {
+    RawConn conn(server_->port());
+    ASSERT_TRUE(
+        conn.post(callBody(2, "pg_lookup"), kKeyA, sid, "1.0", "Connection: keep-alive\r\n"));
+    auto a = conn.read();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status_line, "HTTP/1.0 200 OK");
+    EXPECT_EQ(a->field("Connection"), "keep-alive");
+    ASSERT_TRUE(conn.post(rpc(3, "ping"), kKeyA, sid, "1.0", "Connection: keep-alive\r\n"));
+    a = conn.read();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->json()["id"], 3);
+  }
+  {
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.post(callBody(4, "pg_lookup"), kKeyA, sid, "1.1", "Connection: close\r\n"));
+    auto a = conn.read();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK");
+    EXPECT_EQ(a->field("Connection"), "close");
+    EXPECT_EQ(a->json()["id"], 4);
+    EXPECT_TRUE(conn.closedByServer());
+  }
+}
+
+// A tool call cancelled by the client gets no JSON-RPC answer: its POST ends with 202 and an empty
+// body, and its concurrent-call slot is free again.
+TEST_F(HttpServerTest, CancelledCallEndsItsPostWith202) {
+  startServer(clientsYaml());
+  const std::string sid = initialize(*server_, kKeySingle);
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.post(callBody(7, "pg_slow", {{"ms", 5000}}), kKeySingle, sid));
+  std::this_thread::sleep_for(300ms);
+  Reply r =
+      request("POST", server_->url(),
+              R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
+              mcpHeaders(kKeySingle, sid));
+  EXPECT_EQ(r.status, 202);
+  auto a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status_line, "HTTP/1.1 202 Accepted");
+  EXPECT_TRUE(a->body.empty());
+  ASSERT_TRUE(conn.post(callBody(8, "pg_lookup"), kKeySingle, sid));
+  a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK") << a->body;
 }
 
 // Runs a shell command; its exit code and combined output.
