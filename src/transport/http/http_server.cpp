@@ -87,7 +87,7 @@ struct PostGate {
   bool open = true;
 };
 
-// Responses and notifications of one POST, handed to its connection's strand. When the last
+// Responses and notifications of one POST, handed to its connection's I/O thread. When the last
 // reference goes (every call of the POST finished or was cancelled), `done` runs.
 class PostOutbox : public protocol::Outbox {
  public:
@@ -168,16 +168,26 @@ struct HttpServer::Impl {
         metrics(std::move(m)),
         auth_state(std::make_shared<AuthState>(settings.auth)),
         sessions(settings.max_sessions),
-        gate(std::make_shared<PostGate>()),
-        ioc(std::make_unique<net::io_context>(static_cast<int>(settings.threads))) {}
+        gate(std::make_shared<PostGate>()) {
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, settings.threads); ++i)
+      iocs.push_back(std::make_unique<net::io_context>(1));
+  }
 
   ~Impl() {
-    // I/O objects go before the context; pending handlers (and their connections) go with it.
-    work.reset();
+    // I/O objects go before the contexts; pending handlers (and their connections) go with them.
+    // The first context goes first: an accept completing there may hold a socket of another one.
+    work.clear();
     acceptor.reset();
     metrics_acceptor.reset();
     sweep_timer.reset();
-    ioc.reset();
+    iocs.clear();
+  }
+
+  // The acceptors, the session sweep and shutdown run on the first context.
+  net::io_context& mainContext() { return *iocs.front(); }
+  // The context of the next accepted connection (round robin).
+  net::io_context& nextContext() {
+    return *iocs[next_context.fetch_add(1, std::memory_order_relaxed) % iocs.size()];
   }
 
   void refuse(const Caller* caller, std::string_view reason, int status, std::string_view method,
@@ -210,14 +220,21 @@ struct HttpServer::Impl {
   std::set<std::shared_ptr<protocol::Session>> stateless_live;  // for cancellation at shutdown
   std::vector<std::thread> threads;
 
-  std::unique_ptr<net::io_context> ioc;
+  // One io_context per I/O thread, each run by that thread alone: a connection lives on one
+  // context from accept to close, so its handlers all run on one thread, in order, without a
+  // strand, and a completion never wakes a second I/O thread to run it. (With one context run by
+  // every I/O thread, the steps of one request went from thread to thread, each hand-off a futex
+  // wake and a context switch: the profile showed the two I/O threads waking each other several
+  // times per request.)
+  std::vector<std::unique_ptr<net::io_context>> iocs;
+  std::atomic<std::size_t> next_context{0};
   std::optional<ssl::context> tls;
   std::optional<tcp::acceptor> acceptor;
   std::optional<tcp::acceptor> metrics_acceptor;
   std::optional<net::steady_timer> sweep_timer;
   // Keeps run() going while connections only wait for tool calls (no I/O pending), e.g. while
   // draining after the acceptors closed.
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
   std::uint16_t bound_port = 0;
   std::optional<std::uint16_t> bound_metrics_port;
 };
@@ -756,7 +773,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 }  // namespace
 
 void HttpServer::Impl::doAccept(tcp::acceptor& acc, bool metrics_only) {
-  acc.async_accept(net::make_strand(*ioc),
+  acc.async_accept(net::any_io_executor(nextContext().get_executor()),
                    [this, &acc, metrics_only](beast::error_code ec, tcp::socket sock) {
                      if (ec == net::error::operation_aborted || !acc.is_open()) return;
                      if (!ec) {
@@ -844,25 +861,25 @@ Status HttpServer::start() {
       return makeError(Code::FailedPrecondition,
                        "cannot load http.tls.key_file '" + s.settings.tls.key_file + "'");
   }
-  auto acc = bindAcceptor(*s.ioc, s.listen);
+  auto acc = bindAcceptor(s.mainContext(), s.listen);
   if (!acc) return acc.error();
   s.acceptor.emplace(std::move(*acc));
   s.bound_port = s.acceptor->local_endpoint().port();
   if (s.settings.metrics.enabled && s.settings.metrics.listen) {
     auto maddr = parseListenAddress(*s.settings.metrics.listen);
     if (!maddr) return maddr.error();
-    auto macc = bindAcceptor(*s.ioc, *maddr);
+    auto macc = bindAcceptor(s.mainContext(), *maddr);
     if (!macc) return macc.error();
     s.metrics_acceptor.emplace(std::move(*macc));
     s.bound_metrics_port = s.metrics_acceptor->local_endpoint().port();
   }
-  s.sweep_timer.emplace(*s.ioc);
-  s.work.emplace(s.ioc->get_executor());
+  s.sweep_timer.emplace(s.mainContext());
+  for (auto& ioc : s.iocs) s.work.emplace_back(ioc->get_executor());
   s.doAccept(*s.acceptor, false);
   if (s.metrics_acceptor) s.doAccept(*s.metrics_acceptor, true);
   s.scheduleSweep();
-  for (std::size_t i = 0; i < s.settings.threads; ++i) {
-    s.threads.emplace_back([&s] { s.ioc->run(); });
+  for (auto& ioc : s.iocs) {
+    s.threads.emplace_back([ctx = ioc.get()] { ctx->run(); });
   }
   return {};
 }
@@ -885,7 +902,7 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
   Impl& s = *impl_;
   if (s.threads.empty()) return;
   s.draining = true;
-  net::post(*s.ioc, [&s] {
+  net::post(s.mainContext(), [&s] {
     beast::error_code ec;
     if (s.acceptor) s.acceptor->close(ec);
     if (s.metrics_acceptor) s.metrics_acceptor->close(ec);
@@ -905,7 +922,7 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
     }
     waitIdle(Clock::now() + std::chrono::seconds(5));
   }
-  s.ioc->stop();
+  for (auto& ioc : s.iocs) ioc->stop();
   for (auto& t : s.threads) t.join();
   s.threads.clear();
   {
