@@ -19,13 +19,13 @@
 #include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <type_traits>
 
 #include "auth/rate_limiter.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transport/http/policy.hpp"
+#include "transport/http/response_head.hpp"
 #include "transport/http/session_table.hpp"
 
 namespace mcpdb::transport::http {
@@ -40,7 +40,8 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 namespace {
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
+// Extra response header fields (names are literals; values outlive the call that writes them).
+using Fields = std::initializer_list<HeaderField>;
 
 // Who is calling, as far as the HTTP layer knows.
 struct Caller {
@@ -397,17 +398,18 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     }
   }
 
-  std::optional<std::string> header(bhttp::field f) const {
+  // A request header's value, viewed in the parser (valid until the next request is read).
+  std::optional<std::string_view> header(bhttp::field f) const {
     const auto& req = parser_->get();
     auto it = req.find(f);
     if (it == req.end()) return std::nullopt;
-    return std::string(it->value());
+    return std::string_view(it->value().data(), it->value().size());
   }
-  std::optional<std::string> header(std::string_view name) const {
+  std::optional<std::string_view> header(std::string_view name) const {
     const auto& req = parser_->get();
     auto it = req.find(beast::string_view(name.data(), name.size()));
     if (it == req.end()) return std::nullopt;
-    return std::string(it->value());
+    return std::string_view(it->value().data(), it->value().size());
   }
 
   std::optional<Caller> authenticate() {
@@ -446,8 +448,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
       return respondError(403, "forbidden: metrics are served to loopback peers only");
     }
-    const std::string body = srv_.metrics ? srv_.metrics->render() : std::string();
-    respond(200, body, {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}});
+    respond(200, srv_.metrics ? srv_.metrics->render() : std::string(), {},
+            "text/plain; version=0.0.4; charset=utf-8");
   }
 
   void handleDelete(const Caller& caller) {
@@ -460,13 +462,14 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (!session) return respondError(404, "session not found");
     session->cancelAll();
     if (srv_.metrics) srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
-    respond(204, "", {});
+    respond(204, {}, {});
   }
 
   void handlePost(const Caller& caller) {
     auto& req = parser_->get();
-    const std::string ctype = header(bhttp::field::content_type).value_or("");
-    if (!beast::iequals(beast::string_view(ctype).substr(0, 16), "application/json")) {
+    const std::string_view ctype = header(bhttp::field::content_type).value_or("");
+    if (!beast::iequals(beast::string_view(ctype.data(), ctype.size()).substr(0, 16),
+                        "application/json")) {
       return respondError(415, "Content-Type must be application/json");
     }
     const AcceptInfo accept = parseAccept(header(bhttp::field::accept));
@@ -520,7 +523,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
         if (!is_initialize) {
           // Every stateless request stands alone: initialise a fresh session at the version the
           // client announces (or the spec's default), out of band.
-          const std::string v = version_header.value_or(std::string(kDefaultProtocolVersion));
+          const std::string v(version_header.value_or(kDefaultProtocolVersion));
           session->handle(Json{{"jsonrpc", "2.0"},
                                {"id", 0},
                                {"method", "initialize"},
@@ -551,7 +554,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
     if (!expects_response) {
       session->handle(message, std::make_shared<NullOutbox>());
-      return respond(202, "", {});
+      return respond(202, {}, {});
     }
     if (tool_calls > 0 &&
         !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
@@ -601,10 +604,11 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       if (!pending_->headers_sent) {
         pending_->headers_sent = true;
         queueWrite(
-            head(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}}, true),
-            false);
+            head(200, false, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}},
+                 std::nullopt),
+            {}, false);
       }
-      queueWrite(chunk("event: message\ndata: " + m + "\n\n"), false);
+      queueWrite(chunk("event: message\ndata: " + m + "\n\n"), {}, false);
     } else if (response) {
       pending_->response = std::move(m);
     }
@@ -624,57 +628,56 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       srv_.stateless_live.erase(p.stateless);
     }
     if (p.sse && p.headers_sent) {
-      queueWrite("0\r\n\r\n", true);
+      queueWrite("0\r\n\r\n", {}, true);
       if (srv_.metrics) srv_.metrics->onHttpResponse(200);
       return;
     }
-    if (!p.response) return respond(202, "", {});  // every call was cancelled
-    Headers extra;
-    if (!p.session_id.empty()) extra.emplace_back("Mcp-Session-Id", p.session_id);
-    extra.emplace_back("Content-Type", "application/json");
-    respond(200, *p.response, extra);
+    if (!p.response) return respond(202, {}, {});  // every call was cancelled
+    if (p.session_id.empty()) return respond(200, std::move(*p.response), {}, kJson);
+    respond(200, std::move(*p.response), {{"Mcp-Session-Id", p.session_id}}, kJson);
   }
 
   // ---- writing -------------------------------------------------------------------------------
-  std::string head(unsigned status, const Headers& headers, bool chunked) {
-    bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
-    res.set(bhttp::field::server, "mcp-dbserver");
-    res.set("X-Request-Id", request_id_);
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_ && !srv_.draining);
-    if (chunked) res.chunked(true);
-    std::ostringstream os;
-    os << res.base();
-    return os.str();
+  static constexpr std::string_view kJson = "application/json";
+
+  // The head of the answer to the current request: Server, X-Request-Id, Cache-Control (when
+  // `no_store`), `extra`, Content-Type (when not empty), Connection, then Content-Length or
+  // chunked (nullopt).
+  std::string head(unsigned status, bool no_store, Fields extra,
+                   std::optional<std::size_t> content_length, std::string_view content_type = {}) {
+    std::vector<HeaderField> fields;
+    fields.reserve(4 + extra.size());
+    fields.emplace_back("Server", "mcp-dbserver");
+    fields.emplace_back("X-Request-Id", request_id_);
+    if (no_store) fields.emplace_back("Cache-Control", "no-store");
+    fields.insert(fields.end(), extra.begin(), extra.end());
+    if (!content_type.empty()) fields.emplace_back("Content-Type", content_type);
+    std::string out;
+    appendResponseHead(out, status, version_, keep_alive_ && !srv_.draining, fields,
+                       content_length);
+    return out;
   }
 
-  void respond(unsigned status, const std::string& body, const Headers& headers) {
-    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), version_};
-    res.set(bhttp::field::server, "mcp-dbserver");
-    res.set("X-Request-Id", request_id_);
-    res.set(bhttp::field::cache_control, "no-store");
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_ && !srv_.draining);
-    if (status != 204) res.body() = body;
-    res.prepare_payload();
-    std::ostringstream os;
-    os << res;
+  // The whole answer: the body is written after the head as a second buffer, never copied.
+  void respond(unsigned status, std::string body, Fields extra,
+               std::string_view content_type = {}) {
+    if (status == 204) body.clear();
+    std::string h = head(status, true, extra, body.size(), content_type);
     if (srv_.metrics) srv_.metrics->onHttpResponse(static_cast<int>(status));
-    queueWrite(os.str(), true);
+    queueWrite(std::move(h), std::move(body), true);
   }
 
-  void respondJson(unsigned status, const Json& body, Headers headers) {
-    headers.emplace_back("Content-Type", "application/json");
-    respond(status, protocol::serialize(body), headers);
+  void respondJson(unsigned status, const Json& body, Fields extra) {
+    respond(status, protocol::serialize(body), extra, kJson);
   }
 
-  void respondError(unsigned status, const std::string& message, Headers headers = {}) {
+  void respondError(unsigned status, const std::string& message, Fields extra = {}) {
     const int code = status == 400 ? protocol::rpc::kInvalidRequest : -32000;
-    respondJson(status, rpcError(code, message), std::move(headers));
+    respondJson(status, rpcError(code, message), extra);
   }
 
-  void queueWrite(std::string bytes, bool end_of_response) {
-    writes_.push_back({std::move(bytes), end_of_response});
+  void queueWrite(std::string head, std::string body, bool end_of_response) {
+    writes_.push_back({std::move(head), std::move(body), end_of_response});
     if (!writing_) writeNext();
   }
 
@@ -685,7 +688,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     }
     writing_ = true;
     beast::get_lowest_layer(stream_).expires_after(srv_.settings.request_timeout);
-    net::async_write(stream_, net::buffer(writes_.front().bytes),
+    const Write& w = writes_.front();
+    const std::array<net::const_buffer, 2> buffers{net::buffer(w.head), net::buffer(w.body)};
+    net::async_write(stream_, buffers,
                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return self->close();
                        const bool end = self->writes_.front().end;
@@ -750,7 +755,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     std::shared_ptr<protocol::Session> stateless;
   };
   struct Write {
-    std::string bytes;
+    std::string head;  // or a whole chunk
+    std::string body;
     bool end = false;
   };
 

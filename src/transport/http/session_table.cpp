@@ -34,8 +34,7 @@ std::optional<std::string> SessionTable::add(std::shared_ptr<protocol::Session> 
   return id;
 }
 
-std::shared_ptr<protocol::Session> SessionTable::find(const std::string& id,
-                                                      const std::string& owner,
+std::shared_ptr<protocol::Session> SessionTable::find(std::string_view id, std::string_view owner,
                                                       Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
@@ -44,8 +43,8 @@ std::shared_ptr<protocol::Session> SessionTable::find(const std::string& id,
   return it->second.session;
 }
 
-std::shared_ptr<protocol::Session> SessionTable::remove(const std::string& id,
-                                                        const std::string& owner) {
+std::shared_ptr<protocol::Session> SessionTable::remove(std::string_view id,
+                                                        std::string_view owner) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end() || it->second.owner != owner) return nullptr;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/session.hpp"
@@ -31,10 +32,10 @@ class SessionTable {
   std::optional<std::string> add(std::shared_ptr<protocol::Session> session, std::string owner,
                                  Clock::time_point now = Clock::now());
   // The session when `id` exists and belongs to `owner`; refreshes its last use.
-  std::shared_ptr<protocol::Session> find(const std::string& id, const std::string& owner,
+  std::shared_ptr<protocol::Session> find(std::string_view id, std::string_view owner,
                                           Clock::time_point now = Clock::now());
   // Removes and returns the session (same ownership rule).
-  std::shared_ptr<protocol::Session> remove(const std::string& id, const std::string& owner);
+  std::shared_ptr<protocol::Session> remove(std::string_view id, std::string_view owner);
   // Removes sessions unused for `idle` that have no call in flight.
   std::vector<std::shared_ptr<protocol::Session>> expire(std::chrono::milliseconds idle,
                                                          Clock::time_point now = Clock::now());
@@ -49,7 +50,7 @@ class SessionTable {
   };
   mutable std::mutex mu_;
   std::size_t max_;
-  std::map<std::string, Entry> entries_;
+  std::map<std::string, Entry, std::less<>> entries_;
 };
 
 }  // namespace mcpdb::transport::http
