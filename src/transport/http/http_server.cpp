@@ -5,6 +5,8 @@
 
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -14,11 +16,13 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <mutex>
 #include <random>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 #include <type_traits>
 
@@ -82,31 +86,43 @@ class AuthState {
   auth::RateSettings defaults_;
 };
 
-// Lets worker threads post to the I/O context only while it exists.
+// Lets worker threads post to the I/O contexts (and write to sockets) only while they exist.
+// Shared while a thread answers; exclusive to close it at shutdown.
 struct PostGate {
-  std::mutex mu;
+  std::shared_mutex mu;
   bool open = true;
 };
 
-// Responses and notifications of one POST, handed to its connection's I/O thread. When the last
-// reference goes (every call of the POST finished or was cancelled), `done` runs.
+// Responses and notifications of one POST. An SSE POST (`stream`) hands every message to its
+// connection's I/O thread as it comes (`deliver`) and ends when the last reference goes (every
+// call of the POST finished or was cancelled). A JSON POST ends with its one response: `finish`
+// gets it at once, on the thread that produced it (before, the response and the end of the POST
+// were two hand-offs to the I/O thread); when there is none (every call cancelled), `finish` gets
+// nullopt when the last reference goes.
 class PostOutbox : public protocol::Outbox {
  public:
-  // `deliver` gets each message serialised once, and whether it is a response (or batch).
-  PostOutbox(std::function<void(std::string, bool)> deliver, std::function<void()> done)
-      : deliver_(std::move(deliver)), done_(std::move(done)) {}
-  ~PostOutbox() override { done_(); }
+  PostOutbox(bool stream, std::function<void(std::string, bool)> deliver,
+             std::function<void(std::optional<std::string>)> finish)
+      : stream_(stream), deliver_(std::move(deliver)), finish_(std::move(finish)) {}
+  ~PostOutbox() override {
+    if (!finished_.exchange(true)) finish_(std::nullopt);
+  }
   void send(const Json& message) override {
     const bool response = message.is_array() || message.contains("id");
-    deliver_(protocol::serialize(message), response);
+    // JSON mode: notifications without a stream to carry them are dropped, unserialised.
+    if (!stream_ && !response) return;
+    sendSerialized(protocol::serialize(message), response);
   }
   void sendSerialized(std::string text, bool response) override {
-    deliver_(std::move(text), response);
+    if (stream_) return deliver_(std::move(text), response);
+    if (response && !finished_.exchange(true)) finish_(std::move(text));
   }
 
  private:
+  const bool stream_;
+  std::atomic<bool> finished_{false};
   std::function<void(std::string, bool)> deliver_;
-  std::function<void()> done_;
+  std::function<void(std::optional<std::string>)> finish_;
 };
 
 class NullOutbox : public protocol::Outbox {
@@ -271,6 +287,21 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   }
 
  private:
+  struct Pending {
+    bool sse = false;
+    bool headers_sent = false;
+    std::optional<std::string> response;  // serialised
+    std::string session_id;
+    std::string client;
+    std::size_t tool_calls = 0;
+    std::shared_ptr<protocol::Session> stateless;
+  };
+  struct Write {
+    std::string head;  // or a whole chunk
+    std::string body;
+    bool end = false;
+  };
+
   // ---- reading -------------------------------------------------------------------------------
   void readHeader() {
     parser_.emplace();
@@ -579,17 +610,24 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     std::shared_ptr<PostGate> gate = srv_.gate;
     auto exec = stream_.get_executor();
     auto out = std::make_shared<PostOutbox>(
+        pending_->sse,
         [self, gate, exec](std::string m, bool response) {
-          std::lock_guard<std::mutex> lock(gate->mu);
+          std::shared_lock lock(gate->mu);
           if (!gate->open) return;
           net::post(exec, [self, m = std::move(m), response]() mutable {
             self->deliver(std::move(m), response);
           });
         },
-        [self, gate, exec]() {
-          std::lock_guard<std::mutex> lock(gate->mu);
+        [self, gate, exec](std::optional<std::string> response) {
+          std::shared_lock lock(gate->mu);
           if (!gate->open) return;
-          net::post(exec, [self]() { self->complete(); });
+          if constexpr (std::is_same_v<Stream, PlainStream>) {
+            if (response) return self->answerInPlace(std::move(*response), exec);
+          }
+          net::post(exec, [self, response = std::move(response)]() mutable {
+            if (response) self->deliver(std::move(*response), true);
+            self->complete();
+          });
         });
     session->handle(message, out);
   }
@@ -615,10 +653,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     // JSON mode: notifications without a stream to carry them are dropped.
   }
 
-  void complete() {
-    if (!pending_) return;
-    Pending p = std::move(*pending_);
-    pending_.reset();
+  // The POST is over: its calls no longer count against the client, before the answer leaves.
+  void release(const Pending& p) {
     if (p.tool_calls > 0) {
       srv_.limiter.leaveCalls(p.client, p.tool_calls);
       if (srv_.metrics) srv_.metrics->callsFinished(static_cast<std::int64_t>(p.tool_calls));
@@ -627,6 +663,13 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
       std::lock_guard<std::mutex> lock(srv_.stateless_mu);
       srv_.stateless_live.erase(p.stateless);
     }
+  }
+
+  void complete() {
+    if (!pending_) return;
+    Pending p = std::move(*pending_);
+    pending_.reset();
+    release(p);
     if (p.sse && p.headers_sent) {
       queueWrite("0\r\n\r\n", {}, true);
       if (srv_.metrics) srv_.metrics->onHttpResponse(200);
@@ -635,6 +678,55 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (!p.response) return respond(202, {}, {});  // every call was cancelled
     if (p.session_id.empty()) return respond(200, std::move(*p.response), {}, kJson);
     respond(200, std::move(*p.response), {{"Mcp-Session-Id", p.session_id}}, kJson);
+  }
+
+  // The JSON answer of the pending POST over plain TCP, written by the thread that produced it (a
+  // worker, or this connection's I/O thread when the answer came at once), as the stdio transport
+  // does: the client reads it without waiting for the I/O thread to wake up first. Safe because
+  // the connection is idle until its POST is answered: no read or write is pending on the socket,
+  // no handler of this connection runs (the next one is the hand-off posted here), and the gate
+  // (held by the caller) keeps the socket open. Whatever the socket does not take at once, and
+  // what follows (the next request, or the close), is left to the I/O thread.
+  void answerInPlace(std::string body, const net::any_io_executor& exec) {
+    if (!pending_) return;
+    Pending p = std::move(*pending_);
+    pending_.reset();
+    release(p);
+    std::string h = p.session_id.empty()
+                        ? head(200, true, {}, body.size(), kJson)
+                        : head(200, true, {{"Mcp-Session-Id", p.session_id}}, body.size(), kJson);
+    if (srv_.metrics) srv_.metrics->onHttpResponse(200);
+    const long sent = sendNow(beast::get_lowest_layer(stream_).socket().native_handle(), h, body);
+    net::post(exec, [self = this->shared_from_this(), h = std::move(h), body = std::move(body),
+                     sent]() mutable { self->afterSendNow(std::move(h), std::move(body), sent); });
+  }
+
+  // One non-blocking write of head and body; the bytes written, or -1 when the connection failed.
+  static long sendNow(int fd, const std::string& head, const std::string& body) {
+    std::array<iovec, 2> iov{iovec{const_cast<char*>(head.data()), head.size()},
+                             iovec{const_cast<char*>(body.data()), body.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    for (;;) {
+      const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n >= 0) return static_cast<long>(n);
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+  }
+
+  void afterSendNow(std::string head, std::string body, long sent) {
+    if (sent < 0) return close();
+    const auto n = static_cast<std::size_t>(sent);
+    if (n == head.size() + body.size()) return answered();
+    if (n < head.size()) {
+      head.erase(0, n);
+    } else {
+      body.erase(0, n - head.size());
+      head.clear();
+    }
+    queueWrite(std::move(head), std::move(body), true);
   }
 
   // ---- writing -------------------------------------------------------------------------------
@@ -695,16 +787,20 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
                        if (ec) return self->close();
                        const bool end = self->writes_.front().end;
                        self->writes_.pop_front();
-                       if (end) {
-                         self->endRequest();
-                         if (!self->keep_alive_ || self->srv_.draining) return self->lingerClose();
-                         if (self->writes_.empty()) {
-                           self->writing_ = false;
-                           return self->readHeader();
-                         }
-                       }
+                       if (end) return self->answered();
                        self->writeNext();
                      });
+  }
+
+  // The last byte of an answer is written: the next request, or the close.
+  void answered() {
+    endRequest();
+    if (!keep_alive_ || srv_.draining) return lingerClose();
+    if (writes_.empty()) {
+      writing_ = false;
+      return readHeader();
+    }
+    writeNext();
   }
 
   void endRequest() {
@@ -744,21 +840,6 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     sock.shutdown(tcp::socket::shutdown_both, ec);
     sock.close(ec);
   }
-
-  struct Pending {
-    bool sse = false;
-    bool headers_sent = false;
-    std::optional<std::string> response;  // serialised
-    std::string session_id;
-    std::string client;
-    std::size_t tool_calls = 0;
-    std::shared_ptr<protocol::Session> stateless;
-  };
-  struct Write {
-    std::string head;  // or a whole chunk
-    std::string body;
-    bool end = false;
-  };
 
   HttpServer::Impl& srv_;
   Stream stream_;
@@ -932,7 +1013,7 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
   for (auto& t : s.threads) t.join();
   s.threads.clear();
   {
-    std::lock_guard<std::mutex> lock(s.gate->mu);
+    std::unique_lock lock(s.gate->mu);
     s.gate->open = false;
   }
   std::lock_guard<std::mutex> lock(s.stateless_mu);
