@@ -55,6 +55,18 @@ std::shared_ptr<protocol::ToolRegistry> fakeRegistry() {
     return protocol::ToolOutput{Json{{"slept_ms", ms}}, 0};
   };
   (void)reg->add(slow);
+  // An answer larger than a socket buffer takes at once (`kb` KiB of text, twice in the answer).
+  // Tagged with an engine the tool-list tests' clients do not see.
+  auto big = fakeTool("ddb_big", "dynamodb");
+  big.input_schema = {
+      {"type", "object"},
+      {"properties", {{"kb", {{"type", "integer"}, {"minimum", 0}, {"maximum", 16384}}}}},
+      {"additionalProperties", false}};
+  big.handler = [](const Json& args, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    const auto kb = static_cast<std::size_t>(args.value("kb", 1));
+    return protocol::ToolOutput{Json{{"text", std::string(kb * 1024, 'b')}}, 1};
+  };
+  (void)reg->add(big);
   auto count = fakeTool("mongo_count", "mongodb");
   count.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
     return protocol::ToolOutput{Json{{"count", 42}}, 1};

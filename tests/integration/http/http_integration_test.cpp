@@ -663,7 +663,9 @@ const std::string kNoRateLimit = "  rate_limit: {rate: 1000000, burst: 1000000}\
 // (Content-Length bodies), so tests see exactly what the server writes, in order.
 class RawConn {
  public:
-  explicit RawConn(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  // `rcvbuf`: a receive buffer this small (bytes) keeps the server's side of the connection small.
+  explicit RawConn(int port, int rcvbuf = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -873,6 +875,34 @@ TEST_F(HttpServerTest, KeepAliveAndCloseAsTheClientAsks) {
     EXPECT_EQ(a->json()["id"], 4);
     EXPECT_TRUE(conn.closedByServer());
   }
+}
+
+// An answer larger than the socket takes at once: the part the answering thread could not write
+// goes out from the I/O thread, whole and in order, and the connection goes on.
+TEST_F(HttpServerTest, AnswerLargerThanTheSocketBufferArrivesWhole) {
+  startServer(kNoRateLimit + clientsYaml());
+  RawConn conn(server_->port(), 16 * 1024);
+  ASSERT_TRUE(conn.post(initBody(), kKeySingle));
+  auto a = conn.read();
+  ASSERT_TRUE(a);
+  const std::string sid = a->field("Mcp-Session-Id").value_or("");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(conn.post(
+        rpc(10 + i, "tools/call", Json{{"name", "ddb_big"}, {"arguments", {{"kb", 3072}}}}),
+        kKeySingle, sid));
+    std::this_thread::sleep_for(300ms);  // the client is slow to read: the socket fills up
+    a = conn.read();
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK");
+    const Json j = a->json();
+    ASSERT_TRUE(j.is_object()) << a->body.size();
+    EXPECT_EQ(j["id"], 10 + i);
+    EXPECT_EQ(j["result"]["structuredContent"]["text"].get<std::string>().size(), 3072u * 1024);
+  }
+  ASSERT_TRUE(conn.post(rpc(20, "ping"), kKeySingle, sid));
+  a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->json()["id"], 20);
 }
 
 // A tool call cancelled by the client gets no JSON-RPC answer: its POST ends with 202 and an empty
