@@ -867,6 +867,10 @@ void HttpServer::Impl::doAccept(tcp::acceptor& acc, bool metrics_only) {
                        beast::error_code rec;
                        const auto peer = sock.remote_endpoint(rec);
                        const bool loopback = !rec && peer.address().is_loopback();
+                       // Answers are whole writes, but an SSE stream is several small ones in a
+                       // row: without this, Nagle holds each event back until the client ACKs the
+                       // one before (a delayed ACK: up to 40 ms per event on a real network).
+                       sock.set_option(tcp::no_delay(true), rec);
                        if (connections.load() >= settings.max_connections || draining) {
                          sock.close(rec);
                        } else if (tls) {
