@@ -10,8 +10,8 @@
 #   scripts/servers.sh env                  print `export` lines: eval "$(scripts/servers.sh env)"
 #   SERVER: postgres | dynalite | congo
 #
-# Ports (override, then restart): MCPDB_PG_PORT=55432, MCPDB_DYNALITE_PORT=58000,
-# MCPDB_CONGO_PORT=57017. MCPDB_READY_TIMEOUT (seconds, default 30). Progress goes to stderr.
+# Ports (override, then restart): MCPDB_PG_PORT=25432, MCPDB_DYNALITE_PORT=28000,
+# MCPDB_CONGO_PORT=27217. MCPDB_READY_TIMEOUT (seconds, default 30). Progress goes to stderr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/lib/common.sh

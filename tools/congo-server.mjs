@@ -2,7 +2,7 @@
 // A MongoDB wire-protocol (OP_MSG) test server for local integration tests and the demo:
 // CongoServer from @push.rocks/smartmongo (in-memory). Started and stopped by scripts/servers.sh.
 //
-//   node tools/congo-server.mjs [--host 127.0.0.1] [--port 57017]
+//   node tools/congo-server.mjs [--host 127.0.0.1] [--port 27217]
 //
 // Prints one "ready" line on stdout once listening; exits 0 on SIGTERM/SIGINT after closing,
 // 1 on any startup error (e.g. the port is taken). It has no authentication: bind it to loopback.
@@ -10,7 +10,7 @@
 import { CongoServer } from './node_modules/@push.rocks/smartmongo/dist_ts/congodb/index.js';
 
 function parseArgs(argv) {
-  const opts = { host: '127.0.0.1', port: 57017 };
+  const opts = { host: '127.0.0.1', port: 27217 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = argv[i + 1];

@@ -186,10 +186,13 @@ recorded_port() {
 }
 
 # Ports: the override variable when set, else the port of the previous start, else a fixed default
-# away from the engines' usual ports so that a developer's own servers do not collide.
-PG_PORT="${MCPDB_PG_PORT:-$(recorded_port pg 55432)}"
-DYNALITE_PORT="${MCPDB_DYNALITE_PORT:-$(recorded_port dynalite 58000)}"
-CONGO_PORT="${MCPDB_CONGO_PORT:-$(recorded_port congo 57017)}"
+# away from the engines' usual ports so that a developer's own servers do not collide. The defaults
+# sit below Linux's ephemeral range (32768-60999): a port inside it can be taken by a client's own
+# outgoing connection while the server is down (a TCP self-connect after many retries), and the
+# TIME_WAIT it leaves blocks the server from binding again for about a minute.
+PG_PORT="${MCPDB_PG_PORT:-$(recorded_port pg 25432)}"
+DYNALITE_PORT="${MCPDB_DYNALITE_PORT:-$(recorded_port dynalite 28000)}"
+CONGO_PORT="${MCPDB_CONGO_PORT:-$(recorded_port congo 27217)}"
 
 # note_port_override NAME RUNNING_PORT WANTED_PORT VAR: say when an override cannot apply yet.
 note_port_override() {

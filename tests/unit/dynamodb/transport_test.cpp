@@ -283,12 +283,12 @@ TEST(DynamoTransport, ErrorTypeParsing) {
 }
 
 TEST(DynamoEndpoint, Resolution) {
-  auto e = resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:58000"},
+  auto e = resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:28000"},
                                          {"AWS_ENDPOINT_URL", "http://other:1"}}),
                            "us-east-1");
   ASSERT_TRUE(e.ok());
-  EXPECT_EQ(e->url, "http://127.0.0.1:58000/");
-  EXPECT_EQ(e->host, "127.0.0.1:58000");
+  EXPECT_EQ(e->url, "http://127.0.0.1:28000/");
+  EXPECT_EQ(e->host, "127.0.0.1:28000");
   e = resolveEndpoint(Env::fromMap({{"AWS_ENDPOINT_URL", "https://ddb.local/base"}}), "us-east-1");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->url, "https://ddb.local/base");
