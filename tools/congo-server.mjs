@@ -41,6 +41,25 @@ try {
 }
 
 const server = new CongoServer({ host: opts.host, port: opts.port, storage: 'memory' });
+
+// CongoServer's hello answer carries a topologyVersion (with a new processId each time) but
+// answers at once. Drivers take a topologyVersion to mean the server supports awaitable hello,
+// so their monitors send the next hello as soon as the answer arrives: libmongoc's monitor thread
+// sent about 2,300 hellos a second and kept this server at half a core while idle, which skewed
+// every benchmark that shared the machine. Without a topologyVersion the drivers poll, as they do
+// against servers before MongoDB 4.4 (every heartbeatFrequencyMS, 10 s by default).
+for (const name of ['hello', 'ismaster', 'isMaster']) {
+  const handler = server.commandRouter?.handlers?.get(name);
+  if (!handler) throw new Error(`CongoServer has no '${name}' handler to adjust (was the package upgraded?)`);
+  if (handler.mcpdbPolling) continue;  // the three names share one handler
+  const original = handler.handle.bind(handler);
+  handler.handle = async (context) => {
+    const response = await original(context);
+    delete response.topologyVersion;
+    return response;
+  };
+  handler.mcpdbPolling = true;
+}
 let stopping = false;
 
 async function shutdown(signal) {
