@@ -119,21 +119,62 @@ p();
 p("| Path | p50 | p99 | mcp-dbserver p50 minus this |");
 p("|---|---|---|---|");
 const ours50 = med(o?.call_c1?.p50_us);
-const names = { bare: "libpq PQexecParams, one statement", txn: "libpq BEGIN READ ONLY; statement; COMMIT (3 round trips, what the server did before pipelining)", pipeline: "libpq pipeline mode, same 3 commands in 1 round trip (what the server does)" };
+const fp50 = (x) => x?.latency_us?.p50 ?? null;
+const fp99 = (x) => x?.latency_us?.p99 ?? null;
+const minus = (x) => (ours50 && fp50(x) !== null ? us(ours50 - fp50(x)) : "–");
+const floorNote = (x) => (x?.failed ? " ⚠" : "");
+const names = {
+  bare: "libpq PQexecParams, one statement",
+  txn: "libpq BEGIN READ ONLY; statement; COMMIT (3 round trips, what the server did before pipelining)",
+  pipeline: "libpq pipeline mode, same 3 commands in 1 round trip, unnamed statements (what the server did before preparing them)",
+  prepared: "libpq pipeline mode, same 3 commands as statements prepared once per connection, rows in single-row mode (what the server does), blocking wait",
+  prepared_busy: "the same prepared pipeline, busy-waiting (spinning on PQconsumeInput + PQisBusy instead of poll())",
+};
 for (const k of ["bare", "txn", "pipeline"]) {
   const x = f?.[k];
   if (!x) continue;
-  p(`| ${names[k]} | ${us(x.latency_us.p50)} | ${us(x.latency_us.p99)} | ${ours50 ? us(ours50 - x.latency_us.p50) : "–"} |`);
+  p(`| ${names[k]} | ${us(fp50(x))}${floorNote(x)} | ${us(fp99(x))} | ${minus(x)} |`);
+}
+// Always shown: an older run without them gets dashes.
+for (const k of ["prepared", "prepared_busy"]) {
+  const x = f?.[k];
+  p(`| ${names[k]} | ${us(fp50(x))}${floorNote(x)} | ${us(fp99(x))} | ${minus(x)} |`);
 }
 p(`| mcp-dbserver get_document over stdio, end to end | ${us(ours50)} | ${us(med(o?.call_c1?.p99_us))} | |`);
 const echo50 = med(R.client_ceiling?.stdio?.c1?.p50_us);
 if (echo50) p(`| echo server over stdio (client + pipes, no database) | ${us(echo50)} | ${us(med(R.client_ceiling?.stdio?.c1?.p99_us))} | |`);
-// What is left for mcp-dbserver itself once the database round trip it makes (the pipelined
-// transaction) and the client-and-pipes round trip every stdio server pays (the echo server) are
-// taken out; both measured in this run.
-if (echo50 && ours50 && f?.pipeline) {
-  p(`| mcp-dbserver's own share: end to end − pipelined floor − echo round trip | ${us(ours50 - f.pipeline.latency_us.p50 - echo50)} | | |`);
+// What is left for mcp-dbserver itself once the database round trip it makes (the prepared,
+// pipelined transaction, waited for in poll() as the server does) and the client-and-pipes round
+// trip every stdio server pays (the echo server) are taken out; both measured in this run.
+const prep50 = fp50(f?.prepared);
+p(`| mcp-dbserver's own share: end to end − prepared-pipeline floor (blocking) − echo round trip | ${echo50 && ours50 && prep50 !== null ? us(ours50 - prep50 - echo50) : "–"} | | |`);
+if (f?.prepared_busy) {
+  p();
+  p("Busy-waiting keeps a core spinning while the database works; on a machine with few cores it competes with the");
+  p("database backend for CPU, so it can come out slower than the blocking wait.");
 }
+
+// The database's own throughput: the prepared pipeline from 8 and 64 threads through libpq,
+// against which mcp-dbserver's throughput at the same concurrency is set.
+const dbc = R.db_ceiling;
+const ceilRps = (t) => dbc?.[`t${t}`]?.shapes?.prepared?.throughput_rps ?? null;
+p();
+p("## Database ceiling");
+p();
+p(`The prepared pipeline above from N threads, one connection each${dbc?.seconds ? `, ${dbc.seconds} s` : ""}, libpq directly (no MCP server):`);
+p("what PostgreSQL serves on this machine with nothing in between (the client threads share its cores with the");
+p("database). mcp-dbserver's stdio throughput at the same concurrency as a share of it.");
+p();
+p("| Concurrency | libpq prepared pipeline req/s | its p50 / p99 | mcp-dbserver stdio req/s | mcp-dbserver as % of the ceiling |");
+p("|---|---|---|---|---|");
+for (const t of [8, 64]) {
+  const x = dbc?.[`t${t}`]?.shapes?.prepared;
+  const ceil = ceilRps(t);
+  const ourT = med(o?.[`call_c${t}`]?.throughput_rps);
+  const pct = ceil && ourT ? (100 * ourT) / ceil : null;
+  p(`| ${t} | ${fmt(ceil)}${floorNote(x)} | ${us(fp50(x))} / ${us(fp99(x))} | ${fmt(ourT)} | ${pct === null ? "–" : `${fmt(pct, 1)} %`} |`);
+}
+if (dbc?.t8?.failure || dbc?.t64?.failure) p(`\nCeiling run failed: ${dbc.t8?.failure || dbc.t64?.failure}`);
 
 p();
 p("## Semantic search end to end (mcp-dbserver: local embedding + database)");
@@ -174,6 +215,16 @@ p();
 p("| Target | This run | Met? |");
 p("|---|---|---|");
 for (const [t, v, ok] of targets) p(`| ${t} | ${v} | ${ok ? "met" : "**missed**"} |`);
+{
+  // How far 10× the best peer is from what the database alone serves (both from this run).
+  const best8 = thr.find((x) => x.c === 8)?.best;
+  const ceil8 = ceilRps(8);
+  const need = best8 ? 10 * best8.t : null;
+  const over = need && ceil8 ? ` (${fmt((100 * need) / ceil8)} % of the database's own ceiling)` : "";
+  p();
+  p(`The database's own ceiling at c=8 (libpq prepared pipeline, 8 threads, no MCP server) is ${fmt(ceil8)} req/s, ` +
+    `i.e. 10× the best peer (${best8?.name?.split(" ")[0] ?? "–"}, ${fmt(best8?.t ?? null)} req/s) would need ${fmt(need)} req/s${over}.`);
+}
 R.targets = targets.map(([t, v, ok]) => ({ target: t, value: v, met: ok }));
 fs.writeFileSync(file, JSON.stringify(R, null, 2) + "\n");
 

@@ -289,17 +289,44 @@ function summarizeRuns(runs) {
   };
 }
 
-function floor() {
-  const r = spawnSync(FLOOR, ["--sql", SQL_TEMPLATE, "--param", DOC_ID, "--requests", QUICK ? "2000" : "20000", "--warmup", "500", "--max-seconds", "10"], {
+// One mcpdb-pgfloor run (libpq directly, same SQL and role); every call must return doc-01's row.
+function pgfloor(args, timeoutS = 90) {
+  const r = spawnSync(FLOOR, ["--sql", SQL_TEMPLATE, "--param", DOC_ID, "--expect-rows", "1", ...args], {
     env: baseEnv({ POSTGRES_DSN: env.POSTGRES_DSN }),
     encoding: "utf8",
-    timeout: 90000,
+    timeout: timeoutS * 1000,
   });
   try {
     return JSON.parse(r.stdout.trim());
   } catch {
     return { failure: (r.stderr || "").slice(0, 300) };
   }
+}
+
+// The floor at concurrency 1: every shape waiting in poll() (keys bare, txn, pipeline, prepared),
+// then the prepared shape spinning on the socket instead (key prepared_busy); each shape's "wait"
+// says which.
+function floor() {
+  const common = ["--requests", QUICK ? "2000" : "20000", "--warmup", "500", "--max-seconds", "10"];
+  const shapes = ["bare", "txn", "pipeline", "prepared"].flatMap((s) => ["--shape", s]);
+  const out = pgfloor([...common, ...shapes]);
+  const busy = pgfloor([...common, "--shape", "prepared", "--busy-wait"]);
+  if (!out.shapes) return out;
+  delete out.wait; // per shape from here on
+  if (busy.shapes) Object.assign(out.shapes, busy.shapes);
+  else out.busy_failure = busy.failure;
+  return out;
+}
+
+// What PostgreSQL itself serves on this machine with no MCP server in between: the prepared shape
+// from 8 and 64 threads, one connection each, bounded in time (the count is only a backstop).
+function dbCeiling() {
+  const seconds = QUICK ? 1 : 3;
+  const out = { seconds };
+  for (const t of [8, 64]) {
+    out[`t${t}`] = pgfloor(["--shape", "prepared", "--threads", String(t), "--requests", "10000000", "--warmup", String(t * 20), "--max-seconds", String(seconds)], seconds + 60);
+  }
+  return out;
 }
 
 // The ObjectId of doc-01 in MongoDB, asked through mcp-dbserver's own list tool.
@@ -335,7 +362,7 @@ const machine = {
   reps: REPS,
   load_seconds: LOAD_SECONDS,
 };
-const results = { machine, client_ceiling: {}, floor: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
+const results = { machine, client_ceiling: {}, floor: null, db_ceiling: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
 
 log("client ceiling against the instant echo server");
 for (const transport of ["stdio", "http"]) {
@@ -362,6 +389,8 @@ log("official Node SDK client against the same echo server");
 
 log("libpq floor");
 results.floor = floor();
+log("database ceiling (libpq, prepared pipeline, 8 and 64 threads)");
+results.db_ceiling = dbCeiling();
 
 log("PostgreSQL over stdio");
 for (const s of PG) {
