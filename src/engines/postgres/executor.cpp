@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <optional>
 #include <cerrno>
@@ -182,6 +183,44 @@ Error stopError(Why why, const Limits& limits) {
                                        " ms and was cancelled on the server");
 }
 
+// A Parse queued ahead of a command (the first time a connection runs that text): its result
+// comes before the command's own, and only a successful one records the name.
+struct PendingParse {
+  bool sent = false;
+  std::string text;
+  std::string name;
+};
+
+// Queues one command of the batch. With a cache: by the name this connection prepared the text
+// under, or (the first time) Parse under a new name and then execute it; without one (or with a
+// full cache), unnamed as before. False when libpq could not queue it.
+bool sendCommand(PGconn* conn, PreparedStatements* cache, const std::string& text, int n,
+                 const Oid* types, const char* const* values, PendingParse& pending) {
+  if (cache != nullptr) {
+    if (auto it = cache->names.find(text); it != cache->names.end())
+      return PQsendQueryPrepared(conn, it->second.c_str(), n, values, nullptr, nullptr, 0) == 1;
+    if (cache->names.size() < PreparedStatements::kMax) {
+      pending.sent = true;
+      pending.text = text;
+      pending.name = "mcpdb_" + std::to_string(cache->next++);
+      return PQsendPrepare(conn, pending.name.c_str(), text.c_str(), n, types) == 1 &&
+             PQsendQueryPrepared(conn, pending.name.c_str(), n, values, nullptr, nullptr, 0) == 1;
+    }
+  }
+  return PQsendQueryParams(conn, text.c_str(), n, types, values, nullptr, nullptr, 0) == 1;
+}
+
+// A prepared statement whose cached plan the server refused to reuse because the result's shape
+// changed under it (e.g. a column added to a table read with SELECT *). PostgreSQL reports it as
+// feature_not_supported from RevalidateCachedQuery; the source function tells it from other 0A000
+// errors without depending on the message's language.
+bool planShapeChanged(const PGresult* r) {
+  const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const char* where = PQresultErrorField(r, PG_DIAG_SOURCE_FUNCTION);
+  return state != nullptr && where != nullptr && std::string_view(state) == "0A000" &&
+         std::string_view(where) == "RevalidateCachedQuery";
+}
+
 enum class Idle { Open, Gone, Unasked };
 
 // Whether the server side of an idle pooled connection is still there. A terminated backend (or a
@@ -210,7 +249,8 @@ Idle checkIdle(PGconn* conn) {
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
                                    const BoundParams& params, const Limits& limits,
                                    const std::stop_token& stop, Clock::time_point deadline,
-                                   const TypeInfo& types, ExecOutcome& outcome) {
+                                   const TypeInfo& types, ExecOutcome& outcome,
+                                   PreparedStatements* prepared) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
   if (Clock::now() >= deadline)
     return makeError(Code::TimedOut, "the call's deadline passed before the query started");
@@ -234,13 +274,16 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     outcome.broken = outcome.stale = true;
     return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
   }
+  static const std::string kBegin = "BEGIN READ ONLY";
+  static const std::string kCommit = "COMMIT";
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
+  std::array<PendingParse, 3> parses;  // BEGIN, the statement, COMMIT
   const bool sent =
-      PQsendQueryParams(conn, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
-      PQsendQueryParams(conn, text.c_str(), static_cast<int>(params.values.size()),
-                        params.types.data(), values.data(), nullptr, nullptr, 0) == 1 &&
-      PQsendQueryParams(conn, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
+      sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
+                  params.types.data(), values.data(), parses[1]) &&
+      sendCommand(conn, prepared, kCommit, 0, nullptr, nullptr, parses[2]) &&
       PQpipelineSync(conn) == 1;  // flushes the batch
   if (!sent) {
     // libpq could not write the batch. When that is because the peer had gone, nothing ran.
@@ -251,8 +294,10 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
 
   std::optional<Error> error;
   bool capped = false;
+  bool replan = false;  // a prepared statement's result shape changed: see planShapeChanged
   // A failed command: the first error wins; the cancel we sent for a cap is not an error.
   auto failed = [&](const PGresult* r) {
+    replan = replan || planShapeChanged(r);
     const std::string state = sqlstateOf(r);
     if (capped && state == "57014") return;
     if (error) return;
@@ -268,9 +313,22 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   };
   // The connection can still be read (a lost or stuck one is given up, pipeline and all).
   auto readable = [&] { return !w.failed() && PQstatus(conn) == CONNECTION_OK; };
+  // The result of a Parse queued ahead of a command; a successful one is remembered by name.
+  auto settleParse = [&](PendingParse& p) {
+    if (!p.sent || !readable()) return;
+    while (auto r = w.next()) {
+      const ExecStatusType st = PQresultStatus(r.get());
+      if (st == PGRES_COMMAND_OK) {
+        prepared->names.emplace(std::move(p.text), std::move(p.name));
+      } else if (st != PGRES_PIPELINE_ABORTED) {
+        failed(r.get());
+      }
+    }
+  };
 
   // 1. BEGIN READ ONLY.
   bool begun = false;  // the server answered BEGIN
+  settleParse(parses[0]);
   while (auto r = w.next()) {
     const ExecStatusType st = PQresultStatus(r.get());
     begun = begun || st == PGRES_COMMAND_OK;
@@ -302,6 +360,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
       out.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), types)}});
     }
   };
+  settleParse(parses[1]);
   if (readable()) {
     (void)PQsetSingleRowMode(conn);
     while (auto r = w.next()) {
@@ -344,6 +403,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   bool synced = false;
   if (readable()) {
     w.startCleanup();
+    settleParse(parses[2]);
     while (auto r = w.next()) {
       const ExecStatusType st = PQresultStatus(r.get());
       if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
@@ -378,6 +438,11 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
   } else {
     outcome.broken = true;
+  }
+  if (replan) {
+    // Every connection holds the same stale statement: the caller drops the idle ones and runs
+    // the call again on a new connection, which prepares it afresh (nothing was read or changed).
+    outcome.broken = outcome.stale = true;
   }
   if (error) return *error;
   out.truncated = budget.truncated();

@@ -32,7 +32,7 @@ struct ExecResult {
 // What happened to the connection, for the caller's pool handling.
 struct ExecOutcome {
   bool broken = false;       // the connection must not be reused
-  bool stale = false;        // it failed before the statement was sent (safe to retry elsewhere)
+  bool stale = false;  // nothing ran, or a prepared plan went stale: safe to retry elsewhere
   bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
 };
 
@@ -41,10 +41,13 @@ struct ExecOutcome {
 // into a RowBudget (row and byte caps; the rest of a capped result is cancelled on the server).
 // After an error the server skips COMMIT and the connection is brought back to idle (pipeline
 // drained, ROLLBACK of the failed transaction block) or marked broken. `stop` and `deadline`
-// cancel the running statement with PQcancel. Never throws.
+// cancel the running statement with PQcancel. With `prepared`, each of the three commands is a
+// named prepared statement of the connection (prepared in the same batch the first time), so the
+// server parses and plans it once per connection. Never throws.
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
                                    const BoundParams& params, const Limits& limits,
                                    const std::stop_token& stop, Clock::time_point deadline,
-                                   const TypeInfo& types, ExecOutcome& outcome);
+                                   const TypeInfo& types, ExecOutcome& outcome,
+                                   PreparedStatements* prepared = nullptr);
 
 }  // namespace mcpdb::postgres

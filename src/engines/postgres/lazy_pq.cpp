@@ -140,6 +140,21 @@ int PQsendQueryParams(PGconn* conn, const char* command, int nParams, const Oid*
                          : 0;
 }
 
+int PQsendPrepare(PGconn* conn, const char* stmtName, const char* query, int nParams,
+                  const Oid* paramTypes) {
+  MCPDB_REAL(PQsendPrepare);
+  return real != nullptr ? real(conn, stmtName, query, nParams, paramTypes) : 0;
+}
+
+int PQsendQueryPrepared(PGconn* conn, const char* stmtName, int nParams,
+                        const char* const* paramValues, const int* paramLengths,
+                        const int* paramFormats, int resultFormat) {
+  MCPDB_REAL(PQsendQueryPrepared);
+  return real != nullptr
+             ? real(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat)
+             : 0;
+}
+
 int PQsetSingleRowMode(PGconn* conn) {
   MCPDB_REAL(PQsetSingleRowMode);
   return real != nullptr ? real(conn) : 0;

@@ -538,7 +538,8 @@ void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
   p.statement_timeout = defaults.timeout;
   if (!node.present()) return;
   if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms",
-                       "idle_in_transaction_timeout_ms", "iam_auth", "sslmode", "sslrootcert"})) {
+                       "idle_in_transaction_timeout_ms", "iam_auth", "sslmode", "sslrootcert",
+                       "prepared_statements"})) {
     return;
   }
   if (auto v = node.integer("size", 1, 256)) p.size = static_cast<std::uint32_t>(*v);
@@ -550,6 +551,7 @@ void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
     p.idle_in_transaction_timeout = std::chrono::milliseconds(*v);
   }
   p.iam_auth = node.boolean("iam_auth");
+  if (auto v = node.boolean("prepared_statements")) p.prepared_statements = *v;
   if (auto v = node.choice("sslmode",
                            {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
     p.sslmode = *v;

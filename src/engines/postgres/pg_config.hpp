@@ -115,6 +115,11 @@ struct PoolSettings {
   std::optional<bool> iam_auth;  // unset: environment MCPDB_PG_IAM_AUTH decides
   std::string sslmode;           // empty: the DSN's (IAM forces verify-full)
   std::string sslrootcert;       // empty: environment MCPDB_PG_SSLROOTCERT
+  // Each connection prepares a statement the first time it runs it and executes it by name from
+  // then on, so the server parses and plans it once per connection rather than once per call.
+  // Off for a pooler that cannot keep named statements across transactions (PgBouncer in
+  // transaction mode before 1.21, or without max_prepared_statements).
+  bool prepared_statements = true;
 };
 
 struct Section {

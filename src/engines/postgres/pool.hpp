@@ -8,10 +8,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/handle.hpp"
@@ -27,11 +31,21 @@ using PgConnPtr = Owned<PGconn, PQfinish>;
 using PgCancelPtr = Owned<PGcancel, PQfreeCancel>;
 using PgResultPtr = Owned<PGresult, PQclear>;
 
+// The statements one connection has prepared on the server, by text. Names are never reused on
+// a connection (a counter), so a Parse whose outcome was not seen cannot collide with a later one.
+struct PreparedStatements {
+  // Bounded: the configured statements are a few dozen; beyond this, statements run unnamed.
+  static constexpr std::size_t kMax = 256;
+  std::unordered_map<std::string, std::string> names;  // statement text -> statement name
+  std::uint64_t next = 0;
+};
+
 // One open connection and its cancel handle (PQcancel is safe from any thread).
 struct Connection {
   PgConnPtr conn;
   PgCancelPtr cancel;
   Clock::time_point opened;
+  PreparedStatements prepared;
 };
 
 // Opens one connection with `params`, bounded by `deadline` and `stop`; checks the session
@@ -69,6 +83,7 @@ class Pool {
     ~Lease();
     PGconn* conn() const { return c_->conn.get(); }
     PGcancel* cancel() const { return c_->cancel.get(); }
+    PreparedStatements* prepared() const { return &c_->prepared; }
     // True when the connection was opened for this lease (not reused from the pool).
     bool fresh() const { return fresh_; }
     void markBroken() { broken_ = true; }

@@ -77,10 +77,12 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     if (!lease) return lease.error();
     ExecOutcome outcome;
     auto r = executeReadOnly(lease->conn(), lease->cancel(), sql, params, limits, stop, deadline,
-                             pool_->types(), outcome);
+                             pool_->types(), outcome,
+                             section_.pool.prepared_statements ? lease->prepared() : nullptr);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
-      // The pooled connection was dead before the statement was sent; so are its idle siblings.
+      // The pooled connection was dead before the statement was sent, or its prepared statement
+      // went stale; so did its idle siblings.
       pool_->dropIdle();
       continue;
     }

@@ -44,7 +44,7 @@ TEST(PostgresConfig, ParsesParametersAndLimits) {
   auto p = parse(R"(
 limits: {max_rows: 100, max_bytes: 100000, timeout_ms: 5000}
 postgres:
-  pool: {size: 2, connect_timeout_ms: 1500, statement_timeout_ms: 4000}
+  pool: {size: 2, connect_timeout_ms: 1500, statement_timeout_ms: 4000, prepared_statements: false}
   tools:
     find:
       description: Finds things.
@@ -73,6 +73,8 @@ postgres:
   EXPECT_EQ(p.section.pool.size, 2U);
   EXPECT_EQ(p.section.pool.connect_timeout.count(), 1500);
   EXPECT_EQ(p.section.pool.statement_timeout.count(), 4000);
+  EXPECT_FALSE(p.section.pool.prepared_statements);
+  EXPECT_TRUE(PoolSettings{}.prepared_statements) << "on unless the config turns it off";
 }
 
 TEST(PostgresConfig, SearchStatementQuotesConfiguredIdentifiersOnly) {

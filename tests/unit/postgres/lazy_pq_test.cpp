@@ -60,6 +60,10 @@ TEST(PostgresLazyLibpq, NullHandleAnswersMatchLibpq) {
             REAL(PQexecParams)(nullptr, sql, 0, nullptr, nullptr, nullptr, nullptr, 0));
   EXPECT_EQ(PQsendQueryParams(nullptr, sql, 0, nullptr, nullptr, nullptr, nullptr, 0),
             REAL(PQsendQueryParams)(nullptr, sql, 0, nullptr, nullptr, nullptr, nullptr, 0));
+  EXPECT_EQ(PQsendPrepare(nullptr, "s", sql, 0, nullptr),
+            REAL(PQsendPrepare)(nullptr, "s", sql, 0, nullptr));
+  EXPECT_EQ(PQsendQueryPrepared(nullptr, "s", 0, nullptr, nullptr, nullptr, 0),
+            REAL(PQsendQueryPrepared)(nullptr, "s", 0, nullptr, nullptr, nullptr, 0));
   EXPECT_EQ(PQsetSingleRowMode(nullptr), REAL(PQsetSingleRowMode)(nullptr));
   EXPECT_EQ(PQconsumeInput(nullptr), REAL(PQconsumeInput)(nullptr));
   EXPECT_EQ(PQisBusy(nullptr), REAL(PQisBusy)(nullptr));
