@@ -279,12 +279,11 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
   std::array<PendingParse, 3> parses;  // BEGIN, the statement, COMMIT
-  const bool sent =
-      sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
-      sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
-                  params.types.data(), values.data(), parses[1]) &&
-      sendCommand(conn, prepared, kCommit, 0, nullptr, nullptr, parses[2]) &&
-      PQpipelineSync(conn) == 1;  // flushes the batch
+  const bool sent = sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
+                    sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
+                                params.types.data(), values.data(), parses[1]) &&
+                    sendCommand(conn, prepared, kCommit, 0, nullptr, nullptr, parses[2]) &&
+                    PQpipelineSync(conn) == 1;  // flushes the batch
   if (!sent) {
     // libpq could not write the batch. When that is because the peer had gone, nothing ran.
     outcome.broken = true;

@@ -32,7 +32,7 @@ struct ExecResult {
 // What happened to the connection, for the caller's pool handling.
 struct ExecOutcome {
   bool broken = false;       // the connection must not be reused
-  bool stale = false;  // nothing ran, or a prepared plan went stale: safe to retry elsewhere
+  bool stale = false;        // nothing ran, or a prepared plan went stale: safe to retry elsewhere
   bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
 };
 

@@ -97,7 +97,8 @@ TEST(PostgresPrepared, TableShapeChangeUnderSelectStarIsRunAgainOnAFreshConnecti
   adminQuery("GRANT SELECT ON " + table + " TO mcp_reader");
   auto rt = makeRuntime(yaml("", R"(    shape:
       description: Every column.
-      statement: SELECT * FROM )" + table + "\n"));
+      statement: SELECT * FROM )" + table +
+                                     "\n"));
 
   auto before = call(*rt, "shape", Json::object());
   ASSERT_TRUE(before.ok()) << before.error().message;
