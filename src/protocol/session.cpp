@@ -466,7 +466,8 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
                                progress_token = std::move(progress_token), stop, out]() mutable {
     self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
   };
-  const bool queued = dispatch_ ? dispatch_(job) : core_.pool().trySubmit(std::move(job));
+  const bool queued =
+      dispatch_ ? dispatch_(job, tool->watches_input) : core_.pool().trySubmit(std::move(job));
   if (!queued) {
     finishCall(key);
     record.outcome = "busy";

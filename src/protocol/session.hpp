@@ -127,8 +127,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // How a tools/call that passed admission runs: by default a job on the worker pool. A transport
   // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp);
   // the function takes the job or returns false, which answers the call as busy. Set before
-  // the first message.
-  using Dispatch = std::function<bool(std::function<void()>& job)>;
+  // the first message. `watches_input` is the tool's Tool::watches_input.
+  using Dispatch = std::function<bool(std::function<void()>& job, bool watches_input)>;
   void setDispatch(Dispatch dispatch) { dispatch_ = std::move(dispatch); }
 
   // Sends a notifications/message to the client when it asked for this level (logging/setLevel).

@@ -48,6 +48,10 @@ struct Tool {
   Json output_schema;       // JSON Schema of structuredContent
   Limits limits;            // effective limits for this tool
   ToolHandler handler;
+  // The handler keeps the input_watch contract (common/input_watch.hpp): it watches the reader's
+  // descriptors while it sleeps and releases the reading role before blocking otherwise, so a
+  // stdio reader may run it without handing its role on first.
+  bool watches_input = false;
 };
 
 }  // namespace mcpdb::protocol

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <mutex>
 
+#include "common/input_watch.hpp"
 #include "common/row_budget.hpp"
 #include "engines/postgres/sqlstate.hpp"
 
@@ -74,6 +75,7 @@ class Waiter {
           return nullptr;
         }
         if (Clock::now() - last_cancel_ >= kCancelRepeat) {
+          input_watch::release();  // PQcancel connects to the server: a wait it cannot watch
           char err[256];
           (void)PQcancel(cancel_, err, sizeof err);
           last_cancel_ = Clock::now();
@@ -82,17 +84,25 @@ class Waiter {
       } else {
         timeout = std::min(timeout, millisUntil(deadline_));
       }
-      pollfd pfd{PQsocket(conn_), POLLIN, 0};
-      if (pfd.fd < 0) {
+      // The server's socket, and while this thread holds a stdio reader's role, the reader's
+      // descriptors: input waiting there hands the role on (common/input_watch.hpp).
+      pollfd pfds[3] = {{PQsocket(conn_), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+      if (pfds[0].fd < 0) {
         lost();
         return nullptr;
       }
-      const int n = ::poll(&pfd, 1, timeout);
+      const input_watch::Watch* watch = input_watch::current();
+      if (watch != nullptr) {
+        pfds[1].fd = watch->fds[0];
+        pfds[2].fd = watch->fds[1];
+      }
+      const int n = ::poll(pfds, watch != nullptr ? 3 : 1, timeout);
       if (n < 0 && errno != EINTR) {
         lost();
         return nullptr;
       }
-      if (n > 0 && PQconsumeInput(conn_) == 0) {
+      if (watch != nullptr && (pfds[1].revents | pfds[2].revents) != 0) input_watch::release();
+      if (n > 0 && pfds[0].revents != 0 && PQconsumeInput(conn_) == 0) {
         lost();
         // libpq has an error result ready for a lost connection; hand it over if it does.
         if (PQisBusy(conn_) == 0) return PgResultPtr(PQgetResult(conn_));
@@ -108,6 +118,7 @@ class Waiter {
     why_ = why;
     outcome_.cancel_sent = true;
     cancel_deadline_ = Clock::now() + kCancelGrace;
+    input_watch::release();  // PQcancel connects to the server: a wait it cannot watch
     char err[256];
     (void)PQcancel(cancel_, err, sizeof err);  // err may name the host: not used
     last_cancel_ = Clock::now();

@@ -63,6 +63,9 @@ class PostgresModule final : public engines::EngineModule {
       out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
         return rt->callQuery(*tool, args, ctx);
       };
+      // Its only sleeps are the executor's poll(), which watches the reader's descriptors, and the
+      // pool's waits, which release the reading role first.
+      out.watches_input = true;
       if (auto st = checkSchemas(out); !st) return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }

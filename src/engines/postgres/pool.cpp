@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/input_watch.hpp"
 #include "engines/postgres/sqlstate.hpp"
 
 namespace mcpdb::postgres {
@@ -174,11 +175,20 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
                          "all " + std::to_string(settings_.size) +
                              " PostgreSQL connections are busy; retry shortly");
       }
-      // Wake at least every 100 ms to look at the stop token.
+      // About to sleep: a stdio reader's role held by this thread goes to another reader first
+      // (common/input_watch.hpp). Wake at least every 100 ms to look at the stop token.
+      if (input_watch::current() != nullptr) {
+        lock.unlock();
+        input_watch::release();
+        lock.lock();
+        continue;
+      }
       cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
     }
   }
-  // A slot is reserved: connect outside the lock.
+  // A slot is reserved: connect outside the lock. Connecting (and an IAM token) waits in ways
+  // that do not watch a stdio reader's descriptors: hand its role on first.
+  input_watch::release();
   auto params = params_();
   if (!params) {
     release(nullptr, false);

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/input_watch.hpp"
 #include "fake_tools.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/session.hpp"
@@ -57,9 +58,14 @@ std::string cancel(int id) {
 // Tools that record where and how concurrently they ran.
 struct Probe {
   std::mutex mu;
-  std::vector<std::thread::id> threads;  // one per "where" call
+  std::vector<std::thread::id> threads;           // one per "where" call
+  std::vector<std::thread::id> watching_threads;  // one per "where_watching" call
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
+  // "wait_watching": whether it found a watch, saw input on it, and may return.
+  std::atomic<bool> had_watch{false};
+  std::atomic<bool> saw_input{false};
+  std::atomic<bool> may_return{false};
 };
 
 std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
@@ -87,6 +93,36 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
   };
   EXPECT_TRUE(reg->add(busy));
+  // Tools that keep the input_watch contract.
+  protocol::Tool where_watching = where;
+  where_watching.name = "where_watching";
+  where_watching.watches_input = true;
+  where_watching.handler = [&probe](const Json&,
+                                    protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    std::lock_guard<std::mutex> lock(probe.mu);
+    probe.watching_threads.push_back(std::this_thread::get_id());
+    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  };
+  EXPECT_TRUE(reg->add(where_watching));
+  // Sleeps as an engine would: in poll() on the watch's descriptors (up to 5 s), releases the
+  // reading role when input arrives, then waits until the test lets it return.
+  protocol::Tool wait_watching = where_watching;
+  wait_watching.name = "wait_watching";
+  wait_watching.handler = [&probe](const Json&,
+                                   protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    const input_watch::Watch* w = input_watch::current();
+    probe.had_watch = w != nullptr;
+    if (w != nullptr) {
+      pollfd fds[2] = {{w->fds[0], POLLIN, 0}, {w->fds[1], POLLIN, 0}};
+      if (::poll(fds, 2, 5000) > 0) {
+        probe.saw_input = true;
+        input_watch::release();
+      }
+    }
+    for (int i = 0; i < 500 && !probe.may_return; ++i) std::this_thread::sleep_for(10ms);
+    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  };
+  EXPECT_TRUE(reg->add(wait_watching));
   return reg;
 }
 
@@ -285,6 +321,51 @@ TEST(StdioReaders, FramingSurvivesLeadershipPassingMidRead) {
   ASSERT_EQ(got.size(), 32u);
   for (const auto& [id, r] : got) EXPECT_TRUE(r.contains("result")) << r.dump();
   EXPECT_EQ(probe.threads.size(), 12u);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// A tool that keeps the input_watch contract runs on the reader that read it without that reader
+// handing its role on: when the call never waits, the same thread reads and runs every call of a
+// client that waits for each answer (with plain tools the role moves to another reader each time).
+TEST(StdioReaders, AWatchingCallThatNeverWaitsKeepsTheReadingRole) {
+  Probe probe;
+  StdioServer server(4, 4, 3, probe);
+  for (int i = 1; i <= 20; ++i) {
+    server.write(call(i, "where_watching"));
+    const Json r = server.readLine();
+    ASSERT_EQ(r["id"], i);
+    ASSERT_FALSE(r["result"].value("isError", true));
+  }
+  for (int i = 21; i <= 26; ++i) {
+    server.write(call(i, "where"));
+    ASSERT_EQ(server.readLine()["id"], i);
+  }
+  std::lock_guard<std::mutex> lock(probe.mu);
+  ASSERT_EQ(probe.watching_threads.size(), 20u);
+  EXPECT_EQ(std::set<std::thread::id>(probe.watching_threads.begin(), probe.watching_threads.end())
+                .size(),
+            1u)
+      << "the reading role moved between calls that never waited";
+  EXPECT_GT(std::set<std::thread::id>(probe.threads.begin(), probe.threads.end()).size(), 1u)
+      << "plain calls are expected to hand the role on";
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// While a watching call sleeps, input on stdin makes it hand the reading role on: a ping sent
+// during the call is answered before the call ends.
+TEST(StdioReaders, AWatchingCallHandsTheRoleOnWhenInputArrives) {
+  Probe probe;
+  StdioServer server(2, 4, 2, probe);
+  server.write(call(1, "wait_watching"));
+  std::this_thread::sleep_for(50ms);  // the call is sleeping in poll()
+  server.write(ping(2));
+  const Json first = server.readLine(3s);
+  EXPECT_EQ(first["id"], 2) << "the ping was not read while the call slept: " << first.dump();
+  probe.may_return = true;
+  const Json second = first["id"] == 2 ? server.readLine() : first;
+  EXPECT_EQ(second["id"], 1);
+  EXPECT_TRUE(probe.had_watch);
+  EXPECT_TRUE(probe.saw_input);
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
