@@ -329,6 +329,30 @@ function dbCeiling() {
   return out;
 }
 
+// Added latency over libpq, measured in interleaved pairs: a bare PQexecParams run, then
+// mcp-dbserver's get_document at c=1 over stdio, five times. On this kind of VM a single-threaded
+// client's latency swings several-fold with how idle the cores are, so one floor figure set against
+// one server figure from another minute of the run can say almost anything; the median of the
+// paired differences is the figure the target is judged on.
+function addedLatencyPairs() {
+  const pairs = [];
+  for (let i = 0; i < (QUICK ? 2 : 5); ++i) {
+    const fl = pgfloor(["--shape", "bare", "--requests", QUICK ? "1000" : "4000", "--warmup", "300", "--max-seconds", "5"]);
+    const ours = loadgen(
+      ["--method", "tools/call", ...callArgs(PG[0]), "--requests", "200000", "--concurrency", "1", "--warmup", "50", "--max-seconds", "2", "--settle-ms", "300"],
+      PG[0].cmd,
+      PG[0].env,
+      `pair-${i}`,
+    );
+    const floor50 = fl.shapes?.bare?.latency_us?.p50;
+    const ours50 = ours.result?.errors === 0 ? ours.result?.latency_us?.p50 : undefined;
+    if (typeof floor50 === "number" && typeof ours50 === "number") pairs.push({ floor_p50_us: floor50, ours_p50_us: ours50, added_us: ours50 - floor50 });
+    else pairs.push({ failure: fl.failure || ours.failure || ours.result?.first_error || "no figure" });
+  }
+  const ok = pairs.filter((x) => typeof x.added_us === "number");
+  return { pairs, added_us: mmm(ok.map((x) => x.added_us)), floor_p50_us: mmm(ok.map((x) => x.floor_p50_us)), ours_p50_us: mmm(ok.map((x) => x.ours_p50_us)) };
+}
+
 // The ObjectId of doc-01 in MongoDB, asked through mcp-dbserver's own list tool.
 function mongoObjectId() {
   const dump = path.join(WORK, "mongo-list.json");
@@ -362,7 +386,7 @@ const machine = {
   reps: REPS,
   load_seconds: LOAD_SECONDS,
 };
-const results = { machine, client_ceiling: {}, floor: null, db_ceiling: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
+const results = { machine, client_ceiling: {}, floor: null, db_ceiling: null, added_latency: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
 
 log("client ceiling against the instant echo server");
 for (const transport of ["stdio", "http"]) {
@@ -391,6 +415,8 @@ log("libpq floor");
 results.floor = floor();
 log("database ceiling (libpq, prepared pipeline, 8 and 64 threads)");
 results.db_ceiling = dbCeiling();
+log("added latency over libpq: interleaved pairs");
+results.added_latency = addedLatencyPairs();
 
 log("PostgreSQL over stdio");
 for (const s of PG) {
