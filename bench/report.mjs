@@ -147,7 +147,14 @@ if (echo50) p(`| echo server over stdio (client + pipes, no database) | ${us(ech
 // pipelined transaction, waited for in poll() as the server does) and the client-and-pipes round
 // trip every stdio server pays (the echo server) are taken out; both measured in this run.
 const prep50 = fp50(f?.prepared);
-p(`| mcp-dbserver's own share: end to end − prepared-pipeline floor (blocking) − echo round trip | ${echo50 && ours50 && prep50 !== null ? us(ours50 - prep50 - echo50) : "–"} | | |`);
+const share = echo50 && ours50 && prep50 !== null ? ours50 - prep50 - echo50 : null;
+p(`| mcp-dbserver's own share: end to end − prepared-pipeline floor (blocking) − echo round trip | ${share === null ? "–" : us(share)} | | |`);
+if (share !== null && share < 0) {
+  p();
+  p("The own share comes out negative: its three terms are measured minutes apart on a machine whose wake-up cost drifts,");
+  p("and the floor and the echo round trip each pay wake-ups that mcp-dbserver's reader, which also waits for the");
+  p("database, pays only once. The interleaved pairs below are the figure to go by.");
+}
 if (f?.prepared_busy) {
   p();
   p("Busy-waiting keeps a core spinning while the database works; on a machine with few cores it competes with the");
