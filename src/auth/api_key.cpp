@@ -6,6 +6,8 @@
 
 #include <cctype>
 
+#include "common/sha256_md.hpp"
+
 namespace mcpdb::auth {
 namespace {
 
@@ -54,7 +56,7 @@ std::string generateApiKey() {
 Digest sha256(std::string_view text) {
   Digest d{};
   unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), d.data(), &len, EVP_sha256(), nullptr);
+  EVP_Digest(text.data(), text.size(), d.data(), &len, sha256Md(), nullptr);
   return d;
 }
 

@@ -6,6 +6,8 @@
 
 #include <array>
 
+#include "common/sha256_md.hpp"
+
 namespace mcpdb {
 namespace {
 
@@ -20,7 +22,7 @@ std::string hmac(std::string_view key, std::string_view context, std::string_vie
   msg.append(payload);
   std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+  HMAC(sha256Md(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out.data(), &len);
   return std::string(reinterpret_cast<const char*>(out.data()), len);
 }
