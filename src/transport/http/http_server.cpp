@@ -811,9 +811,22 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   }
 
   // Half-closes, then discards what the client still sends (e.g. the rest of an oversized body)
-  // for a moment, so it reads our answer instead of a connection reset.
+  // for a moment, so it reads our answer instead of a connection reset. Over TLS, first ends the
+  // TLS session properly (close_notify, waiting up to 2 s for the client's): without it a client
+  // cannot tell our close from a truncation (OpenSSL 3 reports "unexpected eof while reading").
   void lingerClose() {
     endRequest();
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      if (!tls_closed_) {
+        tls_closed_ = true;
+        beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+        stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+          // Done, timed out, or the client sent more data or closed first: close TCP as usual.
+          self->lingerClose();
+        });
+        return;
+      }
+    }
     beast::error_code ec;
     auto& sock = beast::get_lowest_layer(stream_).socket();
     sock.shutdown(tcp::socket::shutdown_send, ec);
@@ -852,6 +865,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   bool request_active_ = false;
   std::string request_id_;  // of the request being answered (X-Request-Id)
   bool closed_ = false;
+  bool tls_closed_ = false;  // close_notify sent (TLS only)
   bool writing_ = false;
   std::deque<Write> writes_;
   std::optional<Pending> pending_;

@@ -1000,6 +1000,18 @@ TEST_F(HttpServerTest, TlsWithThrowawayCa) {
   EXPECT_EQ(rc_name, 0) << out_name;
   EXPECT_NE(out_name.find("Verify return code: 0 (ok)"), std::string::npos) << out_name;
 
+  // A response that ends the connection (here the client asked for it) ends the TLS session
+  // properly: the client gets close_notify, not a bare TCP close it cannot tell from truncation.
+  {
+    const auto [rc_close, out_close] =
+        run("printf 'GET /mcp HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' | "
+            "openssl s_client -quiet -ign_eof -connect 127.0.0.1:" +
+            port + " -CAfile " + ca + " 2>&1");
+    EXPECT_NE(out_close.find("HTTP/1.1 "), std::string::npos) << out_close;
+    EXPECT_EQ(out_close.find("unexpected eof"), std::string::npos)
+        << "closed without close_notify: " << out_close;
+  }
+
   // A client that trusts another CA, or only the system store, fails the handshake.
   EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA), other_ca).status, -1);
   EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, -1);
