@@ -88,12 +88,22 @@ class Readers {
     session_.setDispatch(
         [this](std::function<void()>& job, bool watches) { return dispatch(job, watches); });
     std::vector<std::thread> threads;
-    const std::size_t n = std::max<std::size_t>(2, options_.readers);
+    const std::size_t n = readers_ = std::max<std::size_t>(2, options_.readers);
     threads.reserve(n);
+    {
+      // Nobody leads until every reader waits, so that the first call already finds an idle
+      // follower (otherwise it goes to the worker pool; on a loaded machine a reader thread can
+      // take milliseconds to first run).
+      std::lock_guard<std::mutex> lock(mu_);
+      leader_taken_ = true;
+    }
     for (std::size_t i = 0; i < n; ++i) threads.emplace_back([this] { follow(); });
     StopReason reason;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      stopped_cv_.wait(lock, [this, n] { return stopped_ || started_ == n; });
+      leader_taken_ = false;
+      leader_cv_.notify_one();
       stopped_cv_.wait(lock, [this] { return stopped_; });
       reason = reason_;
     }
@@ -112,6 +122,8 @@ class Readers {
   // role) and waits to lead again (or, when it never released the role, leads on).
   void follow() {
     std::unique_lock<std::mutex> lock(mu_);
+    // Held until the wait below, so run() sees every reader waiting once they all started.
+    if (++started_ == readers_) stopped_cv_.notify_all();
     for (;;) {
       ++idle_;
       leader_cv_.wait(lock, [this] { return stopped_ || !leader_taken_; });
@@ -288,9 +300,11 @@ class Readers {
 
   std::mutex mu_;
   std::condition_variable leader_cv_;   // followers wait to lead
-  std::condition_variable stopped_cv_;  // run() waits for the end of reading
+  std::condition_variable stopped_cv_;  // run() waits for every reader to start, then the end
   bool leader_taken_ = false;
-  std::size_t idle_ = 0;  // followers waiting to lead
+  std::size_t idle_ = 0;     // followers waiting to lead
+  std::size_t readers_ = 0;  // reader threads run() starts
+  std::size_t started_ = 0;  // ... that reached their first wait
   bool stopped_ = false;
   StopReason reason_ = StopReason::EndOfInput;
 

@@ -62,6 +62,8 @@ struct Probe {
   std::vector<std::thread::id> watching_threads;  // one per "where_watching" call
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
+  std::atomic<int> watched{0};        // "where_watching" calls that found an input watch
+  std::atomic<int> plain_watched{0};  // "where" calls that did (none should)
   // "wait_watching": whether it found a watch, saw input on it, and may return.
   std::atomic<bool> had_watch{false};
   std::atomic<bool> saw_input{false};
@@ -76,6 +78,7 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   where.input_schema = {
       {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
   where.handler = [&probe](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    if (input_watch::current() != nullptr) ++probe.plain_watched;
     std::lock_guard<std::mutex> lock(probe.mu);
     probe.threads.push_back(std::this_thread::get_id());
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
@@ -99,6 +102,7 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   where_watching.watches_input = true;
   where_watching.handler = [&probe](const Json&,
                                     protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    if (input_watch::current() != nullptr) ++probe.watched;
     std::lock_guard<std::mutex> lock(probe.mu);
     probe.watching_threads.push_back(std::this_thread::get_id());
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
@@ -244,7 +248,9 @@ TEST(StdioReaders, ACallRunsOnTheThreadThatReadIt) {
   ASSERT_EQ(pool_ids.size(), kWorkers);
   const auto on_pool = std::count_if(probe.threads.begin(), probe.threads.end(),
                                      [&](std::thread::id t) { return pool_ids.count(t) != 0; });
-  EXPECT_LE(on_pool, 2) << "calls went through the worker pool";
+  // Under CI load the readers of the last two calls can both still be finishing them (3 of 20
+  // went to the pool in one of 150 runs with 4 busy loops on 2 cores); with the path broken, 20.
+  EXPECT_LT(on_pool, 10) << "calls went through the worker pool";
   EXPECT_EQ(std::count(probe.threads.begin(), probe.threads.end(), std::this_thread::get_id()), 0);
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
@@ -326,7 +332,8 @@ TEST(StdioReaders, FramingSurvivesLeadershipPassingMidRead) {
 
 // A tool that keeps the input_watch contract runs on the reader that read it without that reader
 // handing its role on: when the call never waits, the same thread reads and runs every call of a
-// client that waits for each answer (with plain tools the role moves to another reader each time).
+// client that waits for each answer. Plain tools run without the watch (the role was handed on).
+// From the first call on: readers start leading only once every one of them waits.
 TEST(StdioReaders, AWatchingCallThatNeverWaitsKeepsTheReadingRole) {
   Probe probe;
   StdioServer server(4, 4, 3, probe);
@@ -346,8 +353,8 @@ TEST(StdioReaders, AWatchingCallThatNeverWaitsKeepsTheReadingRole) {
                 .size(),
             1u)
       << "the reading role moved between calls that never waited";
-  EXPECT_GT(std::set<std::thread::id>(probe.threads.begin(), probe.threads.end()).size(), 1u)
-      << "plain calls are expected to hand the role on";
+  EXPECT_EQ(probe.watched.load(), 20) << "a watching call ran without the watch";
+  EXPECT_EQ(probe.plain_watched.load(), 0) << "a plain call ran with the watch";
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
