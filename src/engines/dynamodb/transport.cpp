@@ -250,8 +250,12 @@ Result<Json> Transport::call(std::string_view operation, const Json& body,
       release(nullptr);  // the connection failed: dropped, not pooled
       // Transport failures are not retried (only throttling and 5xx are): the client's message
       // names only scheme://host:port.
-      if (resp.error().code == Code::TimedOut)
+      if (resp.error().code == Code::TimedOut) {
+        // A retry cut short by the call's deadline reports what made it retry, as a backoff
+        // sleep that overran would.
+        if (attempt > 0 && std::chrono::steady_clock::now() >= options.deadline) break;
         return makeError(Code::TimedOut, "DynamoDB call exceeded its time limit");
+      }
       return resp.error();
     }
     release(std::move(client));

@@ -227,6 +227,30 @@ TEST(DynamoTransport, RetriesStopAtTheDeadline) {
   EXPECT_LT(server.requestCount(), 50U);
 }
 
+// A retry that the call's deadline cuts short still reports the throttling that made it retry.
+TEST(DynamoTransport, ARetryCutShortByTheDeadlineReportsWhatMadeItRetry) {
+  std::atomic<int> seen{0};
+  FakeHttpServer server([&seen](const FakeRequest&) {
+    if (seen++ == 0) return awsError(400, "ThrottlingException");
+    FakeResponse r = okReply(Json::object());
+    r.delay = 1500ms;
+    return r;
+  });
+  TransportOptions o;
+  o.region = "us-east-1";
+  o.endpoint = *parseEndpoint(server.url());
+  o.retry.base = 1ms;
+  o.retry.cap = 1ms;
+  Transport t(o, fixedCredentials());
+  CallOptions opts;
+  opts.deadline = std::chrono::steady_clock::now() + 300ms;
+  CallInfo info;
+  auto r = t.call("Scan", {{"TableName", "tbl"}}, opts, &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::ResourceExhausted) << r.error().message;
+  EXPECT_EQ(info.attempts, 2);
+}
+
 TEST(DynamoTransport, ConnectionRefusedIsUnavailableAndNotRetried) {
   TransportOptions o;
   o.region = "us-east-1";
