@@ -77,12 +77,17 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   where.engine = "fake";
   where.input_schema = {
       {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
-  where.handler = [&probe](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
-    if (input_watch::current() != nullptr) ++probe.plain_watched;
-    std::lock_guard<std::mutex> lock(probe.mu);
-    probe.threads.push_back(std::this_thread::get_id());
-    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  // Records the thread a call ran on and whether it found an input watch.
+  const auto recorder = [&probe](std::vector<std::thread::id>& threads, std::atomic<int>& watched) {
+    return [&probe, &threads, &watched](const Json&,
+                                        protocol::CallContext&) -> Result<protocol::ToolOutput> {
+      if (input_watch::current() != nullptr) ++watched;
+      std::lock_guard<std::mutex> lock(probe.mu);
+      threads.push_back(std::this_thread::get_id());
+      return protocol::ToolOutput{Json{{"ok", true}}, 0};
+    };
   };
+  where.handler = recorder(probe.threads, probe.plain_watched);
   EXPECT_TRUE(reg->add(where));
   protocol::Tool busy = where;
   busy.name = "hold";
@@ -100,13 +105,7 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   protocol::Tool where_watching = where;
   where_watching.name = "where_watching";
   where_watching.watches_input = true;
-  where_watching.handler = [&probe](const Json&,
-                                    protocol::CallContext&) -> Result<protocol::ToolOutput> {
-    if (input_watch::current() != nullptr) ++probe.watched;
-    std::lock_guard<std::mutex> lock(probe.mu);
-    probe.watching_threads.push_back(std::this_thread::get_id());
-    return protocol::ToolOutput{Json{{"ok", true}}, 0};
-  };
+  where_watching.handler = recorder(probe.watching_threads, probe.watched);
   EXPECT_TRUE(reg->add(where_watching));
   // Sleeps as an engine would: in poll() on the watch's descriptors (up to 5 s), releases the
   // reading role when input arrives, then waits until the test lets it return.
