@@ -82,26 +82,22 @@ class Readers {
         out_(std::move(out)),
         options_(options),
         on_reload_(on_reload),
+        readers_(std::max<std::size_t>(2, options.readers)),
         chunk_(new char[kChunk]) {}
 
   StopReason run() {
     session_.setDispatch(
         [this](std::function<void()>& job, bool watches) { return dispatch(job, watches); });
     std::vector<std::thread> threads;
-    const std::size_t n = readers_ = std::max<std::size_t>(2, options_.readers);
-    threads.reserve(n);
+    threads.reserve(readers_);
+    for (std::size_t i = 0; i < readers_; ++i) threads.emplace_back([this] { follow(); });
+    StopReason reason;
     {
       // Nobody leads until every reader waits, so that the first call already finds an idle
       // follower (otherwise it goes to the worker pool; on a loaded machine a reader thread can
       // take milliseconds to first run).
-      std::lock_guard<std::mutex> lock(mu_);
-      leader_taken_ = true;
-    }
-    for (std::size_t i = 0; i < n; ++i) threads.emplace_back([this] { follow(); });
-    StopReason reason;
-    {
       std::unique_lock<std::mutex> lock(mu_);
-      stopped_cv_.wait(lock, [this, n] { return stopped_ || started_ == n; });
+      stopped_cv_.wait(lock, [this] { return stopped_ || started_ == readers_; });
       leader_taken_ = false;
       leader_cv_.notify_one();
       stopped_cv_.wait(lock, [this] { return stopped_; });
@@ -301,10 +297,10 @@ class Readers {
   std::mutex mu_;
   std::condition_variable leader_cv_;   // followers wait to lead
   std::condition_variable stopped_cv_;  // run() waits for every reader to start, then the end
-  bool leader_taken_ = false;
-  std::size_t idle_ = 0;     // followers waiting to lead
-  std::size_t readers_ = 0;  // reader threads run() starts
-  std::size_t started_ = 0;  // ... that reached their first wait
+  bool leader_taken_ = true;            // until run() has seen every reader wait
+  std::size_t idle_ = 0;                // followers waiting to lead
+  const std::size_t readers_;           // reader threads run() starts
+  std::size_t started_ = 0;             // ... that reached their first wait
   bool stopped_ = false;
   StopReason reason_ = StopReason::EndOfInput;
 
