@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   cli.footer(
       "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check "
       "refused start,\n"
-      "5 doctor found write capability.\n"
+      "5 doctor found write capability, 6 doctor could not make a check (nothing proved),\n"
+      "7 doctor: read-only, but a configured tool cannot run.\n"
       "Credentials come only from the environment; see .env.example.");
   app::AppOptions options;
   options.version = MCPDB_VERSION;
@@ -30,7 +31,9 @@ int main(int argc, char** argv) {
   auto* check = cli.add_subcommand("check-config",
                                    "Validate the config and print the resulting tool surface");
   auto* doctor = cli.add_subcommand(
-      "doctor", "Check what the configured credentials can do (exit 5 if anything can write)");
+      "doctor",
+      "Prove the configured credentials read-only and every tool runnable (exit 5 write, 6 "
+      "inconclusive, 7 a tool cannot run)");
   bool json = false;
   std::string http_listen;
   app::HttpServeOptions http;
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
   check->add_flag("--print-default", print_default,
                   "Print the built-in allowlist (a starting point for your own)");
   doctor->add_flag("--json", json, "Print the findings as JSON");
-  for (auto* sub : {serve, check, doctor}) {
+  for (auto* sub : {serve, check, doctor, keys_new}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");
   }
   cli.require_subcommand(0, 1);
@@ -79,7 +82,12 @@ int main(int argc, char** argv) {
     }
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
     if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
-    if (keys_new->parsed()) return auth::runKeysNew(key_opts, std::cout, std::cerr);
+    if (keys_new->parsed()) {
+      key_opts.check_scope = [&](const auth::Scope& scope) {
+        return app::checkScope(options, env, scope, std::cerr);
+      };
+      return auth::runKeysNew(key_opts, std::cout, std::cerr);
+    }
     if (!http_listen.empty()) {
       http.listen = http_listen;
       return app::runServeHttp(options, env, http);

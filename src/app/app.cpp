@@ -12,12 +12,15 @@
 #include <condition_variable>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "common/signals.hpp"
+#include "common/suggest.hpp"
 #include "embed/embedder.hpp"
 #include "protocol/session.hpp"
 #include "transport/http/serve.hpp"
@@ -148,6 +151,8 @@ class ClientLogSink : public spdlog::sinks::base_sink<std::mutex> {
   std::weak_ptr<protocol::Session> session_;
 };
 
+// The logger; MCPDB_LOG_LEVEL was validated by assemble() (an invalid one logs at info until
+// assemble() refuses it, so that refusal is seen).
 void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_sink) {
   auto stderr_sink =
       std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never);
@@ -155,9 +160,80 @@ void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_s
   if (client_sink) sinks.push_back(client_sink);
   auto logger = std::make_shared<spdlog::logger>("mcp-dbserver", sinks.begin(), sinks.end());
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  const std::string level = env.get("MCPDB_LOG_LEVEL").value_or("info");
-  logger->set_level(spdlog::level::from_str(level));
+  const auto level = parseLogLevel(env.get("MCPDB_LOG_LEVEL").value_or("info"));
+  logger->set_level(level ? static_cast<spdlog::level::level_enum>(*level) : spdlog::level::info);
   spdlog::set_default_logger(logger);
+}
+
+// Every engine and the names of its registered tools (engines with no registered tool map to an
+// empty set and `registered` false).
+struct Surface {
+  std::map<std::string, std::vector<std::string>> tools;  // engine -> tool names
+  std::set<std::string> registered;                       // engines whose tools were registered
+};
+
+Surface surfaceOf(const std::vector<engines::EngineModulePtr>& modules,
+                  const std::vector<bool>& registered, const protocol::ToolRegistry& registry) {
+  Surface s;
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    const std::string name(modules[i]->name());
+    s.tools[name];
+    if (registered[i]) s.registered.insert(name);
+  }
+  for (const auto& t : registry.tools()) s.tools[t->engine].push_back(t->name);
+  return s;
+}
+
+// What in `scope` names no engine or tool this server has ("" when all is known). Tools of an
+// engine whose tools were not registered (disabled, when serving) cannot be checked.
+std::vector<std::string> scopeProblems(const auth::Scope& scope, const Surface& surface) {
+  std::vector<std::string> out;
+  if (scope.all()) return out;
+  std::vector<std::string> engine_names;
+  for (const auto& [engine, tools] : surface.tools) engine_names.push_back(engine);
+  auto checkEngine = [&](const std::string& engine) {
+    if (surface.tools.count(engine) != 0) return true;
+    std::string list;
+    for (const auto& e : engine_names) list += (list.empty() ? "" : ", ") + e;
+    out.push_back("scope names engine '" + engine + "', which this server does not have" +
+                  didYouMean(engine, engine_names) + " (engines: " + list + ")");
+    return false;
+  };
+  for (const auto& e : scope.engines()) checkEngine(e);
+  for (const auto& [engine, tools] : scope.tools()) {
+    if (!checkEngine(engine) || surface.registered.count(engine) == 0) continue;
+    const auto& known = surface.tools.at(engine);
+    for (const auto& t : tools) {
+      if (std::find(known.begin(), known.end(), t) != known.end()) continue;
+      out.push_back("scope names tool '" + t + "' of engine '" + engine +
+                    "', which the config does not define" + didYouMean(t, known) +
+                    (known.empty() ? std::string(" (that engine has no tools)") : ""));
+    }
+  }
+  return out;
+}
+
+// The tools `scope` lets a client see.
+std::vector<std::string> visibleTools(const auth::Scope& scope,
+                                      const protocol::ToolRegistry& registry) {
+  std::vector<std::string> out;
+  for (const auto& t : registry.tools()) {
+    if (scope.allows(t->engine, t->name)) out.push_back(t->name);
+  }
+  return out;
+}
+
+// The config line of `engine.tools.<name>` (or 0), for messages about a tool.
+int toolLine(const YAML::Node& root, std::string_view engine, const std::string& name) {
+  if (!root.IsMap()) return 0;
+  const YAML::Node section = root[std::string(engine)];
+  if (!section.IsMap()) return 0;
+  const YAML::Node tools = section["tools"];
+  if (!tools.IsMap()) return 0;
+  for (const auto& kv : tools) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == name) return kv.first.Mark().line + 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -190,10 +266,19 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   const std::optional<std::string> path =
       options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
   config::Diagnostics diag(path.value_or("<built-in default>"));
+  if (const auto level = env.get("MCPDB_LOG_LEVEL"); level && !parseLogLevel(*level)) {
+    diag.error(
+        0, "",
+        "MCPDB_LOG_LEVEL='" + level->substr(0, 32) +
+            "' is not a log level (use trace, debug, info, warning, error, "
+            "critical or off; any case)" +
+            didYouMean(*level, {"trace", "debug", "info", "warning", "error", "critical", "off"}));
+  }
   a.config = path ? config::loadConfigFile(*path, sections, diag)
                   : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
                                        sections, diag);
-  if (diag.ok()) {
+  // Every section is read even when another has problems, so one run reports all of them.
+  if (a.config.root.IsMap()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
     transport::http::parseHttpSettings(root.child("http"), a.http);
@@ -201,13 +286,15 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   }
   a.sections = sections;
   a.config_path = path;
+  auto invalid = [&err](const std::vector<std::string>& errors) {
+    err << "configuration is invalid (" << errors.size() << " problem"
+        << (errors.size() == 1 ? "" : "s") << "):\n";
+    for (const auto& e : errors) err << "  " << e << "\n";
+  };
   if (!diag.ok()) {
-    err << "configuration is invalid (" << diag.errors().size() << " problem"
-        << (diag.errors().size() == 1 ? "" : "s") << "):\n";
-    for (const auto& e : diag.errors()) err << "  " << e << "\n";
+    invalid(diag.errors());
     return std::nullopt;
   }
-  a.warnings = diag.warnings();
 
   a.services.env = &env;
   a.services.defaults = a.config.limits;
@@ -226,25 +313,102 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   }
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
+  std::vector<bool> registered;
   for (auto& m : a.modules) {
     const bool on = m->enabled(env);
     a.enabled.push_back(on);
+    registered.push_back(on || all_engines);
     if (!on && !all_engines) continue;
     if (auto st = m->registerTools(*a.registry, a.services); !st) {
-      err << "configuration is invalid: " << st.error().message << "\n";
-      return std::nullopt;
+      // A clash names the tool: say where it is defined and which engine already has the name.
+      int line = 0;
+      std::string where;
+      for (const auto& t : a.registry->tools()) {
+        if (st.error().message != "duplicate tool name '" + t->name + "'") continue;
+        const std::string engines[] = {t->engine, std::string(m->name())};
+        for (const auto& e : engines) {
+          if (line != 0) break;
+          line = toolLine(a.config.root, e, t->name);
+          if (line != 0) where = e + ".tools." + t->name;
+        }
+        where = ": the " + t->engine + " and " + std::string(m->name()) +
+                " engines both have a tool named '" + t->name + "'" +
+                (where.empty() ? "" : " (" + where + ")") + "; rename the configured one";
+      }
+      diag.error(line, std::string(m->name()), st.error().message + where);
     }
   }
+  config::Node root(a.config.root, "", diag);
   for (const auto& [set, tools] : a.config.toolsets) {
+    std::vector<std::string> known;
+    for (const auto& t : a.registry->tools()) known.push_back(t->name);
     for (const auto& t : tools) {
       if (a.registry->find(t) == nullptr && all_engines) {
-        err << "configuration is invalid: toolset '" << set << "' names unknown tool '" << t
-            << "'\n";
-        return std::nullopt;
+        root.child("toolsets")
+            .child(set)
+            .error("names unknown tool '" + t + "'" + didYouMean(t, known));
       }
     }
   }
+  const Surface surface = surfaceOf(a.modules, registered, *a.registry);
+  for (const auto& c : a.http.auth.clients) {
+    for (const auto& problem : scopeProblems(c.scope, surface)) {
+      diag.error(c.scope_line, "http.clients." + c.name + ".scope", problem);
+    }
+  }
+  // An engine the config gives tools to but the environment does not enable serves nothing.
+  for (std::size_t i = 0; path && i < a.modules.size(); ++i) {
+    const auto& m = a.modules[i];
+    if (a.enabled[i] || !m->declaresTools()) continue;
+    const std::string msg = "the config declares " + std::string(m->name()) +
+                            " tools, but its environment is not set, so they are not served (" +
+                            std::string(m->enableHint()) + ", or remove the section)";
+    if (a.config.server.require_environment) {
+      root.child(m->name()).error(msg + "; server.require_environment is on");
+    } else {
+      root.child(m->name()).warning(msg);
+    }
+  }
+  if (!diag.ok()) {
+    invalid(diag.errors());
+    return std::nullopt;
+  }
+  a.warnings = diag.warnings();
   return a;
+}
+
+std::optional<int> parseLogLevel(std::string_view text) {
+  std::string s;
+  for (char c : text) s += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (s == "trace") return spdlog::level::trace;
+  if (s == "debug") return spdlog::level::debug;
+  if (s == "info") return spdlog::level::info;
+  if (s == "warn" || s == "warning") return spdlog::level::warn;
+  if (s == "error" || s == "err") return spdlog::level::err;
+  if (s == "critical") return spdlog::level::critical;
+  if (s == "off") return spdlog::level::off;
+  return std::nullopt;
+}
+
+Status checkScope(const AppOptions& options, const Env& env, const auth::Scope& scope,
+                  std::ostream& err) {
+  auto a = assemble(options, env, /*all_engines=*/true, err);
+  if (!a) {
+    return makeError(Code::FailedPrecondition,
+                     "the config is invalid, so the scope cannot be checked (see above)");
+  }
+  std::vector<bool> registered(a->modules.size(), true);
+  const auto problems = scopeProblems(scope, surfaceOf(a->modules, registered, *a->registry));
+  if (!problems.empty()) {
+    std::string text;
+    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + p;
+    return makeError(Code::InvalidArgument, text + " (config: " + a->config.source + ")");
+  }
+  if (visibleTools(scope, *a->registry).empty()) {
+    return makeError(Code::InvalidArgument,
+                     "the scope lets the client see no tool of config " + a->config.source);
+  }
+  return {};
 }
 
 int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out,
@@ -264,10 +428,15 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
                          {"enabled", static_cast<bool>(a->enabled[i])},
                          {"enable_hint", a->modules[i]->enableHint()}});
     }
-    out << Json{{"config", a->config.source},
-                {"valid", true},
-                {"engines", engines},
-                {"tools", tools}}
+    Json clients = Json::array();
+    for (const auto& c : a->http.auth.clients) {
+      clients.push_back({{"name", c.name},
+                         {"scope", c.scope.toString()},
+                         {"tools", visibleTools(c.scope, *a->registry)}});
+    }
+    Json warnings = a->warnings;
+    out << Json{{"config", a->config.source}, {"valid", true},  {"warnings", warnings},
+                {"engines", engines},         {"tools", tools}, {"clients", clients}}
                .dump(2)
         << "\n";
     return kExitOk;
@@ -303,6 +472,14 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
     }
   }
   if (a->modules.empty()) out << "\n(no engines in this build)\n";
+  if (!a->http.auth.clients.empty()) out << "\nhttp clients (what each key can see and call):\n";
+  for (const auto& c : a->http.auth.clients) {
+    const auto visible = visibleTools(c.scope, *a->registry);
+    out << "  - " << c.name << " (scope " << c.scope.toString() << "): " << visible.size()
+        << " tool" << (visible.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < visible.size(); ++i) out << (i == 0 ? ": " : ", ") << visible[i];
+    out << "\n";
+  }
   out << "\n"
       << a->registry->size() << " tool" << (a->registry->size() == 1 ? "" : "s") << " in total\n";
   return kExitOk;
@@ -310,14 +487,92 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
 
 namespace {
 
-std::string_view severityName(engines::Finding::Severity s) {
+using Severity = engines::Finding::Severity;
+
+std::string_view severityName(Severity s) {
   switch (s) {
-    case engines::Finding::Severity::Ok: return "ok";
-    case engines::Finding::Severity::Info: return "info";
-    case engines::Finding::Severity::Warning: return "warning";
-    case engines::Finding::Severity::Violation: return "VIOLATION";
+    case Severity::Ok: return "ok";
+    case Severity::Info: return "info";
+    case Severity::Warning: return "warning";
+    case Severity::Violation: return "VIOLATION";
+    case Severity::Inconclusive: return "INCONCLUSIVE";
+    case Severity::Unusable: return "unusable";
   }
   return "info";
+}
+
+// Whether the config uses engine `i`: it declares tools for it (the built-in allowlist declares
+// every engine's demo tools and serves those whose environment is set, so there "declares" means
+// "enabled").
+bool usesEngine(const Assembly& a, std::size_t i) {
+  return a.modules[i]->declaresTools() && (a.enabled[i] || a.config_path.has_value());
+}
+
+// The three outcomes of a read-only proof; a verdict is never more confident than its evidence.
+enum class Verdict { ProvedReadOnly, Violation, Inconclusive };
+
+struct EngineReport {
+  std::string name;
+  std::string state;  // "checked", "not enabled", "not used"
+  std::string hint;
+  std::vector<engines::Finding> findings;
+};
+
+// The self-check (and, for doctor, the tool check) of every engine the config uses. An engine the
+// config uses whose environment is unset could not be checked: inconclusive.
+std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools) {
+  std::vector<EngineReport> reports;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    auto& m = *a.modules[i];
+    EngineReport r{std::string(m.name()), "checked", "", {}};
+    if (!usesEngine(a, i)) {
+      r.state = a.enabled[i] ? "not used" : "not enabled";
+      r.hint = a.enabled[i] ? "the config declares no " + r.name + " tools"
+                            : std::string(m.enableHint());
+    } else if (!a.enabled[i]) {
+      r.state = "not enabled";
+      r.hint = std::string(m.enableHint());
+      r.findings.push_back(
+          {Severity::Inconclusive, r.name + ".environment",
+           "the config declares " + r.name +
+               " tools but its environment is not set, so its credentials "
+               "were not checked",
+           std::string(m.enableHint()) + ", or remove the " + r.name + " section from the config"});
+    } else {
+      r.findings = m.selfCheck(a.services);
+      if (check_tools) {
+        auto tools = m.checkTools(a.services);
+        r.findings.insert(r.findings.end(), tools.begin(), tools.end());
+      }
+    }
+    reports.push_back(std::move(r));
+  }
+  return reports;
+}
+
+Verdict verdictOf(const std::vector<EngineReport>& reports) {
+  bool checked = false;
+  bool inconclusive = false;
+  for (const auto& r : reports) {
+    checked = checked || r.state == "checked";
+    for (const auto& f : r.findings) {
+      if (f.severity == Severity::Violation) return Verdict::Violation;
+      inconclusive = inconclusive || f.severity == Severity::Inconclusive;
+    }
+  }
+  return inconclusive || !checked ? Verdict::Inconclusive : Verdict::ProvedReadOnly;
+}
+
+Json findingJson(const engines::Finding& f) {
+  Json j = {{"severity", severityName(f.severity)}, {"check", f.check}, {"message", f.message}};
+  if (!f.fix.empty()) j["fix"] = f.fix;
+  return j;
+}
+
+void printFinding(std::ostream& out, const Json& f) {
+  out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
+      << f["message"].get<std::string>() << "\n";
+  if (f.contains("fix")) out << "      fix: " << f["fix"].get<std::string>() << "\n";
 }
 
 }  // namespace
@@ -327,8 +582,6 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
   auto a = assemble(options, env, /*all_engines=*/false, err);
   if (!a) return kExitConfig;
   Json report = {{"config", a->config.source}, {"engines", Json::array()}};
-  bool violation = false;
-  std::size_t enabled = 0;
   // Config-level checks (engine templates were already guard-checked while assembling).
   Json config_findings = Json::array();
   config_findings.push_back(
@@ -340,81 +593,100 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
         {{"severity", "warning"},
          {"check", "config.self_check"},
          {"message",
-          "server.self_check is off: the server will start even with write-capable credentials"}});
+          "server.self_check is off: the server will start even with write-capable credentials"},
+         {"fix", "server: {self_check: refuse}"}});
   }
   for (const auto& w : a->warnings)
     config_findings.push_back({{"severity", "warning"}, {"check", "config"}, {"message", w}});
   report["config_findings"] = config_findings;
-  for (std::size_t i = 0; i < a->modules.size(); ++i) {
-    auto& m = a->modules[i];
-    Json e = {{"name", m->name()},
-              {"enabled", static_cast<bool>(a->enabled[i])},
+
+  const auto engines = checkEngines(*a, /*check_tools=*/true);
+  const Verdict verdict = verdictOf(engines);
+  std::size_t tools_checked = 0;
+  std::size_t tools_unusable = 0;
+  for (const auto& r : engines) {
+    Json e = {{"name", r.name},
+              {"state", r.state},
+              {"enabled", r.state != "not enabled"},
               {"findings", Json::array()}};
-    if (!a->enabled[i]) {
-      e["hint"] = m->enableHint();
-      report["engines"].push_back(e);
-      continue;
-    }
-    ++enabled;
-    for (const auto& f : m->selfCheck(a->services)) {
-      violation = violation || f.severity == engines::Finding::Severity::Violation;
-      e["findings"].push_back(
-          {{"severity", severityName(f.severity)}, {"check", f.check}, {"message", f.message}});
+    if (!r.hint.empty()) e["hint"] = r.hint;
+    for (const auto& f : r.findings) {
+      e["findings"].push_back(findingJson(f));
+      if (f.check.find(".tool.") != std::string::npos ||
+          f.check.find(".target.") != std::string::npos) {
+        ++tools_checked;
+        tools_unusable += f.severity == Severity::Unusable ? 1 : 0;
+      }
     }
     report["engines"].push_back(e);
   }
-  report["verdict"] = violation ? "write-capable" : "read-only";
+  report["verdict"] = verdict == Verdict::Violation      ? "write-capable"
+                      : verdict == Verdict::Inconclusive ? "inconclusive"
+                                                         : "read-only";
+  report["tools"] = {{"checked", tools_checked}, {"unusable", tools_unusable}};
   if (json) {
     out << report.dump(2) << "\n";
   } else {
     out << "mcp-dbserver doctor — config: " << a->config.source << "\n";
-    for (const auto& f : report["config_findings"]) {
-      out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>()
-          << ": " << f["message"].get<std::string>() << "\n";
-    }
+    for (const auto& f : report["config_findings"]) printFinding(out, f);
     for (const auto& e : report["engines"]) {
-      out << "\n" << e["name"].get<std::string>() << ": ";
-      if (!e["enabled"].get<bool>()) {
-        out << "not enabled (" << e["hint"].get<std::string>() << ")\n";
-        continue;
-      }
-      out << "enabled\n";
-      for (const auto& f : e["findings"]) {
-        out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>()
-            << ": " << f["message"].get<std::string>() << "\n";
-      }
+      out << "\n" << e["name"].get<std::string>() << ": " << e["state"].get<std::string>();
+      if (e.contains("hint")) out << " (" << e["hint"].get<std::string>() << ")";
+      out << "\n";
+      for (const auto& f : e["findings"]) printFinding(out, f);
     }
-    if (enabled == 0)
-      out << "\nno engine is enabled by the environment: nothing to check (see .env.example)\n";
-    out << "\nverdict: "
-        << (violation ? "VIOLATION: the configured credentials can write; an agent with code "
-                        "execution could change data"
-                      : "no write capability found")
-        << "\n";
+    out << "\nverdict: ";
+    switch (verdict) {
+      case Verdict::Violation:
+        out << "VIOLATION: the configured credentials can write; an agent with code execution "
+               "could change data\n";
+        break;
+      case Verdict::Inconclusive:
+        out << "INCONCLUSIVE: a check could not be made (see [INCONCLUSIVE] above), so nothing "
+               "is proved; fix it and run doctor again\n";
+        break;
+      case Verdict::ProvedReadOnly:
+        out << "proved read-only: no write capability found for any engine this config uses\n";
+        break;
+    }
+    if (tools_unusable > 0) {
+      out << "tools: " << tools_unusable << " of " << tools_checked
+          << " cannot run as the configured principal (see [unusable] above)\n";
+    } else if (tools_checked > 0) {
+      out << "tools: all " << tools_checked << " can run as the configured principal\n";
+    }
   }
-  return violation ? kExitDoctorViolation : kExitOk;
+  if (verdict == Verdict::Violation) return kExitDoctorViolation;
+  if (verdict == Verdict::Inconclusive) return kExitDoctorInconclusive;
+  return tools_unusable > 0 ? kExitDoctorToolsUnusable : kExitOk;
 }
 
 namespace {
 
 // Logs the config warnings and engine states and runs the startup self-check (both transports).
-// The credential self-check of every enabled engine; true when a principal can write.
-bool runSelfCheck(Assembly& a) {
-  bool violation = false;
-  for (std::size_t i = 0; i < a.modules.size(); ++i) {
-    if (!a.enabled[i]) continue;
-    for (const auto& f : a.modules[i]->selfCheck(a.services)) {
-      if (f.severity == engines::Finding::Severity::Violation) {
-        violation = true;
-        spdlog::warn("self-check {}: {}", f.check, f.message);
-      } else if (f.severity == engines::Finding::Severity::Warning) {
-        spdlog::warn("self-check {}: {}", f.check, f.message);
-      } else {
-        spdlog::debug("self-check {}: {}", f.check, f.message);
+// The credential self-check of every engine the config uses.
+Verdict runSelfCheck(Assembly& a) {
+  const auto reports = checkEngines(a, /*check_tools=*/false);
+  for (const auto& r : reports) {
+    for (const auto& f : r.findings) {
+      const std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
+      switch (f.severity) {
+        case Severity::Violation:
+        case Severity::Inconclusive:
+        case Severity::Warning:
+        case Severity::Unusable:
+          spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message,
+                       fix);
+          break;
+        default: spdlog::debug("self-check {}: {}", f.check, f.message); break;
       }
     }
   }
-  return violation;
+  const Verdict v = verdictOf(reports);
+  if (v == Verdict::Inconclusive) {
+    spdlog::warn("self-check inconclusive: nothing is proved about the credentials (see above)");
+  }
+  return v;
 }
 
 // Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
@@ -478,9 +750,16 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
   switch (a.config.server.self_check) {
     case config::SelfCheckMode::Off: break;
     case config::SelfCheckMode::Refuse:
-      if (runSelfCheck(a)) {
-        spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
-        return kExitSelfCheck;
+      switch (runSelfCheck(a)) {
+        case Verdict::Violation:
+          spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
+          return kExitSelfCheck;
+        case Verdict::Inconclusive:
+          spdlog::error(
+              "refusing to start: the self-check could not prove the credentials read-only "
+              "(server.self_check: refuse)");
+          return kExitSelfCheck;
+        case Verdict::ProvedReadOnly: break;
       }
       break;
     case config::SelfCheckMode::Warn:
@@ -601,8 +880,25 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   if (p.audit) core.addObserver(p.audit);
   core.addObserver(p.metrics);
   if (a->config_path) {
-    p.reload = [path = *a->config_path, sections = a->sections]() {
-      return transport::http::reloadAuthFromFile(path, sections);
+    // A reloaded client list is held to the same scope check as at start-up.
+    p.reload = [path = *a->config_path, sections = a->sections,
+                surface = surfaceOf(a->modules, a->enabled,
+                                    *a->registry)]() -> std::optional<auth::AuthSettings> {
+      auto loaded = transport::http::reloadAuthFromFile(path, sections);
+      if (!loaded) return loaded;
+      bool ok = true;
+      for (const auto& c : loaded->clients) {
+        for (const auto& problem : scopeProblems(c.scope, surface)) {
+          spdlog::error("reload: {}:{}: http.clients.{}.scope: {}", path, c.scope_line, c.name,
+                        problem);
+          ok = false;
+        }
+      }
+      if (!ok) {
+        spdlog::error("reload: the config is invalid, keeping the current clients");
+        return std::nullopt;
+      }
+      return loaded;
     };
   }
   spdlog::info("serving MCP over HTTP with {} tool(s)", a->registry->size());

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/scope.hpp"
 #include "common/env.hpp"
 #include "config/config.hpp"
 #include "engines/engine.hpp"
@@ -24,6 +25,8 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitConfig = 3;
 inline constexpr int kExitSelfCheck = 4;
 inline constexpr int kExitDoctorViolation = 5;
+inline constexpr int kExitDoctorInconclusive = 6;   // a check could not be made: nothing proved
+inline constexpr int kExitDoctorToolsUnusable = 7;  // read-only, but a configured tool cannot run
 
 struct AppOptions {
   std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
@@ -59,6 +62,15 @@ YAML::Node builtInHeaderDocument();
 std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
                                  std::ostream& err);
 
+// MCPDB_LOG_LEVEL: trace, debug, info, warn/warning, error/err, critical, off, in any case; the
+// spdlog level, or nullopt.
+std::optional<int> parseLogLevel(std::string_view text);
+
+// `keys new`: the scope names only engines and tools of the config (--config, MCPDB_CONFIG or the
+// built-in one) and lets the client see at least one tool. Config problems go to `err`.
+Status checkScope(const AppOptions& options, const Env& env, const auth::Scope& scope,
+                  std::ostream& err);
+
 int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::ostream& out,
                    std::ostream& err);
 int runServeStdio(const AppOptions& options, const Env& env);
@@ -70,8 +82,10 @@ struct HttpServeOptions {
 // `serve --http ADDR:PORT`: Streamable HTTP until SIGINT/SIGTERM; SIGHUP reloads http.clients.
 int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http);
 
-// `doctor`: connects with the configured credentials of every enabled engine and reports what
-// each principal can do, plus config checks. Exit 0 when nothing lets an agent write, 5 otherwise.
+// `doctor`: connects with the configured credentials of every engine the config uses, reports
+// what each principal can do (with the statement that fixes each finding) and whether every
+// configured tool can run. Exit 0 when proved read-only and every tool can run, 5 when a
+// principal can write, 6 when a check could not be made, 7 when a tool cannot run.
 int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream& out,
               std::ostream& err);
 

@@ -94,6 +94,7 @@ void parseAuthSettings(const config::Node& http, AuthSettings& out) {
       continue;
     }
     c.scope = std::move(*scope);
+    c.scope_line = scope_node.line();
     parseRate(item.child("rate_limit"), c.rate);
     if (auto v = item.integer("max_concurrent_calls", 1, 10000))
       c.rate.max_concurrent = static_cast<std::size_t>(*v);

@@ -26,6 +26,7 @@ struct ClientEntry {
   Digest key_sha256{};
   Scope scope;
   RateSettings rate;
+  int scope_line = 0;  // where `scope` is in the config (1-based; 0 unknown), for messages
 };
 
 struct AuthSettings {

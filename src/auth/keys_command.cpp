@@ -18,6 +18,12 @@ int runKeysNew(const KeysNewOptions& o, std::ostream& out, std::ostream& err) {
     err << "keys new: --scope: " << scope.error().message << "\n";
     return 2;
   }
+  if (o.check_scope) {
+    if (auto st = o.check_scope(*scope); !st) {
+      err << "keys new: --scope: " << st.error().message << "\n";
+      return st.error().code == Code::FailedPrecondition ? 3 : 2;
+    }
+  }
   std::optional<RateSettings> rate;
   if (o.rate || o.burst || o.max_concurrent) {
     rate = RateSettings{};

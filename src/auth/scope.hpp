@@ -21,6 +21,12 @@ class Scope {
   bool empty() const { return !all_ && engines_.empty() && tools_.empty(); }
   // Canonical text form (sorted), parseable again.
   std::string toString() const;
+  // What it names, for checking it against a server's engines and tools.
+  bool all() const { return all_; }
+  const std::set<std::string, std::less<>>& engines() const { return engines_; }
+  const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& tools() const {
+    return tools_;
+  }
 
  private:
   bool all_ = false;

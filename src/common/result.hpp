@@ -26,10 +26,19 @@ enum class Code {
 std::string_view codeName(Code code);
 
 // An error whose message is safe to show to the client: never a credential, parameter value or row.
+// `detail` is for the operator only (doctor, check-config, the startup log): where and why, e.g.
+// the host:port and the server's own reason for a failed connection. Never sent to a client, and
+// never a credential either.
 struct Error {
   Code code;
   std::string message;
+  std::string detail = {};
 };
+
+// "message (detail)", for operator-facing output.
+inline std::string operatorText(const Error& e) {
+  return e.detail.empty() ? e.message : e.message + " (" + e.detail + ")";
+}
 
 template <class T>
 class [[nodiscard]] Result {

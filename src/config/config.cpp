@@ -150,8 +150,9 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   if (auto v = root.integer("version", 1, 1)) (void)v;
 
   Node server = root.child("server");
-  if (server.present() && server.expectMap({"self_check", "workers", "max_queue",
-                                            "max_message_bytes", "page_size", "drain_ms"})) {
+  if (server.present() &&
+      server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
+                        "drain_ms", "require_environment"})) {
     if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
       cfg.server.self_check = *v == "off"      ? SelfCheckMode::Off
                               : *v == "refuse" ? SelfCheckMode::Refuse
@@ -167,6 +168,7 @@ Config readConfig(const YAML::Node& document, const std::string& source,
       cfg.server.page_size = static_cast<std::size_t>(*v);
     if (auto v = server.integer("drain_ms", 0, 600000))
       cfg.server.drain_ms = static_cast<std::uint32_t>(*v);
+    if (auto v = server.boolean("require_environment")) cfg.server.require_environment = *v;
   }
   cfg.limits = parseLimits(root.child("limits"), Limits{}, nullptr);
 

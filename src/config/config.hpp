@@ -26,6 +26,9 @@ struct ServerSettings {
   std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t page_size = 50;
   std::uint32_t drain_ms = 10000;
+  // An engine the config declares tools for while its environment is unset: a warning (false) or
+  // a startup error (true).
+  bool require_environment = false;
 };
 
 struct Config {

@@ -22,12 +22,21 @@ class Embedder;
 
 namespace mcpdb::engines {
 
-// One finding of a read-only self-check (startup check and `doctor`).
+// One finding of a read-only self-check (startup check and `doctor`). A check that could not be
+// made is Inconclusive, never Ok: a verdict is never more confident than its evidence.
 struct Finding {
-  enum class Severity { Ok, Info, Warning, Violation };
+  enum class Severity {
+    Ok,            // proved
+    Info,          // context, proves nothing
+    Warning,       // weaker than it should be, but not a write path
+    Violation,     // the principal can write
+    Inconclusive,  // could not connect or inspect: nothing was proved
+    Unusable,      // a configured tool cannot run as this principal (missing table, privilege)
+  };
   Severity severity = Severity::Info;
-  std::string check;    // short id, e.g. "pg.superuser"
-  std::string message;  // what was found, safe to print
+  std::string check;     // short id, e.g. "pg.superuser"
+  std::string message;   // what was found, safe to print (never a credential or a row)
+  std::string fix = {};  // the statement or step that removes the finding; empty when none
 };
 
 // Services the application hands to every engine.
@@ -76,8 +85,13 @@ class EngineModule {
   // Adds this engine's tools. Must not connect: connections are opened lazily (check-config
   // registers every engine to print the surface).
   virtual Status registerTools(protocol::ToolRegistry& registry, EngineServices& services) = 0;
+  // Whether the configured section declares any tool (false: the config does not use it).
+  virtual bool declaresTools() const = 0;
   // Proves (as far as the engine can) that the configured principal cannot write.
   virtual std::vector<Finding> selfCheck(EngineServices& services) = 0;
+  // Proves, as the configured principal, that every configured tool can run: each statement can
+  // be prepared and each target read (Unusable findings, each with its fix, otherwise Ok).
+  virtual std::vector<Finding> checkTools(EngineServices& services) = 0;
   // Gauges for the metrics endpoint (pool usage); none by default. Asked after registerTools().
   virtual std::vector<Gauge> gauges() { return {}; }
 };

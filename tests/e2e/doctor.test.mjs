@@ -68,8 +68,9 @@ test('mongodb without authentication and dynamodb without IAM are reported as wr
   assert.ok(!JSON.stringify(report).includes(process.env.AWS_SECRET_ACCESS_KEY));
 });
 
-test('no engine enabled: nothing to check, exit 0', async () => {
+test('no engine enabled: nothing was checked, so nothing is proved: inconclusive, exit 6', async () => {
   const { code, report } = await doctor({});
-  assert.equal(code, 0);
+  assert.equal(code, 6);
+  assert.equal(report.verdict, 'inconclusive');
   assert.ok(report.engines.every((e) => e.enabled === false));
 });

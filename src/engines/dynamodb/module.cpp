@@ -43,9 +43,16 @@ class DynamoModule final : public engines::EngineModule {
     return dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
   }
 
+  bool declaresTools() const override { return registry_ && !registry_->targets.empty(); }
+
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     if (!registry_ || registry_->targets.empty()) return {};
     return runSelfCheck(*registry_, *backendFor(services));
+  }
+
+  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
+    if (!registry_ || registry_->targets.empty()) return {};
+    return checkTargets(*registry_, *backendFor(services));
   }
 
   std::vector<engines::Gauge> gauges() override {

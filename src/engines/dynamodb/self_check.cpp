@@ -80,7 +80,9 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
   std::vector<Finding> out;
   auto transport = backend.transport();
   if (!transport) {
-    out.push_back({Finding::Severity::Warning, "dynamodb.config", transport.error().message});
+    out.push_back(
+        {Finding::Severity::Inconclusive, "dynamodb.config",
+         "could not reach DynamoDB, so nothing was proved: " + operatorText(transport.error())});
     return out;
   }
   std::set<std::string> done;
@@ -94,8 +96,8 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
     auto desc =
         (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(t), opts);
     if (!desc) {
-      out.push_back(
-          {Finding::Severity::Warning, "dynamodb.reachable", label + ": " + desc.error().message});
+      out.push_back({Finding::Severity::Inconclusive, "dynamodb.reachable",
+                     label + ": could not describe it: " + operatorText(desc.error())});
     } else {
       const Json* table_ptr = field(*desc, "Table");
       const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
@@ -112,26 +114,77 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
                     std::min(t.limits.timeout, std::chrono::milliseconds(10000));
     auto probe =
         (*transport)->call(deniedWriteProbeOperation(), deniedWriteProbeRequest(t), opts, &info);
+    const std::string fix =
+        "give the principal an IAM policy that allows only dynamodb:GetItem, dynamodb:Scan and "
+        "dynamodb:DescribeTable on arn:aws:dynamodb:<region>:<account>:table/" +
+        t.table + " (remove dynamodb:* and every write action)";
     if (probe) {
       // Cannot happen with a condition that never holds; if it does, the principal wrote.
       out.push_back(
           {Finding::Severity::Violation, "dynamodb.write_denied",
-           label +
-               ": principal may write: a conditional update that can never match was accepted"});
+           label + ": principal may write: a conditional update that can never match was accepted",
+           fix});
     } else if (info.error_type == "ConditionalCheckFailedException") {
       out.push_back({Finding::Severity::Violation, "dynamodb.write_denied",
-                     label +
-                         ": principal may write: the write was only stopped by the condition "
-                         "(grant only dynamodb:GetItem, dynamodb:Scan, dynamodb:DescribeTable)"});
+                     label + ": principal may write: the write was only stopped by the condition",
+                     fix});
     } else if (probe.error().code == Code::PermissionDenied &&
                info.error_type == "AccessDeniedException") {
       out.push_back({Finding::Severity::Ok, "dynamodb.write_denied",
                      label + ": write denied (AccessDeniedException)"});
     } else {
       out.push_back(
-          {Finding::Severity::Warning, "dynamodb.write_denied",
-           label + ": could not prove the principal cannot write: " + probe.error().message});
+          {Finding::Severity::Inconclusive, "dynamodb.write_denied",
+           label + ": could not prove the principal cannot write: " + operatorText(probe.error())});
     }
+  }
+  return out;
+}
+
+std::vector<Finding> checkTargets(const Registry& registry, Backend& backend) {
+  std::vector<Finding> out;
+  auto transport = backend.transport();
+  if (!transport) {
+    out.push_back({Finding::Severity::Inconclusive, "dynamodb.targets",
+                   "could not check the targets: " + operatorText(transport.error())});
+    return out;
+  }
+  for (const auto& t : registry.targets) {
+    const std::string check = "dynamodb.target." + t.name;
+    const std::string label = "target " + t.name + " (table " + t.table + ")";
+    // What each tool sends: GetItem (a key that is never stored) and a one-item COUNT scan (no
+    // item comes back).
+    const Json key = deniedWriteProbeRequest(t)["Key"];
+    const std::pair<ReadOp, Json> probes[] = {
+        {ReadOp::GetItem, getItemRequest(t, key, false)},
+        {ReadOp::Scan, countScanRequest(t, 1, std::nullopt)},
+    };
+    std::string failed;
+    Finding::Severity severity = Finding::Severity::Ok;
+    std::string fix;
+    for (const auto& [op, body] : probes) {
+      CallOptions opts;
+      opts.deadline = std::chrono::steady_clock::now() +
+                      std::min(t.limits.timeout, std::chrono::milliseconds(10000));
+      CallInfo info;
+      auto r = (*transport)->call(readOpName(op), body, opts, &info);
+      if (r) continue;
+      const std::string action = "dynamodb:" + std::string(readOpName(op));
+      failed += (failed.empty() ? "" : "; ") + action + ": " + operatorText(r.error());
+      if (info.error_type == "AccessDeniedException") {
+        severity = Finding::Severity::Unusable;
+        fix += (fix.empty() ? "allow " : ", ") + action;
+      } else if (info.error_type == "ResourceNotFoundException") {
+        severity = Finding::Severity::Unusable;
+        fix = "create table " + t.table + ", or correct dynamodb.targets." + t.name + ".table";
+      } else if (severity == Finding::Severity::Ok) {
+        severity = Finding::Severity::Inconclusive;
+      }
+    }
+    if (fix.rfind("allow ", 0) == 0) fix += " on table " + t.table + " to the principal";
+    out.push_back(severity == Finding::Severity::Ok
+                      ? Finding{Finding::Severity::Ok, check, label + ": GetItem and Scan allowed"}
+                      : Finding{severity, check, label + ": " + failed, fix});
   }
   return out;
 }

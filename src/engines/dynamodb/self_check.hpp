@@ -25,4 +25,8 @@ Json deniedWriteProbeRequest(const Target& target);
 
 std::vector<engines::Finding> runSelfCheck(const Registry& registry, Backend& backend);
 
+// doctor: each target can be read as its tools read it (GetItem and Scan allowed, the table
+// exists), one finding per target with its fix.
+std::vector<engines::Finding> checkTargets(const Registry& registry, Backend& backend);
+
 }  // namespace mcpdb::dynamodb

@@ -1,5 +1,7 @@
 #include "engines/mongodb/client.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -103,15 +105,18 @@ Error mongoError(std::string_view what, const bson_error_t& error) {
                                              std::to_string(error.code) + ")");
     }
   }
+  // For the operator (doctor, logs): the driver's own words name the host:port and the reason
+  // (e.g. "connection refused calling hello on '127.0.0.1:1'"), never the URI's credentials.
+  const std::string driver_says(error.message, strnlen(error.message, sizeof error.message));
   if (error.domain == MONGOC_ERROR_SERVER_SELECTION) {
-    return makeError(
-        Code::Unavailable,
-        "MongoDB is unreachable (no suitable server could be selected for " + op + ")");
+    return Error{Code::Unavailable,
+                 "MongoDB is unreachable (no suitable server could be selected for " + op + ")",
+                 driver_says};
   }
   if (error.domain == MONGOC_ERROR_STREAM) {
-    return makeError(
-        Code::Unavailable,
-        "MongoDB " + op + ": the connection failed or the server did not answer in time");
+    return Error{Code::Unavailable,
+                 "MongoDB " + op + ": the connection failed or the server did not answer in time",
+                 driver_says};
   }
   if (error.domain == MONGOC_ERROR_CLIENT && error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) {
     return makeError(Code::PermissionDenied,

@@ -56,15 +56,72 @@ class MongoModule final : public engines::EngineModule {
     using Sev = engines::Finding::Severity;
     if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
     auto client = state_->client();
-    if (!client) return {{Sev::Warning, "mongodb.connect", client.error().message}};
+    if (!client) {
+      return {{Sev::Inconclusive, "mongodb.connect",
+               "could not connect, so nothing was proved: " + operatorText(client.error())}};
+    }
     BsonPtr cmd = connectionStatusCommand();
     auto reply = (*client)->readCommand(*cmd);
     if (!reply) {
-      return {{Sev::Warning, "mongodb.connection_status",
+      return {{Sev::Inconclusive, "mongodb.connection_status",
                "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
-                   reply.error().message}};
+                   operatorText(reply.error())}};
     }
     return assessConnectionStatus(bsonToJson(**reply), (*client)->database());
+  }
+
+  bool declaresTools() const override { return !settings_.targets.empty(); }
+
+  // Each target's collection exists and the user may read it (a count of at most one document,
+  // as count_mongodb_documents sends).
+  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
+    using Sev = engines::Finding::Severity;
+    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
+    auto client = state_->client();
+    if (!client) {
+      return {{Sev::Inconclusive, "mongodb.targets",
+               "could not check the targets: " + operatorText(client.error())}};
+    }
+    std::vector<engines::Finding> out;
+    const std::string db = (*client)->database();
+    for (const auto& t : settings_.targets) {
+      const std::string check = "mongodb.target." + t.name;
+      const std::string label = "target " + t.name + " (collection " + t.collection + ")";
+      BsonPtr list = newDoc();
+      BSON_APPEND_INT32(list.get(), "listCollections", 1);
+      BSON_APPEND_BOOL(list.get(), "nameOnly", true);
+      bson_t filter;
+      BSON_APPEND_DOCUMENT_BEGIN(list.get(), "filter", &filter);
+      BSON_APPEND_UTF8(&filter, "name", t.collection.c_str());
+      bson_append_document_end(list.get(), &filter);
+      auto listed = (*client)->readCommand(*list);
+      ReadOptions ro;
+      auto counted = (*client)->countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
+      const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
+      if (failed != nullptr) {
+        const bool denied = failed->code == Code::PermissionDenied;
+        out.push_back({denied ? Sev::Unusable : Sev::Inconclusive, check,
+                       label + ": " + operatorText(*failed),
+                       denied ? "db.getSiblingDB('" + db +
+                                    "').grantRolesToUser('<user>', [{role: 'read', "
+                                    "db: '" +
+                                    db + "'}])"
+                              : ""});
+        continue;
+      }
+      const Json reply = bsonToJson(**listed);
+      const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
+                             ? reply["cursor"].value("firstBatch", Json::array())
+                             : Json::array();
+      if (!batch.is_array() || batch.empty()) {
+        out.push_back({Sev::Unusable, check,
+                       label + ": no such collection in database '" + db + "'",
+                       "create it, or correct mongodb.targets." + t.name + ".collection"});
+        continue;
+      }
+      out.push_back({Sev::Ok, check, label + ": exists and can be read"});
+    }
+    return out;
   }
 
   std::vector<engines::Gauge> gauges() override {

@@ -95,7 +95,7 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
   std::vector<Finding> out;
   const Json* auth = reply.is_object() && reply.contains("authInfo") ? &reply["authInfo"] : nullptr;
   if (auth == nullptr || !auth->is_object()) {
-    out.push_back({Finding::Severity::Warning, "mongodb.auth",
+    out.push_back({Finding::Severity::Inconclusive, "mongodb.auth",
                    "connectionStatus returned no authInfo; the privileges of the MongoDB user "
                    "could not be verified"});
     return out;
@@ -115,13 +115,19 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
                    "credentials, so nothing at the database stops a client holding this URI from "
                    "writing; connect as "
                    "a user with only the built-in 'read' role on '" +
-                       std::string(database) + "'"});
+                       std::string(database) + "'",
+                   "enable authentication (security.authorization: enabled) and put a user with "
+                   "only the built-in 'read' role in MONGODB_URI: db.getSiblingDB('" +
+                       std::string(database) +
+                       "').createUser({user: 'mcp_reader', pwd: <secret>, "
+                       "roles: [{role: 'read', db: '" +
+                       std::string(database) + "'}]})"});
     return out;
   }
   if (!auth->contains("authenticatedUserPrivileges") ||
       !(*auth)["authenticatedUserPrivileges"].is_array()) {
     out.push_back(
-        {Finding::Severity::Warning, "mongodb.privileges",
+        {Finding::Severity::Inconclusive, "mongodb.privileges",
          "connectionStatus did not list privileges (showPrivileges unsupported?); roles: " +
              (roles.empty() ? std::string("none") : join(roles))});
     return out;
@@ -145,7 +151,10 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
     std::string list;
     for (const auto& v : violations) list += (list.empty() ? "" : "; ") + v;
     out.push_back({Finding::Severity::Violation, "mongodb.privileges",
-                   msg + list + " (roles: " + role_text + ")"});
+                   msg + list + " (roles: " + role_text + ")",
+                   "revoke every role but 'read' on '" + std::string(database) +
+                       "': db.getSiblingDB('admin').revokeRolesFromUser('<user>', [<the roles "
+                       "above>])"});
   }
   if (!elsewhere.empty()) {
     std::string list;

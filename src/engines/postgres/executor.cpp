@@ -311,6 +311,8 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     const std::string state = sqlstateOf(r);
     if (capped && state == "57014") return;
     if (error) return;
+    if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) outcome.server_message = m;
+    outcome.sqlstate = state;
     if (PQstatus(conn) == CONNECTION_BAD) {
       error = lostConnection();
     } else if (state == "57014" && (w.why() == Why::Stop || w.why() == Why::Deadline)) {

@@ -34,6 +34,10 @@ struct ExecOutcome {
   bool broken = false;       // the connection must not be reused
   bool stale = false;        // nothing ran, or a prepared plan went stale: safe to retry elsewhere
   bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
+  // The server's primary message of the first failed command. It can quote a parameter value, so
+  // only `doctor`'s all-NULL EXPLAIN reads it (tool_check.cpp); never sent or logged.
+  std::string server_message;
+  std::string sqlstate;  // of the same command
 };
 
 // BEGIN READ ONLY; the statement through the extended protocol with `params` bound; COMMIT: sent

@@ -77,6 +77,16 @@ char* PQerrorMessage(const PGconn* conn) {
   return real != nullptr ? real(conn) : kNoLibrary;
 }
 
+char* PQhost(const PGconn* conn) {
+  MCPDB_REAL(PQhost);
+  return real != nullptr ? real(conn) : nullptr;
+}
+
+char* PQport(const PGconn* conn) {
+  MCPDB_REAL(PQport);
+  return real != nullptr ? real(conn) : nullptr;
+}
+
 int PQsocket(const PGconn* conn) {
   MCPDB_REAL(PQsocket);
   return real != nullptr ? real(conn) : -1;

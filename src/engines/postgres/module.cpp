@@ -91,8 +91,14 @@ class PostgresModule final : public engines::EngineModule {
     return {};
   }
 
+  bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
+
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     return runtime(services)->selfCheck();
+  }
+
+  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
+    return runtime(services)->checkTools();
   }
 
   std::vector<engines::Gauge> gauges() override {

@@ -16,6 +16,15 @@ int millisUntil(Clock::time_point t, int cap) {
   return ms > cap ? cap : static_cast<int>(ms);
 }
 
+// "host:port" of the server being connected to (for operator-facing errors; no credentials).
+std::string serverAddress(PGconn* conn) {
+  const char* host = PQhost(conn);
+  const char* port = PQport(conn);
+  std::string h = host != nullptr && *host != '\0' ? host : "localhost";
+  if (h.find(':') != std::string::npos && h.front() != '/') h = "[" + h + "]";
+  return h + ":" + (port != nullptr && *port != '\0' ? port : "5432");
+}
+
 bool parameterIs(PGconn* conn, const char* name, const char* expected, bool missing_ok) {
   const char* v = PQparameterStatus(conn, name);
   if (v == nullptr) return missing_ok;
@@ -43,18 +52,22 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
                      "cannot connect to PostgreSQL: libpq returned no connection (out of memory, "
                      "or libpq could not be loaded)");
   }
-  if (PQstatus(conn.get()) == CONNECTION_BAD) return connectError(PQerrorMessage(conn.get()));
+  const std::string where = serverAddress(conn.get());
+  if (PQstatus(conn.get()) == CONNECTION_BAD)
+    return connectError(PQerrorMessage(conn.get()), where);
 
   PostgresPollingStatusType st = PGRES_POLLING_WRITING;
   while (st != PGRES_POLLING_OK) {
-    if (st == PGRES_POLLING_FAILED) return connectError(PQerrorMessage(conn.get()));
+    if (st == PGRES_POLLING_FAILED) return connectError(PQerrorMessage(conn.get()), where);
     if (stop.stop_requested())
       return makeError(Code::Cancelled, "cancelled while connecting to PostgreSQL");
-    if (Clock::now() >= deadline)
-      return makeError(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out");
+    if (Clock::now() >= deadline) {
+      return Error{Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out",
+                   "at " + where + ": no answer within postgres.pool.connect_timeout_ms"};
+    }
     pollfd pfd{PQsocket(conn.get()),
                static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
-    if (pfd.fd < 0) return connectError(PQerrorMessage(conn.get()));
+    if (pfd.fd < 0) return connectError(PQerrorMessage(conn.get()), where);
     const int n = ::poll(&pfd, 1, millisUntil(deadline, 100));
     if (n < 0 && errno != EINTR)
       return makeError(Code::Unavailable, "cannot connect to PostgreSQL: poll failed");

@@ -90,6 +90,28 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
   }
 }
 
+Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& params,
+                                    ExecOutcome& outcome) {
+  auto placeholders = checkStatement(sql);
+  if (!placeholders) return placeholders.error();
+  if (*placeholders != params.values.size()) {
+    return makeError(Code::Internal,
+                     "the statement's placeholders do not match its bound parameters");
+  }
+  Limits limits;
+  limits.max_rows = 1000;
+  limits.max_bytes = 1 << 20;
+  limits.timeout = std::chrono::milliseconds(10000);
+  const Clock::time_point deadline = Clock::now() + limits.timeout;
+  std::stop_source never;
+  auto lease = pool_->acquire(deadline, never.get_token());
+  if (!lease) return lease.error();
+  auto r = executeReadOnly(lease->conn(), lease->cancel(), "EXPLAIN " + sql, params, limits,
+                           never.get_token(), deadline, pool_->types(), outcome, nullptr);
+  if (outcome.broken) lease->markBroken();
+  return r;
+}
+
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);

@@ -49,6 +49,14 @@ class Runtime {
 
   // The privilege self-check of the configured role (see self_check.cpp).
   std::vector<engines::Finding> selfCheck();
+  // doctor: every configured statement can be planned and its relations read as the configured
+  // role (see tool_check.cpp).
+  std::vector<engines::Finding> checkTools();
+  // `EXPLAIN sql` with `params` bound, in a READ ONLY transaction, never as a pooled prepared
+  // statement: the guardrail verdict on `sql` first, as run() does. `outcome` carries the
+  // server's SQLSTATE and reason when it fails.
+  Result<ExecResult> explain(const std::string& sql, const BoundParams& params,
+                             ExecOutcome& outcome);
 
   Pool& pool() { return *pool_; }
   const Section& section() const { return section_; }

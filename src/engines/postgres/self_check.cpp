@@ -11,7 +11,8 @@ using engines::Finding;
 using Sev = Finding::Severity;
 
 constexpr const char* kRoleSql =
-    "SELECT current_user::text AS role, r.rolsuper, r.rolcreaterole, r.rolcreatedb, "
+    "SELECT current_user::text AS role, quote_ident(current_user::text) AS role_sql, "
+    "quote_ident(current_database()) AS database_sql, r.rolsuper, r.rolcreaterole, r.rolcreatedb, "
     "r.rolreplication, "
     "r.rolbypassrls, "
     "pg_has_role(current_user, 'pg_write_all_data', 'MEMBER') AS write_all_data, "
@@ -31,6 +32,7 @@ constexpr const char* kRoleSql =
 
 constexpr const char* kTablesSql =
     "SELECT n.nspname::text AS schema, c.relname::text AS name, "
+    "quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name_sql, "
     "has_table_privilege(c.oid, 'INSERT') AS ins, has_table_privilege(c.oid, 'UPDATE') AS upd, "
     "has_table_privilege(c.oid, 'DELETE') AS del, has_table_privilege(c.oid, 'TRUNCATE') AS trunc, "
     "(has_any_column_privilege(c.oid, 'INSERT') OR has_any_column_privilege(c.oid, 'UPDATE')) AS "
@@ -45,14 +47,16 @@ constexpr const char* kTablesSql =
     "ORDER BY 1, 2";
 
 constexpr const char* kSequencesSql =
-    "SELECT n.nspname::text AS schema, c.relname::text AS name "
+    "SELECT n.nspname::text AS schema, c.relname::text AS name, "
+    "quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name_sql "
     "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
     "WHERE c.relkind = 'S' AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
     "AND (has_sequence_privilege(c.oid, 'UPDATE') OR has_sequence_privilege(c.oid, 'USAGE')) ORDER "
     "BY 1, 2";
 
 constexpr const char* kSchemasSql =
-    "SELECT n.nspname::text AS schema FROM pg_catalog.pg_namespace n "
+    "SELECT n.nspname::text AS schema, quote_ident(n.nspname) AS name_sql "
+    "FROM pg_catalog.pg_namespace n "
     "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE "
     "'pg_toast%' "
     "AND n.nspname NOT LIKE 'pg_temp%' AND has_schema_privilege(n.oid, 'CREATE') ORDER BY 1";
@@ -74,6 +78,17 @@ std::string nameList(const Json& rows, std::size_t total, bool more) {
   return s;
 }
 
+// "REVOKE <what> ON <kind> a, b FROM role;" for the objects shown (at most kNamesShown).
+std::string revokeFor(const char* what, const char* kind, const Json& rows,
+                      const std::string& role) {
+  std::string names;
+  for (std::size_t i = 0; i < rows.size() && i < kNamesShown; ++i) {
+    names += (i == 0 ? "" : ", ") + rows[i].value("name_sql", std::string());
+  }
+  return std::string("REVOKE ") + what + " ON " + kind + " " + names + " FROM " + role +
+         ";  -- and from PUBLIC or any role it belongs to that holds it";
+}
+
 }  // namespace
 
 std::vector<Finding> Runtime::selfCheck() {
@@ -89,19 +104,23 @@ std::vector<Finding> Runtime::selfCheck() {
 
   auto role = query(kRoleSql);
   if (!role || role->rows.empty()) {
-    out.push_back(
-        {Sev::Warning, "pg.connect",
-         "could not inspect the role's privileges: " +
-             (role ? std::string("the role is not visible in pg_roles") : role.error().message)});
+    out.push_back({Sev::Inconclusive, "pg.connect",
+                   "could not inspect the role's privileges, so nothing was proved: " +
+                       (role ? std::string("the role is not visible in pg_roles")
+                             : operatorText(role.error())),
+                   ""});
     return out;
   }
   const Json& r = role->rows[0];
   const std::string who = "role " + r.value("role", std::string("?"));
+  const std::string role_sql = r.value("role_sql", std::string("?"));
+  const std::string db_sql = r.value("database_sql", std::string("?"));
   out.push_back({Sev::Ok, "pg.connect", "connected as " + who});
 
   out.push_back(flag(r, "rolsuper")
                     ? Finding{Sev::Violation, "pg.superuser",
-                              who + " is a superuser: it can write anything and bypass every check"}
+                              who + " is a superuser: it can write anything and bypass every check",
+                              "ALTER ROLE " + role_sql + " NOSUPERUSER;"}
                     : Finding{Sev::Ok, "pg.superuser", who + " is not a superuser"});
 
   std::string attrs;
@@ -110,10 +129,15 @@ std::vector<Finding> Runtime::selfCheck() {
   std::string soft;
   if (flag(r, "rolreplication")) soft += " REPLICATION";
   if (flag(r, "rolbypassrls")) soft += " BYPASSRLS";
+  std::string no_attrs;
+  for (std::string_view a : {" CREATEROLE", " CREATEDB", " REPLICATION", " BYPASSRLS"}) {
+    if ((attrs + soft).find(a) != std::string::npos) no_attrs += " NO" + std::string(a.substr(1));
+  }
+  const std::string attr_fix = "ALTER ROLE " + role_sql + no_attrs + ";";
   if (!attrs.empty()) {
-    out.push_back({Sev::Violation, "pg.role_attributes", who + " has" + attrs + soft});
+    out.push_back({Sev::Violation, "pg.role_attributes", who + " has" + attrs + soft, attr_fix});
   } else if (!soft.empty()) {
-    out.push_back({Sev::Warning, "pg.role_attributes", who + " has" + soft});
+    out.push_back({Sev::Warning, "pg.role_attributes", who + " has" + soft, attr_fix});
   } else {
     out.push_back({Sev::Ok, "pg.role_attributes",
                    who + " has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS"});
@@ -128,15 +152,18 @@ std::vector<Finding> Runtime::selfCheck() {
                               who +
                                   " is not a member of pg_write_all_data, pg_write_server_files or "
                                   "pg_execute_server_program"}
-                    : Finding{Sev::Violation, "pg.write_roles", who + " is a member of " + roles});
+                    : Finding{Sev::Violation, "pg.write_roles", who + " is a member of " + roles,
+                              "REVOKE " + roles + " FROM " + role_sql +
+                                  ";  -- or from the role that grants the membership"});
   if (flag(r, "read_server_files")) {
-    out.push_back(
-        {Sev::Warning, "pg.read_server_files", who + " is a member of pg_read_server_files"});
+    out.push_back({Sev::Warning, "pg.read_server_files",
+                   who + " is a member of pg_read_server_files",
+                   "REVOKE pg_read_server_files FROM " + role_sql + ";"});
   }
 
   if (auto t = query(kTablesSql); !t) {
-    out.push_back(
-        {Sev::Warning, "pg.table_write", "could not check table privileges: " + t.error().message});
+    out.push_back({Sev::Inconclusive, "pg.table_write",
+                   "could not check table privileges: " + operatorText(t.error()), ""});
   } else if (t->rows.empty()) {
     out.push_back({Sev::Ok, "pg.table_write",
                    who + " has no INSERT, UPDATE, DELETE or TRUNCATE privilege on any table"});
@@ -157,59 +184,68 @@ std::vector<Finding> Runtime::selfCheck() {
     out.push_back({Sev::Violation, "pg.table_write",
                    who + " can write " + std::string(t->truncated ? "at least " : "") +
                        std::to_string(t->rows.size()) + " table" +
-                       (t->rows.size() == 1 ? "" : "s") + ": " + detail});
+                       (t->rows.size() == 1 ? "" : "s") + ": " + detail,
+                   revokeFor("INSERT, UPDATE, DELETE, TRUNCATE", "TABLE", t->rows, role_sql)});
   }
 
   if (auto s = query(kSequencesSql); !s) {
-    out.push_back({Sev::Warning, "pg.sequence_write",
-                   "could not check sequence privileges: " + s.error().message});
+    out.push_back({Sev::Inconclusive, "pg.sequence_write",
+                   "could not check sequence privileges: " + operatorText(s.error()), ""});
   } else if (s->rows.empty()) {
     out.push_back({Sev::Ok, "pg.sequence_write", who + " cannot advance or set any sequence"});
   } else {
     out.push_back(
         {Sev::Violation, "pg.sequence_write",
          who + " can advance " + std::to_string(s->rows.size()) +
-             " sequence(s) (USAGE or UPDATE): " + nameList(s->rows, s->rows.size(), s->truncated)});
+             " sequence(s) (USAGE or UPDATE): " + nameList(s->rows, s->rows.size(), s->truncated),
+         revokeFor("USAGE, UPDATE", "SEQUENCE", s->rows, role_sql)});
   }
 
   if (auto s = query(kSchemasSql); !s) {
-    out.push_back({Sev::Warning, "pg.schema_create",
-                   "could not check schema privileges: " + s.error().message});
+    out.push_back({Sev::Inconclusive, "pg.schema_create",
+                   "could not check schema privileges: " + operatorText(s.error()), ""});
   } else if (s->rows.empty()) {
     out.push_back({Sev::Ok, "pg.schema_create", who + " has CREATE on no schema"});
   } else {
     out.push_back(
         {Sev::Violation, "pg.schema_create",
-         who + " has CREATE on schema(s): " + nameList(s->rows, s->rows.size(), s->truncated)});
+         who + " has CREATE on schema(s): " + nameList(s->rows, s->rows.size(), s->truncated),
+         revokeFor("CREATE", "SCHEMA", s->rows, role_sql)});
   }
 
   out.push_back(
       flag(r, "db_create")
           ? Finding{Sev::Violation, "pg.database_create",
-                    who + " has CREATE on the database (can create schemas)"}
+                    who + " has CREATE on the database (can create schemas)",
+                    "REVOKE CREATE ON DATABASE " + db_sql + " FROM " + role_sql +
+                        ";  -- and from PUBLIC if granted there"}
           : Finding{Sev::Ok, "pg.database_create", who + " has no CREATE on the database"});
   if (flag(r, "db_temp")) {
-    out.push_back(
-        {Sev::Warning, "pg.database_temp", who + " may create temporary tables in the database"});
+    out.push_back({Sev::Warning, "pg.database_temp",
+                   who + " may create temporary tables in the database",
+                   "REVOKE TEMPORARY ON DATABASE " + db_sql + " FROM PUBLIC, " + role_sql + ";"});
   }
 
   const bool session_ro = r.value("session_default_read_only", std::string()) == "on" &&
                           r.value("transaction_read_only", std::string()) == "on";
-  out.push_back(session_ro ? Finding{Sev::Ok, "pg.session_read_only",
-                                     "this server's sessions default to read-only and calls run in "
-                                     "READ ONLY transactions"}
-                           : Finding{Sev::Violation, "pg.session_read_only",
-                                     "this server's session is not read-only"});
+  out.push_back(
+      session_ro ? Finding{Sev::Ok, "pg.session_read_only",
+                           "this server's sessions default to read-only and calls run in "
+                           "READ ONLY transactions"}
+                 : Finding{Sev::Violation, "pg.session_read_only",
+                           "this server's session is not read-only",
+                           "ALTER ROLE " + role_sql + " SET default_transaction_read_only = on;"});
   out.push_back(
       flag(r, "role_default_read_only")
           ? Finding{Sev::Ok, "pg.role_read_only_default",
                     who + " defaults to read-only transactions (ALTER ROLE ... SET "
                           "default_transaction_read_only = on)"}
-          : Finding{
-                Sev::Warning, "pg.role_read_only_default",
-                who + " does not default to read-only transactions: a client holding these "
-                      "credentials "
-                      "outside this server starts read-write transactions (only grants stop it)"});
+          : Finding{Sev::Warning, "pg.role_read_only_default",
+                    who +
+                        " does not default to read-only transactions: a client holding these "
+                        "credentials "
+                        "outside this server starts read-write transactions (only grants stop it)",
+                    "ALTER ROLE " + role_sql + " SET default_transaction_read_only = on;"});
   return out;
 }
 

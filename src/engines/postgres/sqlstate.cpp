@@ -132,40 +132,85 @@ Error errorFromSqlstate(std::string_view sqlstate) {
                    "the database reported an unexpected error (SQLSTATE " + state + ")");
 }
 
-Error connectError(std::string_view message) {
+namespace {
+
+// The server's (or libpq's) own reason from a connection failure message: its first line without
+// libpq's `connection to server at "...", port N failed: ` prefix and the `FATAL:  ` tag. libpq
+// messages name the host, port, user and database, never the password.
+std::string connectReason(std::string_view message) {
+  std::string_view line = message.substr(0, message.find('\n'));
+  if (line.rfind("connection to server", 0) == 0) {
+    if (const auto at = line.find(" failed: "); at != std::string_view::npos)
+      line.remove_prefix(at + 9);
+  }
+  for (std::string_view tag : {"FATAL:  ", "ERROR:  "}) {
+    if (line.rfind(tag, 0) == 0) line.remove_prefix(tag.size());
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+  return std::string(line.substr(0, 300));
+}
+
+Error withDetail(Code code, std::string message, std::string_view where,
+                 std::string_view libpq_message) {
+  std::string detail(where.empty() ? "" : "at " + std::string(where));
+  const std::string reason = connectReason(libpq_message);
+  if (!reason.empty()) detail += (detail.empty() ? "" : ": ") + reason;
+  return Error{code, std::move(message), std::move(detail)};
+}
+
+}  // namespace
+
+Error connectError(std::string_view message, std::string_view where) {
   const std::string m(message);
-  if (m.find("password authentication failed") != std::string::npos ||
-      m.find("authentication failed") != std::string::npos ||
-      m.find("no password supplied") != std::string::npos ||
-      m.find("PAM authentication") != std::string::npos) {
-    return makeError(
+  auto has = [&m](const char* s) { return m.find(s) != std::string::npos; };
+  if (has("password authentication failed") || has("authentication failed") ||
+      has("no password supplied") || has("PAM authentication")) {
+    return withDetail(
         Code::FailedPrecondition,
         "cannot connect to PostgreSQL: authentication failed for the configured role (check the "
-        "credentials in the environment)");
+        "credentials in the environment)",
+        where, message);
   }
-  if (m.find("does not exist") != std::string::npos) {
-    return makeError(
+  if (has("database \"") && has("does not exist")) {
+    return withDetail(Code::FailedPrecondition,
+                      "cannot connect to PostgreSQL: the configured database does not exist "
+                      "(check the database name in POSTGRES_DSN)",
+                      where, message);
+  }
+  if (has("role \"") && has("does not exist")) {
+    return withDetail(Code::FailedPrecondition,
+                      "cannot connect to PostgreSQL: the configured role does not exist (check the "
+                      "user name in POSTGRES_DSN)",
+                      where, message);
+  }
+  if (has("does not exist")) {
+    return withDetail(
         Code::FailedPrecondition,
-        "cannot connect to PostgreSQL: the configured role or database does not exist");
+        "cannot connect to PostgreSQL: the configured role or database does not exist", where,
+        message);
   }
-  if (m.find("no pg_hba.conf entry") != std::string::npos ||
-      m.find("permission denied") != std::string::npos) {
-    return makeError(Code::FailedPrecondition,
-                     "cannot connect to PostgreSQL: the server refused this connection");
+  if (has("no pg_hba.conf entry") || has("permission denied")) {
+    return withDetail(Code::FailedPrecondition,
+                      "cannot connect to PostgreSQL: the server refused this connection", where,
+                      message);
   }
-  if (m.find("certificate") != std::string::npos || m.find("SSL") != std::string::npos) {
-    return makeError(
+  if (has("certificate") || has("SSL")) {
+    return withDetail(
         Code::FailedPrecondition,
-        "cannot connect to PostgreSQL: the TLS handshake or certificate verification failed");
+        "cannot connect to PostgreSQL: the TLS handshake or certificate verification failed", where,
+        message);
   }
-  if (m.find("timeout") != std::string::npos) {
-    return makeError(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out");
+  if (has("timeout")) {
+    return withDetail(Code::Unavailable, "cannot connect to PostgreSQL: connecting timed out",
+                      where, message);
   }
-  if (m.find("starting up") != std::string::npos || m.find("shutting down") != std::string::npos) {
-    return makeError(Code::Unavailable,
-                     "cannot connect to PostgreSQL: the server is starting up or shutting down");
+  if (has("starting up") || has("shutting down")) {
+    return withDetail(Code::Unavailable,
+                      "cannot connect to PostgreSQL: the server is starting up or shutting down",
+                      where, message);
   }
-  return makeError(Code::Unavailable, "cannot connect to PostgreSQL: the server is unreachable");
+  return withDetail(Code::Unavailable, "cannot connect to PostgreSQL: the server is unreachable",
+                    where, message);
 }
 
 std::string redactLibpqMessage(std::string_view message) {

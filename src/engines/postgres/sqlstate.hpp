@@ -17,8 +17,10 @@ Code codeForSqlstate(std::string_view sqlstate);
 // "the database refused the query: <summary> (SQLSTATE 25006 read_only_sql_transaction)".
 Error errorFromSqlstate(std::string_view sqlstate);
 
-// A connection failure, classified from libpq's message without repeating any of it.
-Error connectError(std::string_view libpq_message);
+// A connection failure, classified from libpq's message without repeating any of it in the
+// message; the error's operator-only `detail` holds `at HOST:PORT` (`where`) and the server's own
+// reason (libpq's first line, which names no password).
+Error connectError(std::string_view libpq_message, std::string_view where = {});
 
 // libpq/server message text with every quoted part, host, port and user name removed; for logs
 // only (still never shown to clients).

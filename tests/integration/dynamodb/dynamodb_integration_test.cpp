@@ -417,7 +417,7 @@ TEST_F(DynamoIntegration, SelfCheckReportsAViolationWithoutIamAndWritesNothing) 
   ASSERT_TRUE(before.ok());
   auto findings = module_->selfCheck(services_);
   // One probe per distinct table: a violation for each existing table (neither local server has
-  // IAM), a warning (not proof either way) for the missing one.
+  // IAM), inconclusive (not proof either way) for the missing one.
   std::map<std::string, engines::Finding::Severity> verdicts;
   for (const auto& f : findings) {
     if (f.check != "dynamodb.write_denied") continue;
@@ -434,7 +434,7 @@ TEST_F(DynamoIntegration, SelfCheckReportsAViolationWithoutIamAndWritesNothing) 
   EXPECT_EQ(verdicts, (std::map<std::string, engines::Finding::Severity>{
                           {kDocsTable, engines::Finding::Severity::Violation},
                           {kEventsTable, engines::Finding::Severity::Violation},
-                          {kMissingTable, engines::Finding::Severity::Warning}}));
+                          {kMissingTable, engines::Finding::Severity::Inconclusive}}));
   auto after = t->call("Scan", {{"TableName", kDocsTable}, {"Select", "COUNT"}}, opts());
   ASSERT_TRUE(after.ok());
   EXPECT_EQ((*after)["Count"], (*before)["Count"]);

@@ -50,14 +50,17 @@ fs::path tempDir() {
   return d != nullptr ? fs::path(d) : fs::path("/tmp");
 }
 
-std::string clientsYaml(const std::string& extra = "") {
+// `b_scope`: client-b's scope. The fake server has a mongodb tool mongo_count; a real binary's
+// config must name only tools it defines (the scope check refuses others).
+std::string clientsYaml(const std::string& extra = "",
+                        const std::string& b_scope = "mongodb:mongo_count") {
   return "  clients:\n"
          "    - {name: client-a, key_sha256: " +
          auth::toHex(auth::sha256(kKeyA)) +
          ", scope: postgres}\n"
          "    - {name: client-b, key_sha256: " +
-         auth::toHex(auth::sha256(kKeyB)) +
-         ", scope: \"mongodb:mongo_count\"}\n"
+         auth::toHex(auth::sha256(kKeyB)) + ", scope: \"" + b_scope +
+         "\"}\n"
          "    - {name: limited, key_sha256: " +
          auth::toHex(auth::sha256(kKeyLimited)) +
          ", scope: \"*\", rate_limit: {rate: 0.5, burst: 3}}\n"
@@ -1079,11 +1082,11 @@ TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
 TEST(RealBinary, ServeHttpAndInsecureRefusal) {
   {
     ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "0.0.0.0:0"},
-                    clientsYaml(), false);
+                    clientsYaml("", "mongodb"), false);
     EXPECT_EQ(s.waitExit(), 2) << s.log();
   }
   ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
-                  clientsYaml());
+                  clientsYaml("", "mongodb"));
   ASSERT_TRUE(s.running()) << s.log();
   Reply r = request("POST", s.url(), initBody(), mcpHeaders(kKeyA));
   EXPECT_EQ(r.status, 200) << r.body;
@@ -1114,7 +1117,7 @@ TEST(RealBinary, MetricsShowPoolUsageAfterAPostgresCall) {
   ASSERT_NE(std::getenv("POSTGRES_DSN"), nullptr)
       << "POSTGRES_DSN is not set: run eval \"$(bash scripts/servers.sh env)\" first";
   ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
-                  clientsYaml() + kPostgresSection);
+                  clientsYaml("", "mongodb") + kPostgresSection);
   ASSERT_TRUE(s.running()) << s.log();
   Reply m = request("GET", s.url("/metrics"), "", {});
   ASSERT_EQ(m.status, 200);

@@ -54,15 +54,19 @@ TEST(PostgresSelfCheck, OverprivilegedRoleIsReportedExactly) {
   EXPECT_EQ(f.count("pg.database_temp"), 0U);
 }
 
-TEST(PostgresSelfCheck, UnreachableServerIsAWarningNotAPass) {
+TEST(PostgresSelfCheck, UnreachableServerIsInconclusiveNeverAPass) {
   auto rt = makeRuntime("version: 1\n", envWithDsn("postgresql://x:y@127.0.0.1:1/mcpdemo"));
   const auto findings = rt->selfCheck();
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].check, "pg.connect");
-  EXPECT_EQ(findings[0].severity, Sev::Warning);
+  EXPECT_EQ(findings[0].severity, Sev::Inconclusive);
+  // Where and why (host:port, the server's own reason), never the password.
   EXPECT_EQ(findings[0].message,
-            "could not inspect the role's privileges: cannot connect to PostgreSQL: the server is "
-            "unreachable");
+            "could not inspect the role's privileges, so nothing was proved: cannot connect to "
+            "PostgreSQL: the server is unreachable (at 127.0.0.1:1: Connection refused)");
+  const auto tools = rt->checkTools();
+  ASSERT_EQ(tools.size(), 1U);
+  EXPECT_EQ(tools[0].severity, Sev::Inconclusive);
 }
 
 }  // namespace

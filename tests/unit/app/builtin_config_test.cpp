@@ -60,7 +60,12 @@ TEST(BuiltInConfig, AssemblesLikeTheSameTextFromAFile) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("mcpdb-builtin-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << builtInConfigText(engines::allEngineModules());
-  const Env env = Env::fromMap({});
+  // Every engine enabled (nothing connects while assembling): a config file that declares an
+  // engine without its environment gets a warning the built-in allowlist does not.
+  const Env env = Env::fromMap({{"POSTGRES_DSN", "postgresql://127.0.0.1:1/x"},
+                                {"AWS_REGION", "us-east-1"},
+                                {"MONGODB_URI", "mongodb://127.0.0.1:1"},
+                                {"MONGODB_DATABASE", "x"}});
   std::ostringstream built_err;
   std::ostringstream file_err;
   AppOptions from_file;

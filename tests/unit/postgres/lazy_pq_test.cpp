@@ -47,6 +47,8 @@ TEST(PostgresLazyLibpq, NullHandleAnswersMatchLibpq) {
   EXPECT_EQ(PQparameterStatus(nullptr, "client_encoding"),
             REAL(PQparameterStatus)(nullptr, "client_encoding"));
   EXPECT_EQ(PQsocket(nullptr), REAL(PQsocket)(nullptr));
+  EXPECT_EQ(PQhost(nullptr), REAL(PQhost)(nullptr));
+  EXPECT_EQ(PQport(nullptr), REAL(PQport)(nullptr));
   EXPECT_EQ(PQgetCancel(nullptr), REAL(PQgetCancel)(nullptr));
   char ours[256] = "";
   char theirs[256] = "";

@@ -57,6 +57,35 @@ TEST(PostgresSqlstate, ConnectErrorsNeverRepeatLibpqText) {
             Code::FailedPrecondition);
 }
 
+TEST(PostgresSqlstate, ConnectErrorsTellTheOperatorWhereAndWhy) {
+  // The client-safe message says which mistake; the operator-only detail says where and the
+  // server's own reason (no password is ever in libpq's text).
+  const Error db = connectError(
+      "connection to server at \"127.0.0.1\", port 25432 failed: FATAL:  database \"nope\" does "
+      "not exist\n",
+      "127.0.0.1:25432");
+  EXPECT_EQ(db.message,
+            "cannot connect to PostgreSQL: the configured database does not exist (check the "
+            "database name in POSTGRES_DSN)");
+  EXPECT_EQ(db.detail, "at 127.0.0.1:25432: database \"nope\" does not exist");
+  const Error role = connectError(
+      "connection to server at \"h\" (10.0.0.5), port 5432 failed: FATAL:  role \"nobody\" does "
+      "not exist",
+      "h:5432");
+  EXPECT_EQ(role.message,
+            "cannot connect to PostgreSQL: the configured role does not exist (check the user "
+            "name in POSTGRES_DSN)");
+  const Error refused = connectError(
+      "connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n\tIs the server "
+      "running on that host and accepting TCP/IP connections?\n",
+      "127.0.0.1:1");
+  EXPECT_EQ(refused.message, "cannot connect to PostgreSQL: the server is unreachable");
+  EXPECT_EQ(refused.detail, "at 127.0.0.1:1: Connection refused");
+  EXPECT_EQ(operatorText(refused),
+            "cannot connect to PostgreSQL: the server is unreachable (at 127.0.0.1:1: "
+            "Connection refused)");
+}
+
 TEST(PostgresSqlstate, RedactsForLogs) {
   const std::string r = redactLibpqMessage(
       "connection to server at \"db.internal.example\" (10.0.0.5), port 5432 failed: FATAL:  "

@@ -1,0 +1,225 @@
+// Operator mistakes the application must name (issue #16): each is a config or environment an
+// operator could really write, and each must be refused or warned about with what, where and how
+// to fix, never accepted in silence. The doctor's outcomes against real servers are in
+// tests/e2e/operator_mistakes.test.mjs.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/app.hpp"
+#include "auth/api_key.hpp"
+
+namespace mcpdb::app {
+namespace {
+
+class OperatorMistakes : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const auto& p : files_) std::filesystem::remove(p);
+  }
+
+  std::string write(const std::string& text) {
+    const auto path =
+        std::filesystem::temp_directory_path() / ("mcpdb-mistake-" + std::to_string(::getpid()) +
+                                                  "-" + std::to_string(files_.size()) + ".yaml");
+    std::ofstream(path) << text;
+    files_.push_back(path);
+    return path.string();
+  }
+
+  // check-config on `text`: exit code, stdout, stderr.
+  struct Run {
+    int code;
+    std::string out;
+    std::string err;
+  };
+  Run checkConfig(const std::string& text, const Env& env = Env::fromMap({}), bool json = false) {
+    AppOptions o;
+    o.config_path = write(text);
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = runCheckConfig(o, env, json, out, err);
+    return {code, out.str(), err.str()};
+  }
+
+  static std::string key() { return auth::toHex(auth::sha256("a-test-key-not-a-secret")); }
+
+  std::vector<std::filesystem::path> files_;
+};
+
+const char* kPgTools = R"(postgres:
+  tools:
+    list_items:
+      kind: postgres-sql
+      description: Items
+      statement: SELECT 1 AS one
+)";
+
+TEST_F(OperatorMistakes, LogLevelIsCaseInsensitiveAndAcceptsWarning) {
+  for (const char* ok : {"info", "INFO", "Warning", "warning", "warn", "ERROR", "off", "trace"}) {
+    EXPECT_TRUE(parseLogLevel(ok).has_value()) << ok;
+  }
+  EXPECT_EQ(parseLogLevel("WARNING"), parseLogLevel("warn"));
+  for (const char* bad : {"verbose", "", "inf", "warning ", "1"}) {
+    EXPECT_FALSE(parseLogLevel(bad).has_value()) << bad;
+  }
+}
+
+TEST_F(OperatorMistakes, AnInvalidLogLevelIsAConfigErrorThatSaysWhatIsValid) {
+  const auto r = checkConfig(
+      kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "verbose"}, {"POSTGRES_DSN", "postgresql://x"}}));
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find("MCPDB_LOG_LEVEL='verbose' is not a log level"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace, debug, info, warning, error, critical or off"), std::string::npos);
+  const auto typo = checkConfig(
+      kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "warnign"}, {"POSTGRES_DSN", "postgresql://x"}}));
+  EXPECT_NE(typo.err.find("did you mean 'warning'?"), std::string::npos) << typo.err;
+  const auto upper = checkConfig(
+      kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "INFO"}, {"POSTGRES_DSN", "postgresql://x"}}));
+  EXPECT_EQ(upper.code, kExitOk) << upper.err;
+}
+
+TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithItsLine) {
+  const std::string text = std::string(kPgTools) +
+                           "http:\n"
+                           "  clients:\n"
+                           "    - name: analyst\n"
+                           "      key_sha256: " +
+                           key() +
+                           "\n"
+                           "      scope: postgress\n"
+                           "    - name: bot\n"
+                           "      key_sha256: " +
+                           auth::toHex(auth::sha256("another-key")) +
+                           "\n"
+                           "      scope: postgres:list_itemz,mysql\n";
+  const auto r = checkConfig(text);
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find(":11: http.clients.analyst.scope: scope names engine 'postgress', which "
+                       "this server does not have; did you mean 'postgres'?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(":14: http.clients.bot.scope: scope names tool 'list_itemz' of engine "
+                       "'postgres', which the config does not define; did you mean 'list_items'?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("scope names engine 'mysql'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("3 problems"), std::string::npos) << r.err;  // all of them in one pass
+}
+
+TEST_F(OperatorMistakes, CheckConfigPrintsWhatEachClientCanSee) {
+  const std::string text = std::string(kPgTools) +
+                           "http:\n"
+                           "  clients:\n"
+                           "    - name: analyst\n"
+                           "      key_sha256: " +
+                           key() +
+                           "\n"
+                           "      scope: postgres:list_items\n"
+                           "    - name: mongo-only\n"
+                           "      key_sha256: " +
+                           auth::toHex(auth::sha256("another-key")) +
+                           "\n"
+                           "      scope: mongodb\n";
+  const auto r = checkConfig(text, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("  - analyst (scope postgres:list_items): 1 tool: list_items\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  - mongo-only (scope mongodb): 0 tools\n"), std::string::npos) << r.out;
+  const auto j = checkConfig(text, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}), true);
+  const Json parsed = Json::parse(j.out);
+  EXPECT_EQ(parsed["clients"][0]["tools"], Json::array({"list_items"}));
+  EXPECT_EQ(parsed["clients"][1]["tools"], Json::array());
+}
+
+TEST_F(OperatorMistakes, ScopeCheckOfKeysNew) {
+  AppOptions o;
+  o.config_path = write(kPgTools);
+  std::ostringstream err;
+  const Env env = Env::fromMap({});
+  auto check = [&](const char* text) {
+    auto scope = auth::Scope::parse(text);
+    EXPECT_TRUE(scope) << text;
+    return checkScope(o, env, *scope, err);
+  };
+  EXPECT_TRUE(check("postgres"));
+  EXPECT_TRUE(check("postgres:list_items"));
+  EXPECT_TRUE(check("*"));
+  const auto engine = check("postgresql");
+  ASSERT_FALSE(engine);
+  EXPECT_NE(engine.error().message.find("did you mean 'postgres'?"), std::string::npos)
+      << engine.error().message;
+  const auto tool = check("postgres:list_item");
+  ASSERT_FALSE(tool);
+  EXPECT_NE(tool.error().message.find("did you mean 'list_items'?"), std::string::npos);
+  // An engine this config gives no tools: the key would see nothing.
+  const auto nothing = check("mongodb");
+  ASSERT_FALSE(nothing);
+  EXPECT_NE(nothing.error().message.find("lets the client see no tool"), std::string::npos);
+}
+
+TEST_F(OperatorMistakes, AnEngineDeclaredWithoutItsEnvironmentIsNamed) {
+  const auto r = checkConfig(kPgTools);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("warning: " + files_.back().string() +
+                       ":2: postgres: the config declares postgres tools, but its environment is "
+                       "not set, so they are not served (set POSTGRES_DSN"),
+            std::string::npos)
+      << r.out;
+  const auto strict = checkConfig(std::string("server: {require_environment: true}\n") + kPgTools);
+  EXPECT_EQ(strict.code, kExitConfig);
+  EXPECT_NE(strict.err.find("server.require_environment is on"), std::string::npos) << strict.err;
+  const auto set = checkConfig(kPgTools, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}));
+  EXPECT_EQ(set.out.find("warning:"), std::string::npos) << set.out;
+}
+
+TEST_F(OperatorMistakes, AToolNameClashAcrossEnginesSaysWhere) {
+  const auto r = checkConfig(R"(postgres:
+  tools:
+    ok_tool:
+      kind: postgres-sql
+      description: fine
+      statement: SELECT 1 AS one
+    list_mongodb_targets:
+      kind: postgres-sql
+      description: clashes with the mongodb engine's tool
+      statement: SELECT 1 AS one
+mongodb:
+  targets:
+    docs:
+      collection: docs
+      projection: [title]
+)");
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find(":7: mongodb: duplicate tool name 'list_mongodb_targets': the postgres and "
+                       "mongodb engines both have a tool named 'list_mongodb_targets' "
+                       "(postgres.tools.list_mongodb_targets); rename the configured one"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(OperatorMistakes, EveryProblemIsReportedInOnePass) {
+  // A generic-section mistake no longer hides the engine sections' mistakes.
+  const auto r = checkConfig(R"(server:
+  self_check: refuze
+postgres:
+  tools:
+    broken:
+      kind: postgres-sql
+      description: a write
+      statement: DELETE FROM t
+toolsets:
+  everything: [broken, nothing_here]
+)");
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find(":2: server.self_check"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("postgres.tools.broken.statement"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace mcpdb::app
