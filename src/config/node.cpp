@@ -1,6 +1,7 @@
 #include "config/node.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +23,70 @@ void Diagnostics::error(int line, const std::string& key_path, const std::string
 
 void Diagnostics::warning(int line, const std::string& key_path, const std::string& message) {
   warnings_.push_back(format(line, key_path, message));
+}
+
+// Written here rather than taken from a library: no Debian package offers this small thing, and
+// it runs only on an error path over a few dozen short names.
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  // Three rows of the dynamic-programming table: two back (for swaps), previous, current.
+  std::vector<std::size_t> before(b.size() + 1);
+  std::vector<std::size_t> prev(b.size() + 1);
+  std::vector<std::size_t> cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        cur[j] = std::min(cur[j], before[j - 2] + 1);
+      }
+    }
+    std::swap(before, prev);
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+std::string lowerCase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
+std::optional<std::string> closestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates) {
+  const std::string w = lowerCase(word);
+  // A third of the word's length in edits (none below 3 characters, 1 from 3, 2 from 6): a typo or
+  // two, too few to turn one short name into another (max/min, off/on).
+  const std::size_t budget = w.size() / 3;
+  const std::string* best = nullptr;
+  std::size_t best_distance = budget + 1;
+  const std::string* extended = nullptr;  // a candidate that begins with `word` ("desc")
+  int extensions = 0;
+  const std::string* stem = nullptr;  // the longest candidate `word` begins with ("minimum")
+  for (const auto& c : candidates) {
+    const std::string l = lowerCase(c);
+    const std::size_t d = editDistance(w, l);
+    if (d < best_distance) {
+      best = &c;
+      best_distance = d;
+    }
+    if (w.size() >= 3 && l.size() > w.size() && l.compare(0, w.size(), w) == 0) {
+      extended = &c;
+      ++extensions;
+    }
+    if (l.size() >= 3 && l.size() < w.size() && w.compare(0, l.size(), l) == 0 &&
+        (stem == nullptr || l.size() > stem->size())) {
+      stem = &c;
+    }
+  }
+  if (best != nullptr) return *best;
+  if (extensions == 1) return *extended;
+  if (stem != nullptr) return *stem;
+  return std::nullopt;
 }
 
 namespace {
@@ -49,8 +114,10 @@ bool Node::expectMap(const std::vector<std::string>& allowed) const {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      std::string message = "unknown key";
+      if (auto meant = closestMatch(key, allowed)) message += "; did you mean '" + *meant + "'?";
       const int l = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : line();
-      diag_->error(l, join(path_, key), "unknown key (allowed here: " + list + ")");
+      diag_->error(l, join(path_, key), message + " (allowed here: " + list + ")");
     }
   }
   return true;
@@ -175,7 +242,11 @@ std::optional<std::string> Node::choice(std::string_view key,
   }
   std::string list;
   for (auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
-  child(key).error("must be one of: " + list);
+  std::string message = "must be one of: " + list;
+  if (auto meant = closestMatch(*s, std::vector<std::string>(choices.begin(), choices.end()))) {
+    message += "; did you mean '" + *meant + "'?";
+  }
+  child(key).error(message);
   return std::nullopt;
 }
 

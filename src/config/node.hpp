@@ -2,6 +2,7 @@
 // Typed, located access to the YAML allowlist. Every problem is collected (not thrown) with the
 // file, line and key path, so one run of check-config reports all of them.
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -32,6 +33,17 @@ class Diagnostics {
   std::vector<std::string> warnings_;
 };
 
+// How many single-character edits (insert, delete, substitute, swap two neighbours) turn `a`
+// into `b`: the optimal-string-alignment form of the Damerau-Levenshtein distance.
+std::size_t editDistance(std::string_view a, std::string_view b);
+
+// The entry of `candidates` an operator most likely meant by `word` (a misspelt key or value),
+// or nullopt when none is close: equal ignoring case, a few edits away for its length, the only
+// candidate that `word` (3 characters or more) begins ("desc"), or the longest candidate (3
+// characters or more) that begins `word` ("minimum" -> "min").
+std::optional<std::string> closestMatch(std::string_view word,
+                                        const std::vector<std::string>& candidates);
+
 // A YAML node with its key path (e.g. "postgres.tools.find_user.parameters[0].type").
 class Node {
  public:
@@ -47,7 +59,8 @@ class Node {
   Diagnostics& diag() const { return *diag_; }
   const YAML::Node& yaml() const { return node_; }
 
-  // Reports keys of this map that are not in `allowed`. Returns false if this is not a map.
+  // Reports keys of this map that are not in `allowed` (with the closest allowed key, if any).
+  // Returns false if this is not a map.
   bool expectMap(std::initializer_list<std::string_view> allowed) const;
   bool expectMap(const std::vector<std::string>& allowed) const;
   bool has(std::string_view key) const {
@@ -64,7 +77,7 @@ class Node {
   std::optional<bool> boolean(std::string_view key, bool required = false) const;
   std::optional<std::vector<std::string>> stringList(std::string_view key,
                                                      bool required = false) const;
-  // One of `choices`.
+  // One of `choices` (an error names the closest choice, if any).
   std::optional<std::string> choice(std::string_view key,
                                     std::initializer_list<std::string_view> choices,
                                     bool required = false) const;

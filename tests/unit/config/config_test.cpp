@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,6 +87,62 @@ TEST(Config, DsnWithoutPasswordIsNotASecret) {
   parseConfig("postgres:\n  note: see postgresql://host/db for details\n", "x.yaml", kSections,
               diag);
   EXPECT_TRUE(diag.ok());
+}
+
+TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
+  EXPECT_EQ(editDistance("", ""), 0U);
+  EXPECT_EQ(editDistance("abc", ""), 3U);
+  EXPECT_EQ(editDistance("", "abc"), 3U);
+  EXPECT_EQ(editDistance("limits", "limits"), 0U);
+  EXPECT_EQ(editDistance("colection", "collection"), 1U);  // insertion
+  EXPECT_EQ(editDistance("pools", "pool"), 1U);            // deletion
+  EXPECT_EQ(editDistance("refuze", "refuse"), 1U);         // substitution
+  EXPECT_EQ(editDistance("limtis", "limits"), 1U);         // swap of neighbours
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3U);
+  // Optimal string alignment: a swapped pair is not edited again ("ca" -> "abc" takes 3).
+  EXPECT_EQ(editDistance("ca", "abc"), 3U);
+  EXPECT_EQ(editDistance("abc", "ca"), 3U);
+}
+
+TEST(ClosestMatch, SuggestsOnlyWhatIsClose) {
+  const std::vector<std::string> params = {"name",       "type",    "description", "required",
+                                           "default",    "min",     "max",         "min_length",
+                                           "max_length", "pattern", "enum",        "items"};
+  EXPECT_EQ(closestMatch("desc", params), "description");      // the only key it begins
+  EXPECT_EQ(closestMatch("maxLength", params), "max_length");  // case and one edit
+  EXPECT_EQ(closestMatch("tpye", params), "type");
+  EXPECT_EQ(closestMatch("NAME", params), "name");  // equal ignoring case
+  EXPECT_EQ(closestMatch("descriptoin", params), "description");
+  EXPECT_EQ(closestMatch("minimum", params), "min");  // the longest key it begins with
+  EXPECT_EQ(closestMatch("maximum", params), "max");
+  EXPECT_EQ(closestMatch("min_lengths_x", params), "min_length");
+  EXPECT_EQ(closestMatch("mi", params), std::nullopt);  // too short to guess
+  EXPECT_EQ(closestMatch("sql", params), std::nullopt);
+  EXPECT_EQ(closestMatch("refuze", {"off", "warn", "refuse"}), "refuse");
+  EXPECT_EQ(closestMatch("Warn", {"off", "warn", "refuse"}), "warn");
+  EXPECT_EQ(closestMatch("on", {"off", "warn", "refuse"}), std::nullopt);  // one edit, 2 letters
+  EXPECT_EQ(closestMatch("s", {"S", "N", "B"}), "S");
+  EXPECT_EQ(closestMatch("x", {"S", "N", "B"}), std::nullopt);
+  EXPECT_EQ(closestMatch("anything", {}), std::nullopt);
+}
+
+TEST(Config, UnknownKeyNamesTheClosestAllowedKey) {
+  Diagnostics diag("x.yaml");
+  YAML::Node n = YAML::Load("name: a\ndesc: b\n");
+  Node(n, "postgres.tools.x.parameters[0]", diag).expectMap({"name", "type", "description"});
+  ASSERT_EQ(diag.errors().size(), 1U);
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:2: postgres.tools.x.parameters[0].desc: unknown key; did you mean "
+            "'description'? (allowed here: name, type, description)");
+}
+
+TEST(Config, BadChoiceNamesTheClosestChoice) {
+  Diagnostics diag("x.yaml");
+  parseConfig("server:\n  self_check: refuze\n", "x.yaml", kSections, diag);
+  ASSERT_EQ(diag.errors().size(), 1U);
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:2: server.self_check: must be one of: off, warn, refuse; did you mean "
+            "'refuse'?");
 }
 
 }  // namespace
