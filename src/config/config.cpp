@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "config/secret_patterns.hpp"
@@ -86,29 +87,92 @@ void scan(const YAML::Node& node, std::string& path, Diagnostics& diag) {
 }
 
 // Every mapping key must be a plain scalar: a config names things, and a key that is itself a
-// mapping or a list (YAML's `? ...` complex keys) has no meaning here. Reported once per key,
-// with its line, before any section parser walks the document.
-bool keysArePlain(const YAML::Node& node, std::string& path, Diagnostics& diag) {
-  bool ok = true;
+// mapping or a list (YAML's `? ...` complex keys) has no meaning here. Each is reported once, with
+// its line; the walks after this one skip such keys. A key given twice in one mapping is reported
+// too: YAML readers keep one of the two silently, so half of what the operator wrote would be lost.
+void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
   if (node.IsMap()) {
+    // The keys seen so far in this mapping (handles, not copies); a linear search, as mappings
+    // here are short and this walk runs over the built-in allowlist at every start.
+    std::vector<YAML::Node> keys;
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) {
         diag.error(lineOf(kv.first), path,
                    "mapping keys must be plain names, not mappings or lists");
-        ok = false;
         continue;
       }
-      const KeyInPath in(path, kv.first.Scalar());
-      ok = keysArePlain(kv.second, path, diag) && ok;
+      const std::string& key = kv.first.Scalar();
+      const KeyInPath in(path, key);
+      for (const auto& k : keys) {
+        if (k.Scalar() == key) {
+          diag.error(lineOf(kv.first), path,
+                     "duplicate key (first given at line " + std::to_string(lineOf(k)) +
+                         "); keep one and merge the two");
+          break;
+        }
+      }
+      keys.push_back(kv.first);
+      checkKeys(kv.second, path, diag);
     }
   } else if (node.IsSequence()) {
     std::size_t i = 0;
     for (const auto& e : node) {
       const KeyInPath in(path, i++);
-      ok = keysArePlain(e, path, diag) && ok;
+      checkKeys(e, path, diag);
     }
   }
-  return ok;
+}
+
+void readServer(const Node& server, ServerSettings& out) {
+  if (!server.present() || !server.expectMap({"self_check", "workers", "max_queue",
+                                              "max_message_bytes", "page_size", "drain_ms"})) {
+    return;
+  }
+  if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
+    out.self_check = *v == "off"      ? SelfCheckMode::Off
+                     : *v == "refuse" ? SelfCheckMode::Refuse
+                                      : SelfCheckMode::Warn;
+  }
+  if (auto v = server.integer("workers", 1, 256)) out.workers = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("max_queue", 0, 100000)) out.max_queue = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
+    out.max_message_bytes = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("page_size", 1, 1000)) out.page_size = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("drain_ms", 0, 600000)) out.drain_ms = static_cast<std::uint32_t>(*v);
+}
+
+// Each toolset is checked on its own, so every bad name and every bad list is reported.
+void readToolsets(const Node& toolsets, Config& cfg) {
+  if (!toolsets.present()) return;
+  if (!toolsets.isMap()) {
+    toolsets.error(
+        "must map a toolset name to a list of tool names, e.g. `docs: [tool_a, tool_b]`");
+    return;
+  }
+  for (const auto& kv : toolsets.yaml()) {
+    if (!kv.first.IsScalar()) continue;  // reported by checkKeys
+    const std::string& name = kv.first.Scalar();
+    const Node list = toolsets.child(name);
+    if (!protocol::isValidToolName(name)) {
+      // The key's line: the value may be on the next lines, or absent.
+      toolsets.diag().error(lineOf(kv.first), list.path(),
+                            "invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ - .");
+    }
+    if (!list.present()) {
+      toolsets.diag().error(lineOf(kv.first), list.path(),
+                            "is empty: give a list of tool names, e.g. [tool_a, tool_b]");
+      continue;
+    }
+    if (!list.isSequence()) {
+      list.error("must be a list of tool names, e.g. [tool_a, tool_b]");
+      continue;
+    }
+    if (auto tools = toolsets.stringList(name, true)) {
+      cfg.toolsets[name] = *tools;
+      std::vector<int>& lines = cfg.toolset_lines[name];
+      for (const auto& e : list.elements()) lines.push_back(e.line());
+    }
+  }
 }
 
 }  // namespace
@@ -139,49 +203,26 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   // An empty document reads as an empty mapping (without changing the caller's node).
   cfg.root =
       document.IsNull() || !document.IsDefined() ? YAML::Node(YAML::NodeType::Map) : document;
+  // Every check below runs whatever the ones before it found, so one run reports every problem.
   std::string path;
-  if (!keysArePlain(cfg.root, path, diag)) return cfg;
+  checkKeys(cfg.root, path, diag);
   Node root(cfg.root, "", diag);
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());
   if (!root.expectMap(allowed)) return cfg;
   scanForSecrets(root);
 
-  if (auto v = root.integer("version", 1, 1)) (void)v;
-
-  Node server = root.child("server");
-  if (server.present() && server.expectMap({"self_check", "workers", "max_queue",
-                                            "max_message_bytes", "page_size", "drain_ms"})) {
-    if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
-      cfg.server.self_check = *v == "off"      ? SelfCheckMode::Off
-                              : *v == "refuse" ? SelfCheckMode::Refuse
-                                               : SelfCheckMode::Warn;
+  if (Node version = root.child("version"); version.present()) {
+    if (auto v = version.asInteger(std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+        v && *v != 1) {
+      version.error("unsupported version " + std::to_string(*v) +
+                    "; this server reads `version: 1`");
     }
-    if (auto v = server.integer("workers", 1, 256))
-      cfg.server.workers = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_queue", 0, 100000))
-      cfg.server.max_queue = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
-      cfg.server.max_message_bytes = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("page_size", 1, 1000))
-      cfg.server.page_size = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("drain_ms", 0, 600000))
-      cfg.server.drain_ms = static_cast<std::uint32_t>(*v);
   }
+  readServer(root.child("server"), cfg.server);
   cfg.limits = parseLimits(root.child("limits"), Limits{}, nullptr);
-
-  Node toolsets = root.child("toolsets");
-  if (toolsets.present()) {
-    if (!toolsets.isMap()) {
-      toolsets.error("must map a toolset name to a list of tool names");
-    } else {
-      for (auto& [name, list] : toolsets.entries()) {
-        if (!protocol::isValidToolName(name)) list.error("invalid toolset name");
-        auto tools = toolsets.stringList(name, true);
-        if (tools) cfg.toolsets[name] = *tools;
-      }
-    }
-  }
+  readToolsets(root.child("toolsets"), cfg);
   return cfg;
 }
 

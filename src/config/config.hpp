@@ -34,6 +34,9 @@ struct Config {
   ServerSettings server;
   Limits limits;
   std::map<std::string, std::vector<std::string>> toolsets;
+  // The line of each name in `toolsets` (same shape), so a later check (a toolset naming a tool
+  // no engine offers) can say where: file:line: toolsets.NAME[i].
+  std::map<std::string, std::vector<int>> toolset_lines;
 };
 
 // Top-level keys besides the engine/embedding/http sections.

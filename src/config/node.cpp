@@ -223,12 +223,17 @@ std::optional<std::vector<std::string>> Node::stringList(std::string_view key,
     c.error("must be a list of strings");
     return std::nullopt;
   }
+  // Every element is checked, so one run reports each bad one.
   std::vector<std::string> out;
+  bool ok = true;
   for (const auto& e : c.elements()) {
-    auto s = e.asString();
-    if (!s) return std::nullopt;
-    out.push_back(*s);
+    if (auto s = e.asString()) {
+      out.push_back(*s);
+    } else {
+      ok = false;
+    }
   }
+  if (!ok) return std::nullopt;
   return out;
 }
 

@@ -145,5 +145,63 @@ TEST(Config, BadChoiceNamesTheClosestChoice) {
             "'refuse'?");
 }
 
+// Independent mistakes in every generic section: each is reported, with its line, in one run.
+TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
+  const std::string text =
+      "version: 2\n"                 // 1
+      "server:\n"                    // 2
+      "  colour: blue\n"             // 3
+      "  workers: 0\n"               // 4
+      "  self_check: refuze\n"       // 5
+      "limits:\n"                    // 6
+      "  max_rows: lots\n"           // 7
+      "  timeout_ms: 5\n"            // 8
+      "limtis: {}\n"                 // 9
+      "toolsets:\n"                  // 10
+      "  \"bad name\": [a]\n"        // 11
+      "  bad/slash:\n"               // 12
+      "    - b\n"                    // 13
+      "  notalist: a\n"              // 14
+      "  mixed: [a, {b: c}, [d]]\n"  // 15
+      "  empty:\n"                   // 16
+      "  good: [a]\n"                // 17
+      "  good: [b]\n"                // 18
+      "postgres:\n"                  // 19
+      "  password: hunter2\n";       // 20
+  Diagnostics diag("x.yaml");
+  parseConfig(text, "x.yaml", kSections, diag);
+  const std::vector<std::string> expected = {
+      "x.yaml:1: version: unsupported version 2; this server reads `version: 1`",
+      "x.yaml:3: server.colour: unknown key (allowed here: self_check, workers, max_queue, "
+      "max_message_bytes, page_size, drain_ms)",
+      "x.yaml:4: server.workers: must be between 1 and 256",
+      "x.yaml:5: server.self_check: must be one of: off, warn, refuse; did you mean 'refuse'?",
+      "x.yaml:7: limits.max_rows: must be an integer",
+      "x.yaml:8: limits.timeout_ms: must be between 10 and 600000",
+      "x.yaml:9: limtis: unknown key; did you mean 'limits'? (allowed here: version, server, "
+      "limits, toolsets, postgres, dynamodb, mongodb, embedding, http)",
+      "x.yaml:11: toolsets.bad name: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
+      "- .",
+      "x.yaml:12: toolsets.bad/slash: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
+      "- .",
+      "x.yaml:14: toolsets.notalist: must be a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:15: toolsets.mixed[1]: must be a string",
+      "x.yaml:15: toolsets.mixed[2]: must be a string",
+      "x.yaml:16: toolsets.empty: is empty: give a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:18: toolsets.good: duplicate key (first given at line 17); keep one and merge the "
+      "two",
+      "x.yaml:20: postgres.password: looks like a secret; secrets come only from the environment "
+      "(see .env.example), never the config file",
+  };
+  std::vector<std::string> got = diag.errors();
+  for (const auto& e : expected) {
+    EXPECT_NE(std::find(got.begin(), got.end(), e), got.end()) << "not reported: " << e;
+  }
+  for (const auto& e : got) {
+    EXPECT_NE(std::find(expected.begin(), expected.end(), e), expected.end())
+        << "unexpected: " << e;
+  }
+}
+
 }  // namespace
 }  // namespace mcpdb::config
