@@ -1,8 +1,12 @@
 #include "config/config.hpp"
 
-#include <fstream>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <limits>
-#include <sstream>
+#include <memory>
+#include <system_error>
 
 #include "config/secret_patterns.hpp"
 #include "protocol/tool_registry.hpp"
@@ -226,16 +230,43 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   return cfg;
 }
 
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// The whole file, or the errno that stopped the reading. A directory opens like a file on Linux
+// (and reads as empty through std::ifstream), so it is refused by its type.
+int readWholeFile(const std::string& path, std::string& text) {
+  const FilePtr f(std::fopen(path.c_str(), "rb"));
+  if (!f) return errno != 0 ? errno : EIO;
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  char buf[16384];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
+  if (std::ferror(f.get()) != 0) return errno != 0 ? errno : EIO;
+  return 0;
+}
+
+}  // namespace
+
 Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
                       Diagnostics& diag) {
-  std::ifstream in(path);
-  if (!in) {
-    diag.error(0, "", "cannot read the config file");
-    return Config{};
+  std::string text;
+  errno = 0;
+  if (const int err = readWholeFile(path, text); err != 0) {
+    // std::generic_category's message is strerror's text ("No such file or directory"),
+    // without strerror's shared buffer.
+    diag.error(0, "", "cannot read the config file: " + std::generic_category().message(err));
+    Config cfg;
+    cfg.source = path;
+    return cfg;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseConfig(text.str(), path, extra_sections, diag);
+  return parseConfig(text, path, extra_sections, diag);
 }
 
 }  // namespace mcpdb::config

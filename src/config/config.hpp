@@ -55,7 +55,8 @@ Config parseConfig(const std::string& text, const std::string& source,
 Config readConfig(const YAML::Node& document, const std::string& source,
                   const std::vector<std::string>& extra_sections, Diagnostics& diag);
 
-// Reads a file (a clear error when unreadable) then parseConfig.
+// Reads a file then parseConfig. An unreadable file is one error saying why, from errno:
+// "PATH: cannot read the config file: No such file or directory" (or "Is a directory", ...).
 Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
                       Diagnostics& diag);
 

@@ -203,5 +203,59 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
   }
 }
 
+class ConfigFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "config_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::permissions(dir_ / "locked.yaml", std::filesystem::perms::owner_all, ec);
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::vector<std::string> load(const std::filesystem::path& p) {
+    Diagnostics diag(p.string());
+    loadConfigFile(p.string(), kSections, diag);
+    return diag.errors();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFile, MissingFileSaysSo) {
+  const auto p = dir_ / "missing.yaml";
+  EXPECT_EQ(load(p),
+            std::vector<std::string>{p.string() + ": cannot read the config file: No such file or "
+                                                  "directory"});
+}
+
+TEST_F(ConfigFile, DirectorySaysSo) {
+  EXPECT_EQ(load(dir_), std::vector<std::string>{dir_.string() +
+                                                 ": cannot read the config file: Is a directory"});
+}
+
+TEST_F(ConfigFile, UnreadableFileSaysSo) {
+  const auto p = dir_ / "locked.yaml";
+  std::ofstream(p) << "version: 1\n";
+  std::filesystem::permissions(p, std::filesystem::perms::none);
+  if (std::ifstream probe(p); probe) {
+    GTEST_SKIP() << "a file without read permission is still readable here (running as root or "
+                    "with CAP_DAC_OVERRIDE), so the permission error cannot happen";
+  }
+  EXPECT_EQ(load(p), std::vector<std::string>{p.string() +
+                                              ": cannot read the config file: Permission denied"});
+}
+
+TEST_F(ConfigFile, ReadableFileIsParsed) {
+  const auto p = dir_ / "ok.yaml";
+  std::ofstream(p) << "version: 1\nlimits: {max_rows: 7}\n";
+  Diagnostics diag(p.string());
+  Config c = loadConfigFile(p.string(), kSections, diag);
+  ASSERT_TRUE(diag.ok()) << diag.errors().front();
+  EXPECT_EQ(c.source, p.string());
+  EXPECT_EQ(c.limits.max_rows, 7U);
+}
+
 }  // namespace
 }  // namespace mcpdb::config
