@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <limits>
@@ -153,9 +154,13 @@ void readToolsets(const Node& toolsets, Config& cfg) {
         "must map a toolset name to a list of tool names, e.g. `docs: [tool_a, tool_b]`");
     return;
   }
+  std::vector<std::string> done;
   for (const auto& kv : toolsets.yaml()) {
     if (!kv.first.IsScalar()) continue;  // reported by checkKeys
     const std::string& name = kv.first.Scalar();
+    // A second entry of one name is reported by checkKeys (child(name) would read the first again).
+    if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+    done.push_back(name);
     const Node list = toolsets.child(name);
     if (!protocol::isValidToolName(name)) {
       // The key's line: the value may be on the next lines, or absent.

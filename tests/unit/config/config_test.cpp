@@ -164,8 +164,8 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
       "  notalist: a\n"              // 14
       "  mixed: [a, {b: c}, [d]]\n"  // 15
       "  empty:\n"                   // 16
-      "  good: [a]\n"                // 17
-      "  good: [b]\n"                // 18
+      "  twice: b\n"                 // 17
+      "  twice: [a]\n"               // 18
       "postgres:\n"                  // 19
       "  password: hunter2\n";       // 20
   Diagnostics diag("x.yaml");
@@ -188,12 +188,14 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
       "x.yaml:15: toolsets.mixed[1]: must be a string",
       "x.yaml:15: toolsets.mixed[2]: must be a string",
       "x.yaml:16: toolsets.empty: is empty: give a list of tool names, e.g. [tool_a, tool_b]",
-      "x.yaml:18: toolsets.good: duplicate key (first given at line 17); keep one and merge the "
+      "x.yaml:17: toolsets.twice: must be a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:18: toolsets.twice: duplicate key (first given at line 17); keep one and merge the "
       "two",
       "x.yaml:20: postgres.password: looks like a secret; secrets come only from the environment "
       "(see .env.example), never the config file",
   };
   std::vector<std::string> got = diag.errors();
+  EXPECT_EQ(got.size(), expected.size());  // and none twice
   for (const auto& e : expected) {
     EXPECT_NE(std::find(got.begin(), got.end(), e), got.end()) << "not reported: " << e;
   }
