@@ -34,19 +34,39 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 std::optional<std::string> closestName(std::string_view word,
                                        const std::vector<std::string>& candidates) {
   // Very long input is nobody's typo (and would cost a large table).
-  if (word.empty() || word.size() > 256) return std::nullopt;
-  const std::size_t limit = word.size() >= 9 ? 3 : word.size() >= 5 ? 2 : 1;
-  std::optional<std::string> best;
-  std::size_t best_distance = limit + 1;
+  if (word.size() > 256) return std::nullopt;
+  std::string w(word);
+  for (char& c : w) c = fold(c);
+  // A third of the word's length in edits (none below 3 characters, 1 from 3, 2 from 6): a typo or
+  // two, too few to turn one short name into another (max/min, off/on).
+  const std::size_t budget = w.size() / 3;
+  const std::string* best = nullptr;
+  std::size_t best_distance = budget + 1;
+  const std::string* extended = nullptr;  // a candidate that begins with `word` ("desc")
+  int extensions = 0;
+  const std::string* stem = nullptr;  // the longest candidate `word` begins with ("minimum")
   for (const auto& c : candidates) {
     if (c.size() > 256) continue;
-    const std::size_t d = editDistance(word, c);
+    std::string l(c);
+    for (char& ch : l) ch = fold(ch);
+    const std::size_t d = editDistance(w, l);
     if (d < best_distance) {
+      best = &c;
       best_distance = d;
-      best = c;
+    }
+    if (w.size() >= 3 && l.size() > w.size() && l.compare(0, w.size(), w) == 0) {
+      extended = &c;
+      ++extensions;
+    }
+    if (l.size() >= 3 && l.size() < w.size() && w.compare(0, l.size(), l) == 0 &&
+        (stem == nullptr || l.size() > stem->size())) {
+      stem = &c;
     }
   }
-  return best;
+  if (best != nullptr) return *best;
+  if (extensions == 1) return *extended;
+  if (stem != nullptr) return *stem;
+  return std::nullopt;
 }
 
 std::string didYouMean(std::string_view word, const std::vector<std::string>& candidates) {

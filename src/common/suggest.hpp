@@ -12,8 +12,10 @@ namespace mcpdb {
 // folded. Hand-written: a dozen lines, and no Debian library offers it for C++.
 std::size_t editDistance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word` when it is close enough to be a likely typo (distance at most
-// 1 for short words, 2 from 5 characters, 3 from 9), else nullopt. Ties go to the first.
+// The entry of `candidates` an operator most likely meant by `word` (a misspelt key, value or
+// name), or nullopt when none is close: equal ignoring case, a few edits away for its length (a
+// third of it), the only candidate that `word` (3 characters or more) begins ("desc"), or the
+// longest candidate (3 characters or more) that begins `word` ("minimum" -> "min").
 std::optional<std::string> closestName(std::string_view word,
                                        const std::vector<std::string>& candidates);
 

@@ -1,7 +1,13 @@
 #include "config/config.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <system_error>
 
 #include "config/secret_patterns.hpp"
 #include "protocol/tool_registry.hpp"
@@ -86,29 +92,98 @@ void scan(const YAML::Node& node, std::string& path, Diagnostics& diag) {
 }
 
 // Every mapping key must be a plain scalar: a config names things, and a key that is itself a
-// mapping or a list (YAML's `? ...` complex keys) has no meaning here. Reported once per key,
-// with its line, before any section parser walks the document.
-bool keysArePlain(const YAML::Node& node, std::string& path, Diagnostics& diag) {
-  bool ok = true;
+// mapping or a list (YAML's `? ...` complex keys) has no meaning here. Each is reported once, with
+// its line; the walks after this one skip such keys. A key given twice in one mapping is reported
+// too: YAML readers keep one of the two silently, so half of what the operator wrote would be lost.
+void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
   if (node.IsMap()) {
+    // The keys seen so far in this mapping (handles, not copies); a linear search, as mappings
+    // here are short and this walk runs over the built-in allowlist at every start.
+    std::vector<YAML::Node> keys;
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) {
         diag.error(lineOf(kv.first), path,
                    "mapping keys must be plain names, not mappings or lists");
-        ok = false;
         continue;
       }
-      const KeyInPath in(path, kv.first.Scalar());
-      ok = keysArePlain(kv.second, path, diag) && ok;
+      const std::string& key = kv.first.Scalar();
+      const KeyInPath in(path, key);
+      for (const auto& k : keys) {
+        if (k.Scalar() == key) {
+          diag.error(lineOf(kv.first), path,
+                     "duplicate key (first given at line " + std::to_string(lineOf(k)) +
+                         "); keep one and merge the two");
+          break;
+        }
+      }
+      keys.push_back(kv.first);
+      checkKeys(kv.second, path, diag);
     }
   } else if (node.IsSequence()) {
     std::size_t i = 0;
     for (const auto& e : node) {
       const KeyInPath in(path, i++);
-      ok = keysArePlain(e, path, diag) && ok;
+      checkKeys(e, path, diag);
     }
   }
-  return ok;
+}
+
+void readServer(const Node& server, ServerSettings& out) {
+  if (!server.present() ||
+      !server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
+                         "drain_ms", "require_environment"})) {
+    return;
+  }
+  if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
+    out.self_check = *v == "off"      ? SelfCheckMode::Off
+                     : *v == "refuse" ? SelfCheckMode::Refuse
+                                      : SelfCheckMode::Warn;
+  }
+  if (auto v = server.integer("workers", 1, 256)) out.workers = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("max_queue", 0, 100000)) out.max_queue = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
+    out.max_message_bytes = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("page_size", 1, 1000)) out.page_size = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("drain_ms", 0, 600000)) out.drain_ms = static_cast<std::uint32_t>(*v);
+  if (auto v = server.boolean("require_environment")) out.require_environment = *v;
+}
+
+// Each toolset is checked on its own, so every bad name and every bad list is reported.
+void readToolsets(const Node& toolsets, Config& cfg) {
+  if (!toolsets.present()) return;
+  if (!toolsets.isMap()) {
+    toolsets.error(
+        "must map a toolset name to a list of tool names, e.g. `docs: [tool_a, tool_b]`");
+    return;
+  }
+  std::vector<std::string> done;
+  for (const auto& kv : toolsets.yaml()) {
+    if (!kv.first.IsScalar()) continue;  // reported by checkKeys
+    const std::string& name = kv.first.Scalar();
+    // A second entry of one name is reported by checkKeys (child(name) would read the first again).
+    if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+    done.push_back(name);
+    const Node list = toolsets.child(name);
+    if (!protocol::isValidToolName(name)) {
+      // The key's line: the value may be on the next lines, or absent.
+      toolsets.diag().error(lineOf(kv.first), list.path(),
+                            "invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ - .");
+    }
+    if (!list.present()) {
+      toolsets.diag().error(lineOf(kv.first), list.path(),
+                            "is empty: give a list of tool names, e.g. [tool_a, tool_b]");
+      continue;
+    }
+    if (!list.isSequence()) {
+      list.error("must be a list of tool names, e.g. [tool_a, tool_b]");
+      continue;
+    }
+    if (auto tools = toolsets.stringList(name, true)) {
+      cfg.toolsets[name] = *tools;
+      std::vector<int>& lines = cfg.toolset_lines[name];
+      for (const auto& e : list.elements()) lines.push_back(e.line());
+    }
+  }
 }
 
 }  // namespace
@@ -139,64 +214,66 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   // An empty document reads as an empty mapping (without changing the caller's node).
   cfg.root =
       document.IsNull() || !document.IsDefined() ? YAML::Node(YAML::NodeType::Map) : document;
+  // Every check below runs whatever the ones before it found, so one run reports every problem.
   std::string path;
-  if (!keysArePlain(cfg.root, path, diag)) return cfg;
+  checkKeys(cfg.root, path, diag);
   Node root(cfg.root, "", diag);
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());
   if (!root.expectMap(allowed)) return cfg;
   scanForSecrets(root);
 
-  if (auto v = root.integer("version", 1, 1)) (void)v;
-
-  Node server = root.child("server");
-  if (server.present() &&
-      server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
-                        "drain_ms", "require_environment"})) {
-    if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
-      cfg.server.self_check = *v == "off"      ? SelfCheckMode::Off
-                              : *v == "refuse" ? SelfCheckMode::Refuse
-                                               : SelfCheckMode::Warn;
+  if (Node version = root.child("version"); version.present()) {
+    if (auto v = version.asInteger(std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+        v && *v != 1) {
+      version.error("unsupported version " + std::to_string(*v) +
+                    "; this server reads `version: 1`");
     }
-    if (auto v = server.integer("workers", 1, 256))
-      cfg.server.workers = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_queue", 0, 100000))
-      cfg.server.max_queue = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
-      cfg.server.max_message_bytes = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("page_size", 1, 1000))
-      cfg.server.page_size = static_cast<std::size_t>(*v);
-    if (auto v = server.integer("drain_ms", 0, 600000))
-      cfg.server.drain_ms = static_cast<std::uint32_t>(*v);
-    if (auto v = server.boolean("require_environment")) cfg.server.require_environment = *v;
   }
+  readServer(root.child("server"), cfg.server);
   cfg.limits = parseLimits(root.child("limits"), Limits{}, nullptr);
-
-  Node toolsets = root.child("toolsets");
-  if (toolsets.present()) {
-    if (!toolsets.isMap()) {
-      toolsets.error("must map a toolset name to a list of tool names");
-    } else {
-      for (auto& [name, list] : toolsets.entries()) {
-        if (!protocol::isValidToolName(name)) list.error("invalid toolset name");
-        auto tools = toolsets.stringList(name, true);
-        if (tools) cfg.toolsets[name] = *tools;
-      }
-    }
-  }
+  readToolsets(root.child("toolsets"), cfg);
   return cfg;
 }
 
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// The whole file, or the errno that stopped the reading. A directory opens like a file on Linux
+// (and reads as empty through std::ifstream), so it is refused by its type.
+int readWholeFile(const std::string& path, std::string& text) {
+  const FilePtr f(std::fopen(path.c_str(), "rb"));
+  if (!f) return errno != 0 ? errno : EIO;
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  char buf[16384];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
+  if (std::ferror(f.get()) != 0) return errno != 0 ? errno : EIO;
+  return 0;
+}
+
+}  // namespace
+
 Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
                       Diagnostics& diag) {
-  std::ifstream in(path);
-  if (!in) {
-    diag.error(0, "", "cannot read the config file");
-    return Config{};
+  std::string text;
+  errno = 0;
+  if (const int err = readWholeFile(path, text); err != 0) {
+    // std::generic_category's message is strerror's text ("No such file or directory"),
+    // without strerror's shared buffer.
+    diag.error(0, "", "cannot read the config file: " + std::generic_category().message(err));
+    Config cfg;
+    cfg.source = path;
+    return cfg;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseConfig(text.str(), path, extra_sections, diag);
+  return parseConfig(text, path, extra_sections, diag);
 }
 
 }  // namespace mcpdb::config

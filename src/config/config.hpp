@@ -37,6 +37,9 @@ struct Config {
   ServerSettings server;
   Limits limits;
   std::map<std::string, std::vector<std::string>> toolsets;
+  // The line of each name in `toolsets` (same shape), so a later check (a toolset naming a tool
+  // no engine offers) can say where: file:line: toolsets.NAME[i].
+  std::map<std::string, std::vector<int>> toolset_lines;
 };
 
 // Top-level keys besides the engine/embedding/http sections.
@@ -55,7 +58,8 @@ Config parseConfig(const std::string& text, const std::string& source,
 Config readConfig(const YAML::Node& document, const std::string& source,
                   const std::vector<std::string>& extra_sections, Diagnostics& diag);
 
-// Reads a file (a clear error when unreadable) then parseConfig.
+// Reads a file then parseConfig. An unreadable file is one error saying why, from errno:
+// "PATH: cannot read the config file: No such file or directory" (or "Is a directory", ...).
 Config loadConfigFile(const std::string& path, const std::vector<std::string>& extra_sections,
                       Diagnostics& diag);
 

@@ -1,6 +1,9 @@
 #include "config/node.hpp"
 
+#include "common/suggest.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +27,8 @@ void Diagnostics::warning(int line, const std::string& key_path, const std::stri
   warnings_.push_back(format(line, key_path, message));
 }
 
+// Written here rather than taken from a library: no Debian package offers this small thing, and
+// it runs only on an error path over a few dozen short names.
 namespace {
 std::string join(const std::string& a, std::string_view b) {
   return a.empty() ? std::string(b) : a + "." + std::string(b);
@@ -49,8 +54,10 @@ bool Node::expectMap(const std::vector<std::string>& allowed) const {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      std::string message = "unknown key";
+      if (auto meant = closestName(key, allowed)) message += "; did you mean '" + *meant + "'?";
       const int l = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : line();
-      diag_->error(l, join(path_, key), "unknown key (allowed here: " + list + ")");
+      diag_->error(l, join(path_, key), message + " (allowed here: " + list + ")");
     }
   }
   return true;
@@ -156,12 +163,17 @@ std::optional<std::vector<std::string>> Node::stringList(std::string_view key,
     c.error("must be a list of strings");
     return std::nullopt;
   }
+  // Every element is checked, so one run reports each bad one.
   std::vector<std::string> out;
+  bool ok = true;
   for (const auto& e : c.elements()) {
-    auto s = e.asString();
-    if (!s) return std::nullopt;
-    out.push_back(*s);
+    if (auto s = e.asString()) {
+      out.push_back(*s);
+    } else {
+      ok = false;
+    }
   }
+  if (!ok) return std::nullopt;
   return out;
 }
 
@@ -175,7 +187,11 @@ std::optional<std::string> Node::choice(std::string_view key,
   }
   std::string list;
   for (auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
-  child(key).error("must be one of: " + list);
+  std::string message = "must be one of: " + list;
+  if (auto meant = closestName(*s, std::vector<std::string>(choices.begin(), choices.end()))) {
+    message += "; did you mean '" + *meant + "'?";
+  }
+  child(key).error(message);
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 // Typed, located access to the YAML allowlist. Every problem is collected (not thrown) with the
 // file, line and key path, so one run of check-config reports all of them.
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -47,7 +48,8 @@ class Node {
   Diagnostics& diag() const { return *diag_; }
   const YAML::Node& yaml() const { return node_; }
 
-  // Reports keys of this map that are not in `allowed`. Returns false if this is not a map.
+  // Reports keys of this map that are not in `allowed` (with the closest allowed key, if any).
+  // Returns false if this is not a map.
   bool expectMap(std::initializer_list<std::string_view> allowed) const;
   bool expectMap(const std::vector<std::string>& allowed) const;
   bool has(std::string_view key) const {
@@ -64,7 +66,7 @@ class Node {
   std::optional<bool> boolean(std::string_view key, bool required = false) const;
   std::optional<std::vector<std::string>> stringList(std::string_view key,
                                                      bool required = false) const;
-  // One of `choices`.
+  // One of `choices` (an error names the closest choice, if any).
   std::optional<std::string> choice(std::string_view key,
                                     std::initializer_list<std::string_view> choices,
                                     bool required = false) const;

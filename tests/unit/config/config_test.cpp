@@ -1,9 +1,14 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/suggest.hpp"
 #include "config/config.hpp"
 
 namespace mcpdb::config {
@@ -85,6 +90,187 @@ TEST(Config, DsnWithoutPasswordIsNotASecret) {
   parseConfig("postgres:\n  note: see postgresql://host/db for details\n", "x.yaml", kSections,
               diag);
   EXPECT_TRUE(diag.ok());
+}
+
+TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
+  EXPECT_EQ(editDistance("", ""), 0U);
+  EXPECT_EQ(editDistance("abc", ""), 3U);
+  EXPECT_EQ(editDistance("", "abc"), 3U);
+  EXPECT_EQ(editDistance("limits", "limits"), 0U);
+  EXPECT_EQ(editDistance("colection", "collection"), 1U);  // insertion
+  EXPECT_EQ(editDistance("pools", "pool"), 1U);            // deletion
+  EXPECT_EQ(editDistance("refuze", "refuse"), 1U);         // substitution
+  EXPECT_EQ(editDistance("limtis", "limits"), 1U);         // swap of neighbours
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3U);
+  // Optimal string alignment: a swapped pair is not edited again ("ca" -> "abc" takes 3).
+  EXPECT_EQ(editDistance("ca", "abc"), 3U);
+  EXPECT_EQ(editDistance("abc", "ca"), 3U);
+}
+
+TEST(ClosestMatch, SuggestsOnlyWhatIsClose) {
+  const std::vector<std::string> params = {"name",       "type",    "description", "required",
+                                           "default",    "min",     "max",         "min_length",
+                                           "max_length", "pattern", "enum",        "items"};
+  EXPECT_EQ(closestName("desc", params), "description");      // the only key it begins
+  EXPECT_EQ(closestName("maxLength", params), "max_length");  // case and one edit
+  EXPECT_EQ(closestName("tpye", params), "type");
+  EXPECT_EQ(closestName("NAME", params), "name");  // equal ignoring case
+  EXPECT_EQ(closestName("descriptoin", params), "description");
+  EXPECT_EQ(closestName("minimum", params), "min");  // the longest key it begins with
+  EXPECT_EQ(closestName("maximum", params), "max");
+  EXPECT_EQ(closestName("min_lengths_x", params), "min_length");
+  EXPECT_EQ(closestName("mi", params), std::nullopt);  // too short to guess
+  EXPECT_EQ(closestName("sql", params), std::nullopt);
+  EXPECT_EQ(closestName("refuze", {"off", "warn", "refuse"}), "refuse");
+  EXPECT_EQ(closestName("Warn", {"off", "warn", "refuse"}), "warn");
+  EXPECT_EQ(closestName("on", {"off", "warn", "refuse"}), std::nullopt);  // one edit, 2 letters
+  EXPECT_EQ(closestName("s", {"S", "N", "B"}), "S");
+  EXPECT_EQ(closestName("x", {"S", "N", "B"}), std::nullopt);
+  EXPECT_EQ(closestName("anything", {}), std::nullopt);
+}
+
+TEST(Config, UnknownKeyNamesTheClosestAllowedKey) {
+  Diagnostics diag("x.yaml");
+  YAML::Node n = YAML::Load("name: a\ndesc: b\n");
+  Node(n, "postgres.tools.x.parameters[0]", diag).expectMap({"name", "type", "description"});
+  ASSERT_EQ(diag.errors().size(), 1U);
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:2: postgres.tools.x.parameters[0].desc: unknown key; did you mean "
+            "'description'? (allowed here: name, type, description)");
+}
+
+TEST(Config, BadChoiceNamesTheClosestChoice) {
+  Diagnostics diag("x.yaml");
+  parseConfig("server:\n  self_check: refuze\n", "x.yaml", kSections, diag);
+  ASSERT_EQ(diag.errors().size(), 1U);
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:2: server.self_check: must be one of: off, warn, refuse; did you mean "
+            "'refuse'?");
+}
+
+// Independent mistakes in every generic section: each is reported, with its line, in one run.
+TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
+  const std::string text =
+      "version: 2\n"                 // 1
+      "server:\n"                    // 2
+      "  colour: blue\n"             // 3
+      "  workers: 0\n"               // 4
+      "  self_check: refuze\n"       // 5
+      "limits:\n"                    // 6
+      "  max_rows: lots\n"           // 7
+      "  timeout_ms: 5\n"            // 8
+      "limtis: {}\n"                 // 9
+      "toolsets:\n"                  // 10
+      "  \"bad name\": [a]\n"        // 11
+      "  bad/slash:\n"               // 12
+      "    - b\n"                    // 13
+      "  notalist: a\n"              // 14
+      "  mixed: [a, {b: c}, [d]]\n"  // 15
+      "  empty:\n"                   // 16
+      "  twice: b\n"                 // 17
+      "  twice: [a]\n"               // 18
+      "postgres:\n"                  // 19
+      "  password: hunter2\n";       // 20
+  Diagnostics diag("x.yaml");
+  parseConfig(text, "x.yaml", kSections, diag);
+  const std::vector<std::string> expected = {
+      "x.yaml:1: version: unsupported version 2; this server reads `version: 1`",
+      "x.yaml:3: server.colour: unknown key (allowed here: self_check, workers, max_queue, "
+      "max_message_bytes, page_size, drain_ms, require_environment)",
+      "x.yaml:4: server.workers: must be between 1 and 256",
+      "x.yaml:5: server.self_check: must be one of: off, warn, refuse; did you mean 'refuse'?",
+      "x.yaml:7: limits.max_rows: must be an integer",
+      "x.yaml:8: limits.timeout_ms: must be between 10 and 600000",
+      "x.yaml:9: limtis: unknown key; did you mean 'limits'? (allowed here: version, server, "
+      "limits, toolsets, postgres, dynamodb, mongodb, embedding, http)",
+      "x.yaml:11: toolsets.bad name: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
+      "- .",
+      "x.yaml:12: toolsets.bad/slash: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
+      "- .",
+      "x.yaml:14: toolsets.notalist: must be a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:15: toolsets.mixed[1]: must be a string",
+      "x.yaml:15: toolsets.mixed[2]: must be a string",
+      "x.yaml:16: toolsets.empty: is empty: give a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:17: toolsets.twice: must be a list of tool names, e.g. [tool_a, tool_b]",
+      "x.yaml:18: toolsets.twice: duplicate key (first given at line 17); keep one and merge the "
+      "two",
+      "x.yaml:20: postgres.password: looks like a secret; secrets come only from the environment "
+      "(see .env.example), never the config file",
+  };
+  std::vector<std::string> got = diag.errors();
+  EXPECT_EQ(got.size(), expected.size());  // and none twice
+  for (const auto& e : expected) {
+    EXPECT_NE(std::find(got.begin(), got.end(), e), got.end()) << "not reported: " << e;
+  }
+  for (const auto& e : got) {
+    EXPECT_NE(std::find(expected.begin(), expected.end(), e), expected.end())
+        << "unexpected: " << e;
+  }
+}
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "config_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::permissions(dir_ / "locked.yaml", std::filesystem::perms::owner_all, ec);
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::vector<std::string> load(const std::filesystem::path& p) {
+    Diagnostics diag(p.string());
+    loadConfigFile(p.string(), kSections, diag);
+    return diag.errors();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFile, MissingFileSaysSo) {
+  const auto p = dir_ / "missing.yaml";
+  EXPECT_EQ(load(p),
+            std::vector<std::string>{p.string() + ": cannot read the config file: No such file or "
+                                                  "directory"});
+}
+
+TEST_F(ConfigFile, DirectorySaysSo) {
+  EXPECT_EQ(load(dir_), std::vector<std::string>{dir_.string() +
+                                                 ": cannot read the config file: Is a directory"});
+}
+
+TEST_F(ConfigFile, UnreadableFileSaysSo) {
+  const auto p = dir_ / "locked.yaml";
+  std::ofstream(p) << "version: 1\n";
+  std::filesystem::permissions(p, std::filesystem::perms::none);
+  const std::vector<std::string> expected{p.string() +
+                                          ": cannot read the config file: Permission denied"};
+  if (::geteuid() != 0) {
+    EXPECT_EQ(load(p), expected);
+    return;
+  }
+  // Root reads any file: the load runs in a child that has given up root (as nobody).
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool dropped = ::setgid(65534) == 0 && ::setuid(65534) == 0;
+    ::_exit(!dropped ? 2 : load(p) == expected ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not drop root; 1: the message differs";
+}
+
+TEST_F(ConfigFile, ReadableFileIsParsed) {
+  const auto p = dir_ / "ok.yaml";
+  std::ofstream(p) << "version: 1\nlimits: {max_rows: 7}\n";
+  Diagnostics diag(p.string());
+  Config c = loadConfigFile(p.string(), kSections, diag);
+  ASSERT_TRUE(diag.ok()) << diag.errors().front();
+  EXPECT_EQ(c.source, p.string());
+  EXPECT_EQ(c.limits.max_rows, 7U);
 }
 
 }  // namespace
