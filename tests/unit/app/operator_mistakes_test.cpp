@@ -46,8 +46,6 @@ class OperatorMistakes : public ::testing::Test {
     return {code, out.str(), err.str()};
   }
 
-  static std::string key() { return auth::toHex(auth::sha256("a-test-key-not-a-secret")); }
-
   std::vector<std::filesystem::path> files_;
 };
 
@@ -58,6 +56,18 @@ const char* kPgTools = R"(postgres:
       description: Items
       statement: SELECT 1 AS one
 )";
+
+// kPgTools plus an http section with two clients (each on 3 lines: the scopes on lines 11, 14).
+std::string twoClients(const std::string& first, const std::string& first_scope,
+                       const std::string& second, const std::string& second_scope) {
+  std::string text = std::string(kPgTools) + "http:\n  clients:\n";
+  for (const auto& [name, scope] : {std::pair{first, first_scope}, {second, second_scope}}) {
+    text += "    - name: " + name +
+            "\n      key_sha256: " + auth::toHex(auth::sha256("test-key-of-" + name)) +
+            "\n      scope: " + scope + "\n";
+  }
+  return text;
+}
 
 TEST_F(OperatorMistakes, LogLevelIsCaseInsensitiveAndAcceptsWarning) {
   for (const char* ok : {"info", "INFO", "Warning", "warning", "warn", "ERROR", "off", "trace"}) {
@@ -84,19 +94,7 @@ TEST_F(OperatorMistakes, AnInvalidLogLevelIsAConfigErrorThatSaysWhatIsValid) {
 }
 
 TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithItsLine) {
-  const std::string text = std::string(kPgTools) +
-                           "http:\n"
-                           "  clients:\n"
-                           "    - name: analyst\n"
-                           "      key_sha256: " +
-                           key() +
-                           "\n"
-                           "      scope: postgress\n"
-                           "    - name: bot\n"
-                           "      key_sha256: " +
-                           auth::toHex(auth::sha256("another-key")) +
-                           "\n"
-                           "      scope: postgres:list_itemz,mysql\n";
+  const std::string text = twoClients("analyst", "postgress", "bot", "postgres:list_itemz,mysql");
   const auto r = checkConfig(text);
   EXPECT_EQ(r.code, kExitConfig);
   EXPECT_NE(r.err.find(":11: http.clients.analyst.scope: scope names engine 'postgress', which "
@@ -112,19 +110,7 @@ TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithIts
 }
 
 TEST_F(OperatorMistakes, CheckConfigPrintsWhatEachClientCanSee) {
-  const std::string text = std::string(kPgTools) +
-                           "http:\n"
-                           "  clients:\n"
-                           "    - name: analyst\n"
-                           "      key_sha256: " +
-                           key() +
-                           "\n"
-                           "      scope: postgres:list_items\n"
-                           "    - name: mongo-only\n"
-                           "      key_sha256: " +
-                           auth::toHex(auth::sha256("another-key")) +
-                           "\n"
-                           "      scope: mongodb\n";
+  const std::string text = twoClients("analyst", "postgres:list_items", "mongo-only", "mongodb");
   const auto r = checkConfig(text, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}));
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("  - analyst (scope postgres:list_items): 1 tool: list_items\n"),
