@@ -278,11 +278,13 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
                   : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
                                        sections, diag);
   // Every section is read even when another has problems, so one run reports all of them.
+  embed::EmbedConfig embedding;
   if (a.config.root.IsMap()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
     transport::http::parseHttpSettings(root.child("http"), a.http);
     observe::parseAuditSettings(root.child("audit"), a.audit);
+    embedding = parseEmbedding(root.child("embedding"), a.preload_embedder);
   }
   a.sections = sections;
   a.config_path = path;
@@ -299,18 +301,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   a.services.env = &env;
   a.services.defaults = a.config.limits;
   a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
-  {
-    config::Diagnostics ediag(a.config.source);
-    config::Node root(a.config.root, "", ediag);
-    auto shared = std::make_shared<SharedEmbedder>(
-        parseEmbedding(root.child("embedding"), a.preload_embedder), env);
-    if (!ediag.ok()) {
-      err << "configuration is invalid:\n";
-      for (const auto& e : ediag.errors()) err << "  " << e << "\n";
-      return std::nullopt;
-    }
-    a.services.embedder = [shared]() { return shared->get(); };
-  }
+  auto shared = std::make_shared<SharedEmbedder>(std::move(embedding), env);
+  a.services.embedder = [shared]() { return shared->get(); };
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
   std::vector<bool> registered;

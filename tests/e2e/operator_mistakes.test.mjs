@@ -149,6 +149,24 @@ test('doctor: a wrong password or database name is inconclusive and says which (
   assert.doesNotMatch(d, /role or database/);
 });
 
+test('doctor: an unreachable DynamoDB or MongoDB endpoint is inconclusive, never read-only (exit 6)', async () => {
+  // Port 1 on loopback: nothing listens there.
+  const dy = await doctor({ AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1',
+    AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-real-secret-0123' });
+  assert.equal(dy.code, EXIT.inconclusive, dy.stdout + dy.stderr);
+  const f = findings(dy.report, 'dynamodb');
+  assert.equal(f['dynamodb.write_denied'].severity, 'INCONCLUSIVE');
+  assert.match(f['dynamodb.write_denied'].message, /cannot reach http:\/\/127\.0\.0\.1:1/);
+  assert.ok(!dy.stdout.includes('not-a-real-secret-0123'));
+  const mongo = await doctor({ MONGODB_URI: 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300',
+    MONGODB_DATABASE: 'mcpdemo' });
+  assert.equal(mongo.code, EXIT.inconclusive, mongo.stdout + mongo.stderr);
+  const m = findings(mongo.report, 'mongodb');
+  const connect = m['mongodb.connect'] ?? m['mongodb.connection_status'];
+  assert.equal(connect.severity, 'INCONCLUSIVE', JSON.stringify(m));
+  assert.match(connect.message, /127\.0\.0\.1:1/);  // the driver's own words: where
+});
+
 test('doctor: no environment at all proves nothing: inconclusive, exit 6', async () => {
   const r = await doctor({});
   assert.equal(r.code, EXIT.inconclusive, r.stdout + r.stderr);

@@ -241,6 +241,17 @@ BsonPtr connectionStatusCommand() {
   return cmd;
 }
 
+BsonPtr listCollectionCommand(const std::string& collection) {
+  BsonPtr cmd = newDoc();
+  BSON_APPEND_INT32(cmd.get(), "listCollections", 1);
+  BSON_APPEND_BOOL(cmd.get(), "nameOnly", true);
+  bson_t filter;
+  BSON_APPEND_DOCUMENT_BEGIN(cmd.get(), "filter", &filter);
+  bson_append_utf8(&filter, "name", -1, collection.c_str(), static_cast<int>(collection.size()));
+  bson_append_document_end(cmd.get(), &filter);
+  return cmd;
+}
+
 BsonPtr vectorSearchIndexModel(const VectorSearch& vs, std::uint32_t dimensions) {
   BsonPtr doc = newDoc();
   bson_append_utf8(doc.get(), "name", -1, vs.index.c_str(), -1);

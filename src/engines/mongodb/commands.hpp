@@ -91,6 +91,8 @@ BsonPtr exactScanOptions(const VectorSearch& vs, std::uint32_t limit, const Read
 
 // {connectionStatus: 1, showPrivileges: true}.
 BsonPtr connectionStatusCommand();
+// {listCollections: 1, nameOnly: true, filter: {name: <collection>}} (doctor: does it exist).
+BsonPtr listCollectionCommand(const std::string& collection);
 
 // The Atlas Vector Search index model for createSearchIndexes (used only by the loader):
 // {name, type: "vectorSearch", definition: {fields: [{type: "vector", path, numDimensions,

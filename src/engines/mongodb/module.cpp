@@ -54,8 +54,7 @@ class MongoModule final : public engines::EngineModule {
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     using Sev = engines::Finding::Severity;
-    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
-    auto client = state_->client();
+    auto client = clientFor(services);
     if (!client) {
       return {{Sev::Inconclusive, "mongodb.connect",
                "could not connect, so nothing was proved: " + operatorText(client.error())}};
@@ -76,8 +75,7 @@ class MongoModule final : public engines::EngineModule {
   // as count_mongodb_documents sends).
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
     using Sev = engines::Finding::Severity;
-    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
-    auto client = state_->client();
+    auto client = clientFor(services);
     if (!client) {
       return {{Sev::Inconclusive, "mongodb.targets",
                "could not check the targets: " + operatorText(client.error())}};
@@ -87,14 +85,7 @@ class MongoModule final : public engines::EngineModule {
     for (const auto& t : settings_.targets) {
       const std::string check = "mongodb.target." + t.name;
       const std::string label = "target " + t.name + " (collection " + t.collection + ")";
-      BsonPtr list = newDoc();
-      BSON_APPEND_INT32(list.get(), "listCollections", 1);
-      BSON_APPEND_BOOL(list.get(), "nameOnly", true);
-      bson_t filter;
-      BSON_APPEND_DOCUMENT_BEGIN(list.get(), "filter", &filter);
-      BSON_APPEND_UTF8(&filter, "name", t.collection.c_str());
-      bson_append_document_end(list.get(), &filter);
-      auto listed = (*client)->readCommand(*list);
+      auto listed = (*client)->readCommand(*listCollectionCommand(t.collection));
       ReadOptions ro;
       auto counted = (*client)->countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
       const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
@@ -144,6 +135,12 @@ class MongoModule final : public engines::EngineModule {
   }
 
  private:
+  // The client pool, its engine state made on first use (the self-check can run before any call).
+  Result<Client*> clientFor(engines::EngineServices& services) {
+    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
+    return state_->client();
+  }
+
   Settings settings_;
   std::shared_ptr<EngineState> state_;
 };

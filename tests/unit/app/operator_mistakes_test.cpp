@@ -201,10 +201,16 @@ postgres:
       statement: DELETE FROM t
 toolsets:
   everything: [broken, nothing_here]
+embedding:
+  provider: openia
 )");
   EXPECT_EQ(r.code, kExitConfig);
   EXPECT_NE(r.err.find(":2: server.self_check"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("postgres.tools.broken.statement"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":12: embedding.provider: must be one of: use-lite, openai; did you mean "
+                       "'openai'?"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -134,6 +134,7 @@ TEST(MongoReadOnly, EveryBuiltDocumentIsFreeOfWriteStagesAndServerCode) {
   built.emplace_back("equalityFilter", equalityFilter(filters));
   built.emplace_back("exactScanOptions", exactScanOptions(*t.vector_search, 100, ro));
   built.emplace_back("connectionStatusCommand", connectionStatusCommand());
+  built.emplace_back("listCollectionCommand", listCollectionCommand("documents"));
 
   const std::set<std::string> forbidden = {"$out",
                                            "$merge",
@@ -198,6 +199,13 @@ TEST(MongoReadOnly, TheSendGuardRefusesForbiddenOperatorsAtAnyDepth) {
   BsonPtr value = newDoc();
   BSON_APPEND_UTF8(value.get(), "_id", "$where");
   EXPECT_TRUE(checkNoForbiddenOperators(*value).ok());
+}
+
+TEST(MongoCommands, ListCollectionCommandNamesOneCollectionAsAValue) {
+  // doctor's existence check: the collection name is a filter value, never a key or an operator.
+  EXPECT_EQ(canonicalJson(*listCollectionCommand("a\"b $where")),
+            R"({ "listCollections" : { "$numberInt" : "1" }, "nameOnly" : true, "filter" : { )"
+            R"("name" : "a\"b $where" } })");
 }
 
 }  // namespace
