@@ -12,6 +12,13 @@ find_package(Boost 1.74 REQUIRED)
 find_package(BLAS REQUIRED)
 pkg_check_modules(MONGOC REQUIRED IMPORTED_TARGET libmongoc-1.0)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# libpg_query (Debian libpg-query-dev): PostgreSQL 15's own parser as a library. Linked statically
+# so the server binary needs no extra runtime package.
+find_path(PG_QUERY_INCLUDE_DIR pg_query.h REQUIRED)
+find_library(PG_QUERY_LIBRARY NAMES libpg_query.a pg_query REQUIRED)
+add_library(PgQuery::PgQuery UNKNOWN IMPORTED)
+set_target_properties(PgQuery::PgQuery PROPERTIES IMPORTED_LOCATION ${PG_QUERY_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${PG_QUERY_INCLUDE_DIR})
 if(MCPDB_TESTS)
   find_package(GTest REQUIRED)
 endif()

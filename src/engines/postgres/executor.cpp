@@ -27,6 +27,10 @@ constexpr std::chrono::milliseconds kCancelGrace{2000};
 // How often the wait loop looks at the stop token and the deadline (the stop callback also
 // cancels at once; this covers a stop that lands between two statements).
 constexpr int kPollSliceMs = 50;
+
+// Releases every session-level advisory lock the session holds (they outlive ROLLBACK).
+// Schema-qualified so that no function earlier on the search_path can stand in for it.
+constexpr const char* kUnlockAll = "SELECT pg_catalog.pg_advisory_unlock_all()";
 // A cancel request that reaches the backend between two protocol messages (e.g. after Parse,
 // before Execute) is ignored by the server; until the statement stops it is sent again this often.
 constexpr std::chrono::milliseconds kCancelRepeat{200};
@@ -167,14 +171,13 @@ Error lostConnection() {
                    "lost the connection to PostgreSQL (the server may have restarted); retry");
 }
 
-// Runs a fixed transaction-control command ("BEGIN READ ONLY", "COMMIT", "ROLLBACK") through the
-// extended protocol and waits for it.
-Status control(PGconn* conn, const char* sql, Waiter& w) {
+// Runs a fixed command ("ROLLBACK", kUnlockAll) through the extended protocol and waits for it.
+Status control(PGconn* conn, const char* sql, Waiter& w, ExecStatusType expect = PGRES_COMMAND_OK) {
   if (PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 0)
     return lostConnection();
   Status st;
   while (auto r = w.next()) {
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && st.ok()) {
+    if (PQresultStatus(r.get()) != expect && st.ok()) {
       st = PQstatus(conn) == CONNECTION_BAD ? lostConnection()
                                             : errorFromSqlstate(sqlstateOf(r.get()));
     }
@@ -277,23 +280,29 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     (void)PQcancel(cancel, err, sizeof err);
   });
 
-  // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, COMMIT. The server runs
-  // them in order and skips the rest up to the sync after an error, so the statement never runs
-  // outside the read-only transaction and COMMIT never follows a failed statement.
+  // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, ROLLBACK, and the release
+  // of any session-level advisory lock. The server runs them in order and skips the rest up to the
+  // sync after an error, so the statement never runs outside the read-only transaction.
+  // Hygiene: ROLLBACK (not COMMIT) undoes whatever the call did to its session that is
+  // transactional (set_config, SET LOCAL, LISTEN, NOTIFY); session-level advisory locks survive
+  // ROLLBACK, so they are released too. Nothing of one call is visible to the next call on the
+  // connection. DISCARD ALL would also drop the prepared statements the hot path reuses.
   if (PQenterPipelineMode(conn) != 1) {
     // Only refused when the connection is not idle: an unexpected state, nothing was sent.
     outcome.broken = outcome.stale = true;
     return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
   }
   static const std::string kBegin = "BEGIN READ ONLY";
-  static const std::string kCommit = "COMMIT";
+  static const std::string kRollback = "ROLLBACK";
+  static const std::string kUnlock = kUnlockAll;
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
-  std::array<PendingParse, 3> parses;  // BEGIN, the statement, COMMIT
+  std::array<PendingParse, 4> parses;  // BEGIN, the statement, ROLLBACK, the unlock
   const bool sent = sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
                     sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
                                 params.types.data(), values.data(), parses[1]) &&
-                    sendCommand(conn, prepared, kCommit, 0, nullptr, nullptr, parses[2]) &&
+                    sendCommand(conn, prepared, kRollback, 0, nullptr, nullptr, parses[2]) &&
+                    sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses[3]) &&
                     PQpipelineSync(conn) == 1;  // flushes the batch
   if (!sent) {
     // libpq could not write the batch. When that is because the peer had gone, nothing ran.
@@ -410,15 +419,22 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     }
   }
 
-  // 3. COMMIT (skipped by the server after an error) and the sync. From here on nothing is
-  // cancelled; they get a short grace of their own.
+  // 3. ROLLBACK and the unlock (both skipped by the server after an error), then the sync. From
+  // here on nothing is cancelled; they get a short grace of their own.
   bool synced = false;
+  bool unlocked = false;  // the unlock ran (a late cap-cancel may have stopped it)
   if (readable()) {
     w.startCleanup();
     settleParse(parses[2]);
     while (auto r = w.next()) {
       const ExecStatusType st = PQresultStatus(r.get());
       if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+    }
+    settleParse(parses[3]);
+    while (auto r = w.next()) {
+      const ExecStatusType st = PQresultStatus(r.get());
+      unlocked = unlocked || st == PGRES_TUPLES_OK;
+      if (st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
     }
     if (readable()) {
       auto r = w.next();
@@ -438,14 +454,19 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   if (!error && !synced) error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
   if (!error && w.why() == Why::Stop) error = stopError(Why::Stop, limits);
 
-  // Bring the connection back to idle: out of pipeline mode and out of any transaction. After an
-  // error (or a late cap-cancel hitting COMMIT) the server holds a failed transaction block: end
-  // it. A connection that cannot be brought back is dropped.
+  // Bring the connection back to idle and clean: out of pipeline mode, out of any transaction, no
+  // advisory lock held. After an error (or a late cap-cancel) the server skipped the batch's
+  // ROLLBACK and unlock and may hold a failed transaction block: end it and unlock (one extra
+  // round trip, on that path only). A connection that cannot be brought back is dropped.
   if (synced && !outcome.broken && PQexitPipelineMode(conn) == 1) {
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) {
       w.startCleanup();
       Status st = control(conn, "ROLLBACK", w);
       if (!st && !error) error = st.error();
+    }
+    if (!unlocked && PQtransactionStatus(conn) == PQTRANS_IDLE) {
+      w.startCleanup();
+      if (!control(conn, kUnlockAll, w, PGRES_TUPLES_OK)) outcome.broken = true;
     }
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
   } else {

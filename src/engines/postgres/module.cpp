@@ -29,14 +29,13 @@ class PostgresModule final : public engines::EngineModule {
   }
 
   std::string_view securityPosture() const override {
-    return "every tool is a fixed SQL template (SELECT/WITH only, re-checked by the guardrail "
-           "before each "
-           "run) with $n placeholders bound by the extended protocol; each connection sets "
-           "default_transaction_read_only=on and a statement_timeout, each call runs in BEGIN READ "
-           "ONLY ... "
-           "COMMIT with a row and byte cap enforced while fetching; the serving binary links no "
-           "write path. "
-           "The real boundary is the role: grant it SELECT only (the self-check reports any write "
+    return "every tool is a fixed SQL template, judged by PostgreSQL's own parser (libpg_query: "
+           "exactly one SELECT, no INTO, no locking clause, no data-modifying CTE; re-checked "
+           "before each run) with $n placeholders bound by the extended protocol; each connection "
+           "sets default_transaction_read_only=on and a statement_timeout, each call runs in "
+           "BEGIN READ ONLY ... ROLLBACK with every advisory lock released after it and a row and "
+           "byte cap enforced while fetching; the serving binary links no write path. The real "
+           "boundary is the role: grant it SELECT only (the self-check reports any write "
            "privilege).";
   }
 

@@ -7,7 +7,7 @@
 #include "config/config.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
-#include "guard/guard.hpp"
+#include "engines/postgres/guard/guard.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -300,8 +300,12 @@ void checkStatement(const Node& at, const std::string& statement, std::size_t de
                     bool compare_count = true) {
   const guard::Verdict v = guard::checkTemplate(statement);
   if (!v.allowed) {
-    at.error("refused by the SQL guardrail (" + std::string(guard::ruleId(v.rule)) +
-             "): " + v.message);
+    // The statement is the operator's own text, so the parser's words (which quote it) are shown.
+    std::string message = v.rule == guard::Rule::ParseError && !v.detail.empty()
+                              ? v.detail + " (line " + std::to_string(v.line) + ", column " +
+                                    std::to_string(v.column) + " of the statement)"
+                              : v.message;
+    at.error("refused by the SQL guard (" + std::string(guard::ruleId(v.rule)) + "): " + message);
     return;
   }
   const std::size_t used = v.placeholders.size();

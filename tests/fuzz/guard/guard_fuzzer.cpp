@@ -1,46 +1,36 @@
-// libFuzzer target: the lexer and checkTemplate must never crash, hang or read out of bounds, and
-// their results must be internally consistent, on any byte string.
+// libFuzzer target: the statement guard (libpg_query's parser, the JSON tree it returns, and the
+// tree walk) must never crash, hang or read out of bounds, and its verdicts must be internally
+// consistent, on any byte string, as a template and as each kind of catalog body.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "guard/guard.hpp"
-#include "guard/lexer.hpp"
+#include "engines/postgres/guard/guard.hpp"
 
 namespace {
+
+namespace guard = mcpdb::postgres::guard;
 
 void require(bool condition) {
   if (!condition) __builtin_trap();
 }
 
-void checkTokens(std::string_view sql, mcpdb::guard::LexOptions options) {
-  auto tokens = mcpdb::guard::lex(sql, options);
-  if (!tokens) {
-    require(!tokens.error().message.empty());
-    return;
-  }
-  std::size_t previousEnd = 0;
-  for (const auto& token : *tokens) {
-    // Tokens are in order, non-empty, non-overlapping and inside the input.
-    require(token.length > 0);
-    require(token.offset >= previousEnd);
-    require(token.offset <= sql.size() && token.length <= sql.size() - token.offset);
-    previousEnd = token.offset + token.length;
-  }
+void consistent(const guard::Verdict& v) {
+  require(v.allowed == (v.rule == guard::Rule::None));
+  require(v.allowed == v.message.empty());
+  require(v.allowed || !guard::ruleId(v.rule).empty());
+  // A parse error's position, when given, is inside the text's lines.
+  require(v.line >= 0 && v.column >= 0);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view sql(reinterpret_cast<const char*>(data), size);
-  checkTokens(sql, {});
-  checkTokens(sql, {.standardConformingStrings = false});
-
-  const auto verdict = mcpdb::guard::checkTemplate(sql);
-  require(verdict.allowed == (verdict.rule == mcpdb::guard::Rule::None));
-  require(verdict.allowed == verdict.message.empty());
+  const guard::Verdict verdict = guard::checkTemplate(sql);
+  consistent(verdict);
   if (verdict.allowed) {
     // Allowed templates use exactly $1..$N.
     for (std::size_t i = 0; i < verdict.placeholders.size(); ++i) {
@@ -48,9 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // Every literal and comment is closed, so nothing appended on a new line can hide.
     const std::string input(sql);
-    require(!mcpdb::guard::checkTemplate(input + "\n; DROP TABLE x").allowed);
-    require(!mcpdb::guard::checkTemplate(input + "\nFOR UPDATE").allowed);
-    require(!mcpdb::guard::checkTemplate(input + "\n, pg_sleep(1)").allowed);
+    require(!guard::checkTemplate(input + "\n; DROP TABLE x").allowed);
+    require(!guard::checkTemplate(input + "\nFOR UPDATE").allowed);
+    require(!guard::checkTemplate(input + "\n, pg_sleep(1)").allowed);
+    // One verdict per text.
+    require(guard::checkTemplate(sql).allowed);
+  }
+  for (auto kind :
+       {guard::BodyKind::View, guard::BodyKind::SqlFunction, guard::BodyKind::Expression}) {
+    consistent(guard::analyseBody(sql, kind));
   }
   return 0;
 }

@@ -1,7 +1,7 @@
-// The pipelined transaction (BEGIN READ ONLY, statement, COMMIT in one batch with one sync): every
-// way it can fail must leave the connection clean for the next call — out of pipeline mode, out of
-// any transaction, on the same backend (not silently replaced by a new connection) — and report
-// the failure with its own class.
+// The pipelined transaction (BEGIN READ ONLY, statement, ROLLBACK, unlock in one batch, one sync):
+// every way it can fail must leave the connection clean for the next call — out of pipeline mode,
+// out of any transaction, on the same backend (not silently replaced by a new connection) — and
+// report the failure with its own class.
 #include <gtest/gtest.h>
 
 #include <thread>

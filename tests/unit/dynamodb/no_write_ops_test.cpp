@@ -23,10 +23,18 @@ std::string readBinary() {
   return bin;
 }
 
-// Occurrences of `needle`, split into those inside the probe marker and the rest.
+bool wordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Occurrences of `needle` as a whole word (so PostgreSQL's parser node names linked in with
+// libpg_query, such as CreateTableAsStmt, are not DynamoDB operations), split into those inside
+// the probe marker and the rest.
 std::pair<int, int> count(const std::string& hay, const std::string& needle) {
   int in_marker = 0, elsewhere = 0;
   for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + 1)) {
+    const std::size_t end = pos + needle.size();
+    if ((pos > 0 && wordChar(hay[pos - 1])) || (end < hay.size() && wordChar(hay[end]))) continue;
     const bool marked =
         pos >= kMarkerPrefix.size() &&
         hay.compare(pos - kMarkerPrefix.size(), kMarkerPrefix.size(), kMarkerPrefix) == 0 &&

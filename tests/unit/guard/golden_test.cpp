@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "guard/guard.hpp"
+#include "engines/postgres/guard/guard.hpp"
 
-namespace mcpdb::guard {
+namespace mcpdb::postgres::guard {
 namespace {
 
 namespace fs = std::filesystem;
@@ -217,4 +217,4 @@ TEST(GuardGolden, FuzzCorpusNeverCrashes) {
 }
 
 }  // namespace
-}  // namespace mcpdb::guard
+}  // namespace mcpdb::postgres::guard

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engines/postgres/module.hpp"
-#include "guard/guard.hpp"
+#include "engines/postgres/guard/guard.hpp"
 #include "support/golden.hpp"
 #include "unit/postgres/test_util.hpp"
 

@@ -1,9 +1,9 @@
-#include "guard/denylist.hpp"
+#include "engines/postgres/guard/denylist.hpp"
 
 #include <array>
 #include <string>
 
-namespace mcpdb::guard {
+namespace mcpdb::postgres::guard {
 namespace {
 
 using enum NameMatch;
@@ -69,6 +69,8 @@ constexpr std::array kDenied = {
     DeniedFunction{"pg_try_advisory_", Prefix, kDelay},
     // Settings.
     DeniedFunction{"set_config", Exact, kSettings},
+    DeniedFunction{"setseed", Exact,
+                   kSettings},  // the session's random() sequence, not transactional
     // Backend signalling and server control.
     DeniedFunction{"pg_terminate_backend", Exact, kControl},
     DeniedFunction{"pg_cancel_backend", Exact, kControl},
@@ -145,4 +147,4 @@ const DeniedFunction* findDeniedFunction(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace mcpdb::guard
+}  // namespace mcpdb::postgres::guard

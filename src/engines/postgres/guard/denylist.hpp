@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-namespace mcpdb::guard {
+namespace mcpdb::postgres::guard {
 
 enum class NameMatch { Exact, Prefix };
 
@@ -24,4 +24,4 @@ std::span<const DeniedFunction> deniedFunctions();
 // The entry that denies a function name, or nullptr; name may be in any case.
 const DeniedFunction* findDeniedFunction(std::string_view name);
 
-}  // namespace mcpdb::guard
+}  // namespace mcpdb::postgres::guard

@@ -1,0 +1,152 @@
+// Connection hygiene: nothing one call does to its session is visible to the next call on the same
+// pooled connection, on every way a call can end (success, statement error, row cap, timeout).
+// The statements here are ones the guard and the catalog proof refuse: the executor is driven
+// directly, as if both had been bypassed, because this layer must hold on its own.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engines/postgres/executor.hpp"
+#include "integration/postgres/fixture.hpp"
+
+namespace mcpdb::postgres::itest {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kYaml = R"(
+postgres:
+  pool: {size: 1}
+  tools:
+    one:
+      description: One.
+      statement: SELECT 1 AS one
+)";
+
+// Runs `sql` on the runtime's single pooled connection, past the guard.
+Result<ExecResult> exec(Runtime& rt, const std::string& sql, Limits limits = {}) {
+  const Clock::time_point deadline = Clock::now() + limits.timeout;
+  std::stop_source never;
+  auto lease = rt.pool().acquire(deadline, never.get_token());
+  if (!lease) return lease.error();
+  ExecOutcome outcome;
+  auto r =
+      executeReadOnly(lease->conn(), lease->cancel(), sql, BoundParams{}, limits, never.get_token(),
+                      deadline, rt.pool().types(), outcome, lease->prepared());
+  if (outcome.broken) lease->markBroken();
+  return r;
+}
+
+std::string firstValue(const Result<ExecResult>& r, const char* column) {
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  if (!r.ok() || r->rows.empty()) return "<none>";
+  const Json& v = r->rows[0][column];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string pidOf(Runtime& rt) {
+  return firstValue(exec(rt, "SELECT pg_backend_pid() AS pid"), "pid");
+}
+
+// Advisory locks held by a backend, seen from another session.
+std::string advisoryLocks(const std::string& pid) {
+  return adminQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid)
+      .value_or("?");
+}
+
+TEST(PostgresHygiene, SessionSettingsDoNotReachTheNextCall) {
+  auto rt = makeRuntime(kYaml);
+  const std::string pid = pidOf(*rt);
+  const std::string before = firstValue(
+      exec(*rt,
+           "SELECT current_setting('search_path') || '|' || "
+           "current_setting('application_name') || '|' || current_setting('work_mem') AS s"),
+      "s");
+  auto r = exec(*rt,
+                "SELECT set_config('search_path', 'pg_temp, evil', false) AS a, "
+                "set_config('application_name', 'leaked', false) AS b, "
+                "set_config('work_mem', '64kB', false) AS c");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(pidOf(*rt), pid) << "the same connection must serve the next call";
+  EXPECT_EQ(firstValue(exec(*rt,
+                            "SELECT current_setting('search_path') || '|' || "
+                            "current_setting('application_name') || '|' || "
+                            "current_setting('work_mem') AS s"),
+                       "s"),
+            before);
+}
+
+// Each way a call can end, with a session-level advisory lock taken before it ends.
+struct LockCase {
+  const char* name;
+  const char* sql;
+  Limits limits;
+  bool ok;
+};
+
+TEST(PostgresHygiene, AdvisoryLocksAreReleasedHoweverTheCallEnds) {
+  auto rt = makeRuntime(kYaml);
+  const std::string pid = pidOf(*rt);
+  const LockCase cases[] = {
+      {"success", "SELECT pg_advisory_lock(4201) AS l", {}, true},
+      {"shared and stacked",
+       "SELECT pg_advisory_lock_shared(4202), pg_advisory_lock(4202)",
+       {},
+       true},
+      {"statement error", "SELECT pg_advisory_lock(4203), 1 / 0 AS boom", {}, false},
+      {"row cap", "SELECT pg_advisory_lock(4204 + g % 3), g FROM generate_series(1, 200000) g",
+       Limits{.max_rows = 1, .max_bytes = 1 << 20, .timeout = milliseconds(20000)}, true},
+      {"timeout", "SELECT pg_advisory_lock(4207), pg_sleep(30)",
+       Limits{.max_rows = 10, .max_bytes = 1 << 20, .timeout = milliseconds(300)}, false},
+  };
+  for (const LockCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = exec(*rt, c.sql, c.limits);
+    EXPECT_EQ(r.ok(), c.ok) << (r.ok() ? "" : r.error().message);
+    const std::string now = pidOf(*rt);
+    if (now == pid) {
+      EXPECT_EQ(advisoryLocks(pid), "0");
+    } else {
+      // A connection that could not be cleaned is closed (its locks die with it), never reused.
+      EXPECT_EQ(adminQuery("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid), "0");
+    }
+    EXPECT_EQ(advisoryLocks(now), "0");
+  }
+}
+
+TEST(PostgresHygiene, NotificationsAreDiscarded) {
+  auto rt = makeRuntime(kYaml);
+  using ConnPtr = Owned<PGconn, PQfinish>;
+  using ResPtr = Owned<PGresult, PQclear>;
+  ConnPtr listener(PQconnectdb(requireEnv("MCPDB_PG_ADMIN_DSN").c_str()));
+  ASSERT_EQ(PQstatus(listener.get()), CONNECTION_OK);
+  ResPtr l(PQexec(listener.get(), "LISTEN mcpdb_hygiene"));
+  ASSERT_EQ(PQresultStatus(l.get()), PGRES_COMMAND_OK);
+  auto r = exec(*rt, "SELECT pg_notify('mcpdb_hygiene', 'from a read-only call') AS n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // A control notification from another session shows the listener would have seen one.
+  ResPtr n(PQexec(listener.get(), "NOTIFY mcpdb_hygiene, 'control'"));
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_EQ(PQconsumeInput(listener.get()), 1);
+  std::vector<std::string> seen;
+  while (PGnotify* note = PQnotifies(listener.get())) {
+    seen.emplace_back(note->extra);
+    PQfreemem(note);
+  }
+  EXPECT_EQ(seen, std::vector<std::string>{"control"});
+}
+
+TEST(PostgresHygiene, PreparedStatementsSurviveTheCleanup) {
+  // The hot path's prepared statements stay (no DISCARD ALL): the second run reuses the first's.
+  auto rt = makeRuntime(kYaml);
+  ASSERT_TRUE(exec(*rt, "SELECT 41 + 1 AS v").ok());
+  const std::string count =
+      firstValue(exec(*rt,
+                      "SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = "
+                      "'SELECT 41 + 1 AS v'"),
+                 "n");
+  EXPECT_EQ(count, "1");
+}
+
+}  // namespace
+}  // namespace mcpdb::postgres::itest
