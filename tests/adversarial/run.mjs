@@ -26,7 +26,9 @@ if (missing.length) {
 // ---- data fingerprints ------------------------------------------------------------------------
 function pgFingerprint() {
   const sql = `SELECT string_agg(format('%s.%s', schemaname, relname), ',' ORDER BY schemaname, relname)
-               FROM pg_stat_user_tables WHERE schemaname NOT IN ('pg_catalog','information_schema')`;
+               FROM pg_stat_user_tables WHERE schemaname NOT IN ('pg_catalog','information_schema')
+                 -- test-private schemas that concurrent integration tests make and drop
+                 AND schemaname <> 'prooftest' AND schemaname NOT LIKE 'mcpdb\\_sc\\_%'`;
   const tables = execFileSync('psql', [process.env.MCPDB_PG_ADMIN_DSN, '-XAtqc', sql]).toString().trim().split(',').filter(Boolean);
   const out = {};
   for (const t of tables) {

@@ -43,7 +43,17 @@ std::string sessionOptions(const PoolSettings& pool) {
          " -c idle_in_transaction_session_timeout=" +
          std::to_string(pool.idle_in_transaction_timeout.count()) +
          " -c DateStyle=ISO -c IntervalStyle=iso_8601 -c TimeZone=UTC -c bytea_output=hex"
-         " -c extra_float_digits=1 -c standard_conforming_strings=on";
+         " -c extra_float_digits=1 -c standard_conforming_strings=on" +
+         std::string(pool.jit ? "" : " -c jit=off") +
+         " -c search_path=" + searchPathSetting(pool.search_path);
+}
+
+std::string searchPathSetting(const std::vector<std::string>& schemas) {
+  // Names are plain lower-case identifiers (checked by the config), so they need no quoting;
+  // pg_temp last means a temporary object is never found before the listed schemas.
+  std::string out;
+  for (const std::string& s : schemas) out += s + ",";
+  return out + "pg_temp";
 }
 
 namespace {

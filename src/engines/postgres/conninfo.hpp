@@ -37,6 +37,9 @@ bool iamAuthEnabled(const PoolSettings& pool, const Env& env);
 // The `options` value: -c settings applied at connect time (server-side, before any query).
 std::string sessionOptions(const PoolSettings& pool);
 
+// "a,b,pg_temp": the search_path every connection pins (postgres.search_path, pg_temp last).
+std::string searchPathSetting(const std::vector<std::string>& schemas);
+
 // Builds the parameters for one new connection. `token` is called only in IAM mode (each call is a
 // new token). Errors never contain the DSN or any part of it.
 Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,

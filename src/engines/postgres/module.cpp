@@ -93,7 +93,10 @@ class PostgresModule final : public engines::EngineModule {
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    return runtime(services)->selfCheck();
+    auto rt = runtime(services);
+    auto findings = rt->selfCheck();
+    findings.push_back(rt->proofFinding());
+    return findings;
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {

@@ -1,5 +1,7 @@
 #include "engines/postgres/pg_config.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <regex>
 #include <set>
@@ -543,7 +545,7 @@ void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
   if (!node.present()) return;
   if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms",
                        "idle_in_transaction_timeout_ms", "iam_auth", "sslmode", "sslrootcert",
-                       "prepared_statements"})) {
+                       "prepared_statements", "jit"})) {
     return;
   }
   if (auto v = node.integer("size", 1, 256)) p.size = static_cast<std::uint32_t>(*v);
@@ -556,6 +558,7 @@ void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
   }
   p.iam_auth = node.boolean("iam_auth");
   if (auto v = node.boolean("prepared_statements")) p.prepared_statements = *v;
+  if (auto v = node.boolean("jit")) p.jit = *v;
   if (auto v = node.choice("sslmode",
                            {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
     p.sslmode = *v;
@@ -569,6 +572,78 @@ void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
   }
 }
 
+// A schema name as it is written in a search_path setting: plain lower-case identifiers only, so
+// that it needs no quoting in the connection's options string.
+bool plainSchemaName(const std::string& name) {
+  if (name.empty() || name.size() > 63 ||
+      !(std::islower(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+void parseSearchPath(const Node& section, std::vector<std::string>& path) {
+  const Node node = section.child("search_path");
+  if (!node.present()) return;
+  auto list = section.stringList("search_path");
+  if (!list) return;
+  if (list->empty()) {
+    node.error("must name at least one schema (pg_catalog is searched first unless listed)");
+    return;
+  }
+  std::set<std::string> seen;
+  for (const std::string& schema : *list) {
+    if (!plainSchemaName(schema)) {
+      node.error("'" + schema +
+                 "' is not a plain lower-case schema name (letters, digits, underscores)");
+      return;
+    }
+    if (schema == "pg_temp" || schema.starts_with("pg_temp_")) {
+      node.error("must not list pg_temp: it is always appended last");
+      return;
+    }
+    if (!seen.insert(schema).second) {
+      node.error("lists '" + schema + "' twice");
+      return;
+    }
+  }
+  path = std::move(*list);
+}
+
+void parseProof(const Node& node, proof::Settings& p) {
+  if (!node.present()) return;
+  if (!node.expectMap({"trusted_extensions", "allow_functions", "interval_s"})) return;
+  if (auto v = node.stringList("trusted_extensions")) p.trusted_extensions = std::move(*v);
+  if (auto v = node.integer("interval_s", 10, 86400)) p.interval = std::chrono::seconds(*v);
+  const Node list = node.child("allow_functions");
+  if (!list.present()) return;
+  if (!list.isSequence()) {
+    list.error("must be a list of {function, reason}");
+    return;
+  }
+  for (const Node& entry : list.elements()) {
+    if (!entry.expectMap({"function", "reason"})) continue;
+    auto function = entry.string("function", true);
+    auto reason = entry.string("reason", true);
+    if (!function || !reason) continue;
+    if (function->find('.') == std::string::npos) {
+      entry.child("function")
+          .error(
+              "must be schema-qualified: schema.name (every overload) or schema.name(type, ...)");
+      continue;
+    }
+    if (reason->size() < 10) {
+      entry.child("reason").error(
+          "must say why the function cannot write (at least 10 characters)");
+      continue;
+    }
+    p.allow_functions.push_back({std::move(*function), std::move(*reason)});
+  }
+}
+
 }  // namespace
 
 Section parseSection(const config::Node& section, const Limits& defaults) {
@@ -576,9 +651,12 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
   out.pool.statement_timeout = defaults.timeout;
   if (!section.present()) return out;
   out.present = true;
-  if (!section.expectMap({"pool", "tools", "semantic_search"})) return out;
+  if (!section.expectMap({"pool", "search_path", "proof", "tools", "semantic_search"})) return out;
   std::set<std::string> tool_names;
   parsePool(section.child("pool"), defaults, out.pool);
+  parseSearchPath(section, out.pool.search_path);
+  out.proof.search_path = out.pool.search_path;
+  parseProof(section.child("proof"), out.proof);
   parseTools(section.child("tools"), defaults, out, tool_names);
   parseSearch(section.child("semantic_search"), defaults, out, tool_names);
   return out;

@@ -23,6 +23,7 @@
 #include "common/json.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
+#include "engines/postgres/proof.hpp"
 
 namespace mcpdb::postgres {
 
@@ -120,11 +121,19 @@ struct PoolSettings {
   // Off for a pooler that cannot keep named statements across transactions (PgBouncer in
   // transaction mode before 1.21, or without max_prepared_statements).
   bool prepared_statements = true;
+  // PostgreSQL's JIT compiler, off by default: it spends 100-400 ms compiling any statement whose
+  // estimated cost passes jit_above_cost, far more than the small allowlisted queries (and the
+  // read-only proof's catalog query) take to run. Turn it on for heavy analytical tools.
+  bool jit = false;
+  // postgres.search_path: set on every connection, with pg_temp appended last (so a temporary
+  // object is never found first); the read-only proof resolves names over the same path.
+  std::vector<std::string> search_path = {"pg_catalog", "public"};
 };
 
 struct Section {
   bool present = false;
   PoolSettings pool;
+  proof::Settings proof;  // search_path mirrors pool.search_path
   std::vector<QueryTool> tools;
   SemanticSearch search;
 };

@@ -65,7 +65,7 @@ Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
 
 Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
                                 const Limits& limits, const std::stop_token& stop,
-                                Clock::time_point deadline) {
+                                Clock::time_point deadline, bool prepare) {
   // Defence in depth: the template was checked at startup; it is checked again before every run.
   auto placeholders = checkStatement(sql);
   if (!placeholders) return placeholders.error();
@@ -77,9 +77,9 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     auto lease = pool_->acquire(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    auto r = executeReadOnly(lease->conn(), lease->cancel(), sql, params, limits, stop, deadline,
-                             pool_->types(), outcome,
-                             section_.pool.prepared_statements ? lease->prepared() : nullptr);
+    auto r = executeReadOnly(
+        lease->conn(), lease->cancel(), sql, params, limits, stop, deadline, pool_->types(),
+        outcome, section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       // The pooled connection was dead before the statement was sent, or its prepared statement
@@ -89,6 +89,147 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     }
     return r;
   }
+}
+
+std::vector<std::string> Runtime::configuredStatements() const {
+  std::vector<std::string> out;
+  for (const QueryTool& t : section_.tools) out.push_back(t.statement);
+  if (section_.search.enabled) {
+    out.push_back(section_.search.statement);
+    if (!section_.search.model_statement.empty()) out.push_back(section_.search.model_statement);
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const proof::Report>> Runtime::proveNow() {
+  std::lock_guard<std::mutex> proving(prove_mu_);
+  return proveLocked();
+}
+
+Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked() {
+  Limits limits;
+  limits.max_rows = 1'000'000;
+  limits.max_bytes = std::uint64_t{256} << 20;
+  limits.timeout = std::chrono::milliseconds(30000);
+  std::stop_source never;
+  std::optional<Error> run_error;  // a failure to reach the catalog is reported as it is
+  auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
+    BoundParams params;
+    params.add(request.dump(), oid::kJsonb);
+    // Not prepared: it runs once per proof, and a plan of it on every connection is waste.
+    auto r = run(proof::kCatalogSql, params, limits, never.get_token(),
+                 Clock::now() + limits.timeout, /*prepare=*/false);
+    if (!r) {
+      run_error = r.error();
+      return r.error();
+    }
+    if (r->truncated) {
+      return makeError(Code::ResourceExhausted, "the catalog answer was too large to prove");
+    }
+    std::vector<Json> rows;
+    for (Json& row : r->rows) rows.push_back(std::move(row));
+    return rows;
+  };
+  auto report = proof::prove(configuredStatements(), section_.proof, catalog);
+  if (!report) {
+    if (run_error) return *run_error;
+    Error e = report.error();
+    return Error{Code::Unavailable,
+                 "the read-only proof of the PostgreSQL statements could not be made, so no "
+                 "statement runs until it is",
+                 operatorText(e)};
+  }
+  auto shared = std::make_shared<const proof::Report>(std::move(*report));
+  std::unique_lock<std::shared_mutex> lock(proof_mu_);
+  proof_ = shared;
+  proved_at_ = Clock::now();
+  return shared;
+}
+
+engines::Finding Runtime::proofFinding() {
+  using Sev = engines::Finding::Severity;
+  auto made = proveNow();
+  if (!made) {
+    return {Sev::Inconclusive, "pg.proof",
+            "could not prove the statements read-only, so no tool runs until it can: " +
+                operatorText(made.error()),
+            ""};
+  }
+  const proof::Report& r = **made;
+  std::string refused;
+  std::size_t count = 0;
+  for (const QueryTool& t : section_.tools) {
+    const auto it = r.verdicts.find(t.statement);
+    if (it == r.verdicts.end() || !it->second) continue;
+    ++count;
+    refused += (refused.empty() ? "" : "; ") + t.name + ": " + it->second->message();
+  }
+  for (const std::string* sql : {&section_.search.statement, &section_.search.model_statement}) {
+    const auto it = r.verdicts.find(*sql);
+    if (!section_.search.enabled || it == r.verdicts.end() || !it->second) continue;
+    ++count;
+    refused += (refused.empty() ? "" : "; ") + section_.search.tool + ": " + it->second->message();
+  }
+  const std::string figures =
+      std::to_string(r.verdicts.size()) + " statement" + (r.verdicts.size() == 1 ? "" : "s") +
+      ", " + std::to_string(r.objects) + " catalog objects, " + std::to_string(r.round_trips) +
+      " round trips, " + std::to_string(r.took.count() / 1000) + " ms";
+  if (count > 0) {
+    return {Sev::Warning, "pg.proof",
+            std::to_string(count) + " statement" + (count == 1 ? " is" : "s are") +
+                " refused by the read-only proof and will not run (" + figures + "): " + refused,
+            "rewrite each refused statement, or list a function that cannot write under "
+            "postgres.proof.allow_functions with the reason"};
+  }
+  return {Sev::Ok, "pg.proof",
+          "every configured statement is proved read-only through everything it reaches (" +
+              figures + ")"};
+}
+
+Result<std::shared_ptr<const proof::Report>> Runtime::latestProof() {
+  {
+    std::shared_lock<std::shared_mutex> lock(proof_mu_);
+    if (proof_) return proof_;
+  }
+  return proveNow();
+}
+
+Status Runtime::requireProof(const std::string& sql) {
+  std::shared_ptr<const proof::Report> current;
+  bool stale = true;
+  {
+    std::shared_lock<std::shared_mutex> lock(proof_mu_);
+    current = proof_;
+    stale = !current || Clock::now() - proved_at_ > section_.proof.interval;
+  }
+  if (!current) {
+    // The first calls wait for the first proof (made once: whoever comes second finds it made).
+    std::lock_guard<std::mutex> proving(prove_mu_);
+    {
+      std::shared_lock<std::shared_mutex> lock(proof_mu_);
+      current = proof_;
+    }
+    if (!current) {
+      auto made = proveLocked();
+      if (!made) return made.error();
+      current = *made;
+    }
+  } else if (stale) {
+    // One caller proves again; the others go on with the last proof meanwhile.
+    std::unique_lock<std::mutex> proving(prove_mu_, std::try_to_lock);
+    if (proving.owns_lock()) {
+      auto made = proveLocked();
+      if (!made) return made.error();
+      current = *made;
+    }
+  }
+  const auto it = current->verdicts.find(sql);
+  if (it == current->verdicts.end()) {
+    return makeError(Code::PermissionDenied, "the statement is not one the read-only proof covers");
+  }
+  if (!it->second) return {};
+  return makeError(Code::PermissionDenied,
+                   "refused by the read-only proof: " + it->second->message());
 }
 
 Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& params,
@@ -117,6 +258,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
+  if (auto proved = requireProof(tool.statement); !proved) return proved.error();
   const Limits limits = effectiveLimits(tool.limits, ctx.limits);
   auto r = run(tool.statement, *params, limits, ctx.stop, effectiveDeadline(ctx, limits));
   if (!r) return r.error();
@@ -221,6 +363,10 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   if (!embedder) {
     return makeError(Code::FailedPrecondition,
                      "semantic search is unavailable: " + embedder.error().message);
+  }
+  if (auto proved = requireProof(s.statement); !proved) return proved.error();
+  if (!s.model_statement.empty()) {
+    if (auto proved = requireProof(s.model_statement); !proved) return proved.error();
   }
   const Limits limits = effectiveLimits(s.limits, ctx.limits);
   const Clock::time_point deadline = effectiveDeadline(ctx, limits);

@@ -38,8 +38,10 @@ class Runtime {
   // running it), a pooled connection, executeReadOnly. When a pooled connection turns out dead
   // before anything ran (e.g. the server restarted), idle connections are dropped and the call is
   // retried once on a new connection.
+  // `prepare` false: never as a pooled prepared statement (for rare statements, e.g. the proof's).
   Result<ExecResult> run(const std::string& sql, const BoundParams& params, const Limits& limits,
-                         const std::stop_token& stop, Clock::time_point deadline);
+                         const std::stop_token& stop, Clock::time_point deadline,
+                         bool prepare = true);
 
   // Tool handlers (never throw).
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
@@ -58,6 +60,21 @@ class Runtime {
   Result<ExecResult> explain(const std::string& sql, const BoundParams& params,
                              ExecOutcome& outcome);
 
+  // The read-only proof of the configured statements (proof.hpp), made on first use and again
+  // once it is older than postgres.proof.interval_s (by one caller, while the others keep using
+  // the last one). Ok when `sql` is proved read-only; PermissionDenied naming the object and the
+  // reason when it is refused; Unavailable when no proof could be made (fails closed).
+  Status requireProof(const std::string& sql);
+  // Makes a fresh proof of every configured statement now (doctor, startup, tests).
+  Result<std::shared_ptr<const proof::Report>> proveNow();
+  // Makes a fresh proof and reports it as one finding ("pg.proof"): Ok with its figures, a Warning
+  // naming each refused statement (those tools are refused at call time), or Inconclusive.
+  engines::Finding proofFinding();
+  // The last proof, or a new one when none was made yet.
+  Result<std::shared_ptr<const proof::Report>> latestProof();
+  // The statements the proof covers: every tool's, the search statement and the model check.
+  std::vector<std::string> configuredStatements() const;
+
   Pool& pool() { return *pool_; }
   const Section& section() const { return section_; }
 
@@ -74,12 +91,18 @@ class Runtime {
   // The guardrail verdict of `sql`: its placeholder count when allowed. Allowed statements are
   // remembered (by their whole text; refusals never are), so checking one again is a lookup.
   Result<std::size_t> checkStatement(const std::string& sql);
+  // proveNow() with prove_mu_ already held.
+  Result<std::shared_ptr<const proof::Report>> proveLocked();
 
   Section section_;
   Env env_;
   std::unique_ptr<Pool> pool_;
   std::shared_mutex allowed_mu_;
   std::unordered_map<std::string, std::size_t> allowed_;  // statement -> placeholder count
+  std::mutex prove_mu_;                                   // one proof at a time
+  std::shared_mutex proof_mu_;                            // guards proof_ and proved_at_
+  std::shared_ptr<const proof::Report> proof_;
+  Clock::time_point proved_at_{};
   std::mutex model_mu_;
   std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
   Clock::time_point model_checked_at_{};

@@ -127,8 +127,26 @@ std::vector<Finding> Runtime::checkTools() {
       f.fix = std::string(kTable) + found->rows[0].value("name", bare) + f.fix.substr(space);
     }
   };
+  // The read-only proof first: a statement it refuses is never run, so planning it proves nothing.
+  auto proved = latestProof();
+  if (!proved) {
+    out.push_back({Sev::Inconclusive, "pg.proof",
+                   "could not prove the statements read-only: " + operatorText(proved.error()),
+                   ""});
+  }
   auto check = [&](const std::string& name, const std::string& what, const std::string& sql,
                    const BoundParams& params) {
+    if (proved) {
+      const auto it = (*proved)->verdicts.find(sql);
+      if (it != (*proved)->verdicts.end() && it->second) {
+        out.push_back({Sev::Unusable, "pg.tool." + name,
+                       what + ": refused by the read-only proof: " + it->second->message(),
+                       "rewrite the statement so that it does not reach " + it->second->object +
+                           "; or, if that function cannot write, list it under "
+                           "postgres.proof.allow_functions with the reason"});
+        return;
+      }
+    }
     ExecOutcome outcome;
     auto r = explain(sql, params, outcome);
     Finding f = assess("pg.tool." + name, what, r, outcome, role);

@@ -34,7 +34,9 @@ TEST(PostgresConninfo, DsnGetsReadOnlySessionSettings) {
             "-c search_path=kb -c default_transaction_read_only=on -c statement_timeout=4000 "
             "-c idle_in_transaction_session_timeout=9000 -c DateStyle=ISO -c "
             "IntervalStyle=iso_8601 -c TimeZone=UTC "
-            "-c bytea_output=hex -c extra_float_digits=1 -c standard_conforming_strings=on");
+            "-c bytea_output=hex -c extra_float_digits=1 -c standard_conforming_strings=on "
+            // postgres.search_path is pinned after the DSN's own, so it wins; JIT is off.
+            "-c jit=off -c search_path=pg_catalog,public,pg_temp");
 }
 
 TEST(PostgresConninfo, BadDsnIsRefusedWithoutEchoingIt) {

@@ -260,7 +260,7 @@ std::optional<Verdict> checkPlaceholders(const std::vector<std::uint32_t>& numbe
   return std::nullopt;
 }
 
-enum class Mode { Template, View, SqlFunction, Expression };
+enum class Mode { Template, View, SqlFunction, AtomicFunction, Expression };
 
 // Parses and judges on the current thread (runOnLargeStack provides the stack).
 Verdict analyseHere(const std::string& text, Mode mode) {
@@ -289,11 +289,22 @@ Verdict analyseHere(const std::string& text, Mode mode) {
     }
     return deny(Rule::Empty, "the statement is empty");
   }
-  if (stmts.size() > 1 && mode != Mode::SqlFunction) {
+  if (stmts.size() > 1 && mode != Mode::SqlFunction && mode != Mode::AtomicFunction) {
     return deny(Rule::MultipleStatements, "only one statement is allowed");
   }
   Walker walker;
+  if (mode == Mode::AtomicFunction) {
+    const Json* body = nullptr;
+    const auto stmt = stmts[0].find("stmt");
+    if (stmts.size() == 1 && stmt != stmts[0].end() && stmt->contains("CreateFunctionStmt")) {
+      const Json& create = (*stmt)["CreateFunctionStmt"];
+      if (const auto b = create.find("sql_body"); b != create.end()) body = &*b;
+    }
+    if (body == nullptr) return deny(Rule::NotSelect, "not a BEGIN ATOMIC function definition");
+    walker.walk(*body);
+  }
   for (const Json& raw : stmts) {
+    if (mode == Mode::AtomicFunction) break;
     const auto stmt = raw.find("stmt");
     const bool present = stmt != raw.end() && stmt->is_object() && !stmt->empty();
     if (!present || stmt->begin().key() != "SelectStmt") {
@@ -391,6 +402,7 @@ Verdict analyseBody(std::string_view text, BodyKind kind) {
   switch (kind) {
     case BodyKind::View: return analyse(text, Mode::View, kMaxBodyBytes);
     case BodyKind::SqlFunction: return analyse(text, Mode::SqlFunction, kMaxBodyBytes);
+    case BodyKind::AtomicFunction: return analyse(text, Mode::AtomicFunction, kMaxBodyBytes);
     case BodyKind::Expression:
       return analyse("SELECT " + std::string(text), Mode::Expression, kMaxBodyBytes);
   }

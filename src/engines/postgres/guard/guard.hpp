@@ -87,11 +87,12 @@ Verdict checkTemplate(std::string_view sql);
 // What a catalog body is: a view's definition (one SELECT) or a SQL function's body (statements,
 // each of which must be a SELECT for the function to be read-only). Placeholders are the
 // function's arguments and need not be contiguous.
-enum class BodyKind { View, SqlFunction, Expression };
+enum class BodyKind { View, SqlFunction, AtomicFunction, Expression };
 
 // Judges catalog text with the same rules as a template, except placeholders (and, for
-// SqlFunction, several statements, and an empty body). Expression wraps an expression (an RLS
-// policy's, from pg_get_expr) as `SELECT <expr>`.
+// SqlFunction, several statements, and an empty body). AtomicFunction is a whole CREATE FUNCTION
+// ... BEGIN ATOMIC ... END (pg_get_functiondef): its body's statements are judged. Expression wraps
+// an expression (an RLS policy's or a domain check's) as `SELECT <expr>`.
 Verdict analyseBody(std::string_view text, BodyKind kind);
 
 // Ok when allowed, else PermissionDenied naming the rule and the safe message (detail kept for the

@@ -1,0 +1,559 @@
+#include "engines/postgres/proof.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "engines/postgres/guard/denylist.hpp"
+#include "engines/postgres/guard/guard.hpp"
+
+namespace mcpdb::postgres::proof {
+
+// clang-format off
+const char* const kCatalogSql = R"sql(
+WITH req AS (SELECT $1::jsonb AS r),
+names AS (
+  SELECT k.kind, w.i, w.e->'n' AS name, w.e->'p' AS path
+  FROM req, (VALUES ('funcs'), ('attrs'), ('ops'), ('rels'), ('types'), ('tsm')) AS k(kind),
+       pg_catalog.jsonb_array_elements(req.r->k.kind) WITH ORDINALITY AS w(e, i)
+),
+named_nsp AS (
+  SELECT n.kind, n.i, n.name, s.oid AS nsp
+  FROM names n JOIN pg_catalog.pg_namespace s
+    ON CASE WHEN pg_catalog.jsonb_array_length(n.name) = 1
+            THEN s.nspname::text IN (SELECT pg_catalog.jsonb_array_elements_text(n.path))
+            ELSE s.nspname::text = n.name->>-2 END
+)
+SELECT 'name' AS k, n.kind || ':' || n.i::text AS ref, pg_catalog.jsonb_build_object('fn', p.oid::int8) AS info
+FROM named_nsp n JOIN pg_catalog.pg_proc p ON p.pronamespace = n.nsp AND p.proname = n.name->>-1
+WHERE n.kind = 'funcs' OR (n.kind = 'attrs' AND p.pronargs = 1)
+   OR (n.kind = 'tsm' AND p.prorettype = 'pg_catalog.tsm_handler'::pg_catalog.regtype)
+UNION ALL
+SELECT 'name', n.kind || ':' || n.i::text, pg_catalog.jsonb_build_object('op', o.oid::int8)
+FROM named_nsp n JOIN pg_catalog.pg_operator o ON o.oprnamespace = n.nsp AND o.oprname = n.name->>-1
+WHERE n.kind = 'ops'
+UNION ALL
+SELECT 'name', n.kind || ':' || n.i::text, pg_catalog.jsonb_build_object('rel', c.oid::int8)
+FROM named_nsp n JOIN pg_catalog.pg_class c ON c.relnamespace = n.nsp AND c.relname = n.name->>-1
+WHERE n.kind = 'rels'
+UNION ALL
+SELECT 'name', n.kind || ':' || n.i::text, pg_catalog.jsonb_build_object('type', t.oid::int8)
+FROM named_nsp n JOIN pg_catalog.pg_type t ON t.typnamespace = n.nsp AND t.typname = n.name->>-1
+WHERE n.kind = 'types'
+UNION ALL
+SELECT 'fn', p.oid::text, pg_catalog.jsonb_build_object(
+  'label', pg_catalog.quote_ident(s.nspname) || '.' || pg_catalog.quote_ident(p.proname) || '(' || pg_catalog.oidvectortypes(p.proargtypes) || ')',
+  'schema', s.nspname::text, 'name', p.proname::text, 'lang', l.lanname::text,
+  'volatile', p.provolatile::text, 'secdef', p.prosecdef, 'kind', p.prokind::text,
+  'builtin', s.nspname = 'pg_catalog' AND p.proowner = 10,
+  'ext', (SELECT e.extname::text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+          WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+            AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1),
+  'src', CASE WHEN l.lanname = 'sql' AND p.prosqlbody IS NULL THEN p.prosrc END,
+  'atomic', p.prosqlbody IS NOT NULL,
+  'body', CASE WHEN p.prosqlbody IS NOT NULL THEN pg_catalog.pg_get_functiondef(p.oid) END,
+  'path', (SELECT c FROM pg_catalog.unnest(p.proconfig) AS c WHERE c LIKE 'search_path=%' LIMIT 1),
+  'agg', (SELECT pg_catalog.jsonb_agg(f::int8) FROM pg_catalog.pg_aggregate a,
+            LATERAL (VALUES (a.aggtransfn), (a.aggfinalfn), (a.aggcombinefn), (a.aggserialfn),
+                            (a.aggdeserialfn), (a.aggmtransfn), (a.aggminvtransfn), (a.aggmfinalfn)) AS v(f)
+          WHERE a.aggfnoid = p.oid AND v.f::oid <> 0),
+  'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
+  'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
+  'deps_rel', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass),
+  'deps_type', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass))
+FROM req, pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace
+JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+WHERE p.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'fn_oids') AS x)
+UNION ALL
+SELECT 'op', o.oid::text, pg_catalog.jsonb_build_object('label', pg_catalog.quote_ident(s.nspname) || '.' || o.oprname::text || '(' || pg_catalog.format_type(o.oprleft, NULL) || ', ' || pg_catalog.format_type(o.oprright, NULL) || ')', 'code', o.oprcode::oid::int8)
+FROM req, pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace s ON s.oid = o.oprnamespace
+WHERE o.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'op_oids') AS x)
+UNION ALL
+SELECT 'rel', c.oid::text, pg_catalog.jsonb_build_object(
+  'label', pg_catalog.quote_ident(s.nspname) || '.' || pg_catalog.quote_ident(c.relname), 'kind', c.relkind::text,
+  'builtin', s.nspname IN ('pg_catalog', 'information_schema') AND c.relowner = 10,
+  'ext', (SELECT e.extname::text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+          WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid
+            AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1),
+  'rls', c.relrowsecurity,
+  'viewdef', CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) END,
+  'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
+  'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
+  'deps_rel', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid <> c.oid),
+  'deps_type', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass),
+  'policies', (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('name', pol.polname::text,
+       'qual', pg_catalog.pg_get_expr(pol.polqual, pol.polrelid),
+       'fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.objid = pol.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
+       'op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.objid = pol.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
+       'rel', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.objid = pol.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid <> c.oid)))
+     FROM pg_catalog.pg_policy pol WHERE pol.polrelid = c.oid AND pol.polcmd IN ('r', '*')))
+FROM req, pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+WHERE c.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'rel_oids') AS x)
+UNION ALL
+SELECT 'type', t.oid::text, pg_catalog.jsonb_build_object(
+  'label', pg_catalog.format_type(t.oid, NULL), 'kind', t.typtype::text,
+  'input', t.typinput::oid::int8,
+  'casts', (SELECT pg_catalog.jsonb_agg(DISTINCT k.castfunc::int8) FROM pg_catalog.pg_cast k WHERE k.casttarget = t.oid AND k.castfunc <> 0),
+  'base', CASE WHEN t.typtype = 'd' THEN t.typbasetype::int8 END,
+  'checks', (SELECT pg_catalog.jsonb_agg(pg_catalog.pg_get_constraintdef(k.oid)) FROM pg_catalog.pg_constraint k WHERE k.contypid = t.oid AND k.contype = 'c'),
+  'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
+  'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass))
+FROM req, pg_catalog.pg_type t
+WHERE t.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'type_oids') AS x)
+UNION ALL
+SELECT 'implicit', k.oid::text, pg_catalog.jsonb_build_object('fn', k.castfunc::int8)
+FROM req, pg_catalog.pg_cast k JOIN pg_catalog.pg_proc p ON p.oid = k.castfunc
+JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace
+WHERE (req.r->>'implicit')::boolean AND k.castcontext IN ('i', 'a')
+  AND NOT (s.nspname = 'pg_catalog' AND p.proowner = 10)
+)sql";
+// clang-format on
+
+namespace {
+
+using guard::Name;
+
+// Built-in VOLATILE functions that read only the clock or the session's random state: calling
+// them changes nothing another call can see.
+//  - random: the next number of the session's generator (the seed is set only by setseed, which is
+//    refused);
+//  - gen_random_uuid: fresh bytes from the operating system's random source;
+//  - clock_timestamp, timeofday: the current time.
+constexpr std::string_view kHarmlessVolatile[] = {"random", "gen_random_uuid", "clock_timestamp",
+                                                  "timeofday"};
+
+// The depth at which the proof gives up (a view over a view ... this deep is refused).
+constexpr int kMaxLevels = 64;
+
+enum class Kind { Funcs, Attrs, Ops, Rels, Types, Tsm };
+constexpr std::pair<Kind, const char*> kKinds[] = {
+    {Kind::Funcs, "funcs"}, {Kind::Attrs, "attrs"}, {Kind::Ops, "ops"},
+    {Kind::Rels, "rels"},   {Kind::Types, "types"}, {Kind::Tsm, "tsm"},
+};
+
+std::string joined(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+std::string withoutSpaces(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c != ' ') out += c;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> oids(const Json& info, const char* key) {
+  std::vector<std::int64_t> out;
+  const auto it = info.find(key);
+  if (it == info.end() || !it->is_array()) return out;
+  for (const Json& v : *it) {
+    if (v.is_number_integer()) out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::string text(const Json& info, const char* key) {
+  const auto it = info.find(key);
+  return it != info.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool flag(const Json& info, const char* key) {
+  const auto it = info.find(key);
+  return it != info.end() && it->is_boolean() && it->get<bool>();
+}
+
+// "search_path=a, \"B\"" -> {"a", "B"} (quotes removed); empty when absent.
+std::vector<std::string> pathSetting(const std::string& setting) {
+  std::vector<std::string> out;
+  const auto eq = setting.find('=');
+  if (eq == std::string::npos) return out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : setting.substr(eq + 1)) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ' || quoted) {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+struct Node {
+  std::string label;
+  std::optional<std::string> refused;  // the reason
+  bool shown = true;                   // part of a "via" chain (names are not)
+  std::vector<std::string> edges;
+};
+
+struct PendingName {
+  std::string node;
+  Name name;
+  std::vector<std::string> path;
+};
+
+class Prover {
+ public:
+  Prover(const Settings& settings, const CatalogFn& catalog)
+      : settings_(settings), catalog_(catalog) {
+    path_ = settings_.search_path;
+  }
+
+  Result<Report> run(const std::vector<std::string>& statements) {
+    const auto start = std::chrono::steady_clock::now();
+    Report report;
+    std::vector<std::pair<std::string, std::string>> roots;  // statement, node id
+    nodes_["implicit"] = Node{"an implicit cast", std::nullopt, false, {}};
+    for (const std::string& sql : statements) {
+      if (report.verdicts.contains(sql)) continue;
+      report.verdicts[sql] = std::nullopt;
+      const std::string id = "stmt:" + std::to_string(roots.size());
+      roots.emplace_back(sql, id);
+      Node root{"the statement", std::nullopt, false, {"implicit"}};
+      const guard::Verdict v = guard::checkTemplate(sql);
+      if (!v.allowed) root.refused = "is refused by the SQL guard: " + v.message;
+      nodes_[id] = std::move(root);
+      if (v.allowed) addReferences(id, v.references, path_);
+    }
+    for (int level = 0; hasPending(); ++level) {
+      if (level >= kMaxLevels) {
+        return makeError(Code::FailedPrecondition,
+                         "the objects the statements reach nest deeper than " +
+                             std::to_string(kMaxLevels) + " levels");
+      }
+      auto rows = catalog_(request(level == 0));
+      ++report.round_trips;
+      if (!rows) return rows.error();
+      absorb(*rows);
+    }
+    for (const auto& [sql, id] : roots) report.verdicts[sql] = attribute(id);
+    report.objects = described_.size();
+    report.took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    return report;
+  }
+
+ private:
+  void addReferences(const std::string& from, const guard::References& r,
+                     const std::vector<std::string>& path) {
+    for (const Name& n : r.functions) addName(from, Kind::Funcs, n, path, "function ");
+    for (const Name& n : r.attribute_functions) addName(from, Kind::Attrs, n, path, "function ");
+    for (const Name& n : r.operators) addName(from, Kind::Ops, n, path, "operator ");
+    for (const Name& n : r.relations) addName(from, Kind::Rels, n, path, "relation ");
+    for (const Name& n : r.types) addName(from, Kind::Types, n, path, "type ");
+    for (const Name& n : r.tablesample) addName(from, Kind::Tsm, n, path, "TABLESAMPLE method ");
+  }
+
+  void addName(const std::string& from, Kind kind, const Name& name,
+               const std::vector<std::string>& path, const char* what) {
+    const std::string id = "name:" + std::to_string(static_cast<int>(kind)) + ":" +
+                           joined(name, "\x1f") + ":" + joined(path, "\x1f");
+    nodes_[from].edges.push_back(id);
+    if (nodes_.contains(id)) return;
+    nodes_[id] = Node{what + guard::displayName(name), std::nullopt, false, {}};
+    pending_names_[kind].push_back(PendingName{id, name, path});
+  }
+
+  void addOid(const std::string& from, const char* prefix, std::int64_t oid) {
+    if (oid == 0) return;
+    const std::string id = std::string(prefix) + ":" + std::to_string(oid);
+    nodes_[from].edges.push_back(id);
+    if (nodes_.contains(id)) return;
+    nodes_[id] = Node{id, std::nullopt, true, {}};
+    pending_oids_[prefix].insert(oid);
+  }
+
+  void addOids(const std::string& from, const char* prefix, const Json& info, const char* key) {
+    for (std::int64_t oid : oids(info, key)) addOid(from, prefix, oid);
+  }
+
+  bool hasPending() const {
+    for (const auto& [k, v] : pending_names_) {
+      if (!v.empty()) return true;
+    }
+    for (const auto& [k, v] : pending_oids_) {
+      if (!v.empty()) return true;
+    }
+    return false;
+  }
+
+  Json request(bool first) {
+    Json req = Json::object();
+    asked_names_ = std::move(pending_names_);
+    pending_names_.clear();
+    for (const auto& [kind, key] : kKinds) {
+      Json list = Json::array();
+      for (const PendingName& p : asked_names_[kind])
+        list.push_back({{"n", p.name}, {"p", p.path}});
+      req[key] = std::move(list);
+    }
+    asked_oids_ = std::move(pending_oids_);
+    pending_oids_.clear();
+    for (const char* prefix : {"fn", "op", "rel", "type"}) {
+      Json list = Json::array();
+      for (std::int64_t oid : asked_oids_[prefix]) list.push_back(oid);
+      req[std::string(prefix) + "_oids"] = std::move(list);
+    }
+    req["implicit"] = first;
+    return req;
+  }
+
+  void absorb(const std::vector<Json>& rows) {
+    std::set<std::string> answered;
+    for (const Json& row : rows) {
+      const std::string k = text(row, "k");
+      const std::string ref = text(row, "ref");
+      const Json info =
+          row.contains("info") && row["info"].is_object() ? row["info"] : Json::object();
+      if (k == "name") {
+        const auto colon = ref.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string kind_key = ref.substr(0, colon);
+        const std::size_t i = std::stoul(ref.substr(colon + 1));
+        for (const auto& [kind, key] : kKinds) {
+          if (kind_key != key || i == 0 || i > asked_names_[kind].size()) continue;
+          const std::string& from = asked_names_[kind][i - 1].node;
+          for (const char* prefix : {"fn", "op", "rel", "type"}) {
+            if (info.contains(prefix)) addOid(from, prefix, info[prefix].get<std::int64_t>());
+          }
+        }
+      } else if (k == "implicit") {
+        addOids("implicit", "fn", Json{{"fn", Json::array({info.value("fn", Json(0))})}}, "fn");
+      } else if (k == "fn" || k == "op" || k == "rel" || k == "type") {
+        const std::string id = k + ":" + ref;
+        answered.insert(id);
+        described_.insert(id);
+        if (k == "fn") judgeFunction(id, info);
+        if (k == "op") judgeOperator(id, info);
+        if (k == "rel") judgeRelation(id, info);
+        if (k == "type") judgeType(id, info);
+      }
+    }
+    for (const auto& [prefix, set] : asked_oids_) {
+      for (std::int64_t oid : set) {
+        const std::string id = prefix + ":" + std::to_string(oid);
+        if (answered.contains(id)) continue;
+        described_.insert(id);
+        nodes_[id].refused = "is no longer in the catalog (it changed during the proof)";
+      }
+    }
+  }
+
+  bool allowlisted(const std::string& signature) const {
+    const std::string sig = withoutSpaces(signature);
+    const std::string bare = sig.substr(0, sig.find('('));
+    return std::any_of(settings_.allow_functions.begin(), settings_.allow_functions.end(),
+                       [&](const AllowedFunction& a) {
+                         const std::string want = withoutSpaces(a.function);
+                         return want == sig || want == bare;
+                       });
+  }
+
+  void judgeFunction(const std::string& id, const Json& info) {
+    Node& node = nodes_[id];
+    const std::string signature = text(info, "label");
+    node.label = "function " + signature;
+    const std::string name = text(info, "name");
+    const std::string ext = text(info, "ext");
+    const bool builtin = flag(info, "builtin");
+    const bool trusted =
+        builtin || (!ext.empty() && std::find(settings_.trusted_extensions.begin(),
+                                              settings_.trusted_extensions.end(),
+                                              ext) != settings_.trusted_extensions.end());
+    if (const guard::DeniedFunction* d = guard::findDeniedFunction(name)) {
+      node.refused = "is on the denylist (" + std::string(d->reason) + ")";
+      return;
+    }
+    if (allowlisted(signature)) return;  // the operator vouches for it, with a reason
+    if (flag(info, "secdef")) {
+      node.refused = "is SECURITY DEFINER: it runs with its owner's privileges";
+      return;
+    }
+    if (trusted) {
+      const bool harmless =
+          builtin && std::find(std::begin(kHarmlessVolatile), std::end(kHarmlessVolatile), name) !=
+                         std::end(kHarmlessVolatile);
+      if (text(info, "volatile") == "v" && !harmless) {
+        node.refused =
+            "is VOLATILE: it may change state (data elsewhere, large objects, locks, "
+            "settings, sequences)";
+      }
+      return;  // judged by its catalog properties; nothing below it is followed
+    }
+    // Not trusted: follow what it reaches. Its argument and result types first (a domain argument
+    // runs the domain's constraints), and an aggregate's support functions.
+    addOids(id, "type", info, "deps_type");
+    addOids(id, "fn", info, "agg");
+    const std::string lang = text(info, "lang");
+    if (lang != "sql") {
+      node.refused = lang == "c" || lang == "internal"
+                         ? "is a C function outside pg_catalog: its code cannot be inspected"
+                         : "is written in " + lang +
+                               ": its body cannot be proved read-only (if it is, list it in "
+                               "postgres.proof.allow_functions with a reason)";
+      if (text(info, "kind") == "a" && lang == "internal") node.refused.reset();  // an aggregate
+      return;
+    }
+    std::vector<std::string> path = pathSetting(text(info, "path"));
+    if (path.empty()) path = path_;
+    if (flag(info, "atomic")) {
+      if (!addBody(id, text(info, "body"), guard::BodyKind::AtomicFunction, path, "a body")) return;
+      addOids(id, "fn", info, "deps_fn");
+      addOids(id, "op", info, "deps_op");
+      addOids(id, "rel", info, "deps_rel");
+      return;
+    }
+    // A denylisted call in the body is refused as the function it resolves to (named).
+    addBody(id, text(info, "src"), guard::BodyKind::SqlFunction, path, "a body");
+  }
+
+  // Names in catalog text (a view's definition, a policy's or a check's expression, an atomic
+  // body): pg_depend records no dependency on built-in objects, so the text is parsed again to see
+  // them. False (and the node refused) when the text is not a read-only SELECT.
+  bool addBody(const std::string& id, const std::string& body, guard::BodyKind kind,
+               const std::vector<std::string>& path, const char* what) {
+    const guard::Verdict v = guard::analyseBody(body, kind);
+    if (!v.allowed && v.rule != guard::Rule::DeniedFunction) {
+      nodes_[id].refused = std::string("has ") + what + " that is not a read-only SELECT (" +
+                           std::string(guard::ruleId(v.rule)) + ": " + v.message + ")";
+      return false;
+    }
+    addReferences(id, v.references, path);
+    return true;
+  }
+
+  void judgeOperator(const std::string& id, const Json& info) {
+    nodes_[id].label = "operator " + text(info, "label");
+    addOid(id, "fn", info.value("code", Json(0)).get<std::int64_t>());
+  }
+
+  void judgeRelation(const std::string& id, const Json& info) {
+    Node& node = nodes_[id];
+    const std::string kind = text(info, "kind");
+    const std::string what = kind == "v"   ? "view "
+                             : kind == "m" ? "materialized view "
+                             : kind == "f" ? "foreign table "
+                             : kind == "S" ? "sequence "
+                                           : "table ";
+    node.label = what + text(info, "label");
+    const std::string ext = text(info, "ext");
+    if (flag(info, "builtin") ||
+        (!ext.empty() &&
+         std::find(settings_.trusted_extensions.begin(), settings_.trusted_extensions.end(), ext) !=
+             settings_.trusted_extensions.end())) {
+      return;
+    }
+    if (kind == "f") {
+      node.refused =
+          "is a foreign table: reading it runs a foreign-data wrapper, which connects "
+          "elsewhere";
+      return;
+    }
+    if (kind == "v" &&
+        !addBody(id, text(info, "viewdef"), guard::BodyKind::View, path_, "a definition")) {
+      return;
+    }
+    addOids(id, "fn", info, "deps_fn");
+    addOids(id, "op", info, "deps_op");
+    addOids(id, "rel", info, "deps_rel");
+    addOids(id, "type", info, "deps_type");
+    if (!flag(info, "rls")) return;
+    const auto policies = info.find("policies");
+    if (policies == info.end() || !policies->is_array()) return;
+    for (const Json& p : *policies) {
+      const std::string pid = id + ":policy:" + p.value("name", std::string());
+      nodes_[id].edges.push_back(pid);
+      nodes_[pid] = Node{"row-level security policy " + p.value("name", std::string()) + " on " +
+                             text(info, "label"),
+                         std::nullopt,
+                         true,
+                         {}};
+      if (p.contains("qual") && p["qual"].is_string() &&
+          !addBody(pid, p["qual"].get<std::string>(), guard::BodyKind::Expression, path_,
+                   "an expression")) {
+        continue;
+      }
+      addOids(pid, "fn", p, "fn");
+      addOids(pid, "op", p, "op");
+      addOids(pid, "rel", p, "rel");
+    }
+  }
+
+  void judgeType(const std::string& id, const Json& info) {
+    nodes_[id].label = "type " + text(info, "label");
+    addOid(id, "fn", info.value("input", Json(0)).get<std::int64_t>());
+    addOids(id, "fn", info, "casts");
+    if (info.contains("base") && info["base"].is_number_integer()) {
+      addOid(id, "type", info["base"].get<std::int64_t>());
+    }
+    addOids(id, "fn", info, "deps_fn");
+    addOids(id, "op", info, "deps_op");
+    if (const auto checks = info.find("checks"); checks != info.end() && checks->is_array()) {
+      for (const Json& c : *checks) {
+        if (!c.is_string()) continue;
+        std::string expr = c.get<std::string>();  // "CHECK (...)" [NOT VALID]
+        if (expr.rfind("CHECK ", 0) == 0) expr = expr.substr(6);
+        if (expr.ends_with(" NOT VALID")) expr.resize(expr.size() - 10);
+        if (!addBody(id, expr, guard::BodyKind::Expression, path_, "a check")) return;
+      }
+    }
+  }
+
+  // The first refused object a statement reaches (depth first, in the order found), with the
+  // chain of objects that leads to it.
+  std::optional<Refusal> attribute(const std::string& root) const {
+    std::set<std::string> seen;
+    std::vector<std::pair<std::string, std::vector<std::string>>> stack{{root, {}}};
+    while (!stack.empty()) {
+      auto [id, chain] = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const auto it = nodes_.find(id);
+      if (it == nodes_.end()) continue;
+      const Node& node = it->second;
+      if (node.refused) {
+        if (id == root) return Refusal{"the statement", *node.refused, ""};
+        return Refusal{node.label, *node.refused, joined(chain, " -> ")};
+      }
+      std::vector<std::string> next = chain;
+      if (node.shown) next.push_back(node.label);
+      for (auto e = node.edges.rbegin(); e != node.edges.rend(); ++e) stack.emplace_back(*e, next);
+    }
+    return std::nullopt;
+  }
+
+  const Settings& settings_;
+  const CatalogFn& catalog_;
+  std::vector<std::string> path_;
+  std::unordered_map<std::string, Node> nodes_;
+  std::map<Kind, std::vector<PendingName>> pending_names_, asked_names_;
+  std::map<std::string, std::set<std::int64_t>> pending_oids_, asked_oids_;
+  std::set<std::string> described_;
+};
+
+}  // namespace
+
+std::string Refusal::message() const {
+  std::string out = object + " " + reason;
+  if (!via.empty()) out += " (reached through " + via + ")";
+  return out;
+}
+
+Result<Report> prove(const std::vector<std::string>& statements, const Settings& settings,
+                     const CatalogFn& catalog) {
+  Prover prover(settings, catalog);
+  return prover.run(statements);
+}
+
+}  // namespace mcpdb::postgres::proof

@@ -1,0 +1,82 @@
+#pragma once
+// The read-only proof: what each configured statement reaches, resolved against the live catalog
+// and followed recursively, judged by what can write, lock or leave state behind. The statement
+// guard (guard/guard.hpp) decides the statement's own shape; this decides everything it calls.
+//
+// What is followed (one catalog round trip per level of the graph, whatever the number of names):
+//  - names in a statement (functions, attribute-notation functions, operators, relations, cast
+//    types, TABLESAMPLE methods), resolved by name over the pinned search_path: every visible
+//    overload, in every schema of the path, counts (the server picks one; the proof takes all);
+//  - exact object ids where the catalog records them (pg_depend): a view's rewrite rule, an RLS
+//    policy's expressions, a BEGIN ATOMIC function body, a domain's constraints, a function's
+//    argument and result types; an operator's function (oprcode); an aggregate's support
+//    functions; a type's input function and every cast to it;
+//  - SQL function bodies given as text (prosrc), parsed with the same parser;
+//  - every user-defined implicit or assignment cast (the server may insert one anywhere).
+//
+// The trust rule: built-in functions (pg_catalog, owned by the bootstrap superuser) and functions
+// of extensions the operator lists are judged by their catalog properties: SECURITY DEFINER and
+// VOLATILE are refused (except a few harmless volatile built-ins, kHarmlessVolatile), STABLE and
+// IMMUTABLE accepted, and nothing below them is followed. Any function on the guard's denylist is
+// refused wherever it is reached. Other functions: SECURITY DEFINER refused; SQL bodies inspected;
+// any other language refused unless the operator allowlists the function with a reason. Foreign
+// tables are refused. Built-in relations (pg_catalog, information_schema) are not followed.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/json.hpp"
+#include "common/result.hpp"
+
+namespace mcpdb::postgres::proof {
+
+struct AllowedFunction {
+  std::string function;  // "schema.name" (every overload) or "schema.name(type, type)"
+  std::string reason;    // why the operator trusts it (required)
+};
+
+struct Settings {
+  // The session's search_path, pinned on every connection (pg_temp is always appended last, so a
+  // temporary object is never found before these).
+  std::vector<std::string> search_path = {"pg_catalog", "public"};
+  // Extensions whose functions are judged like built-ins.
+  std::vector<std::string> trusted_extensions = {"vector"};
+  std::vector<AllowedFunction> allow_functions;
+  // How long a proof is trusted before it is made again.
+  std::chrono::seconds interval{300};
+};
+
+// Why a statement is refused: the object that fails, the reason, and the chain that reaches it
+// ("view demo.v -> function demo.f(integer)").
+struct Refusal {
+  std::string object;
+  std::string reason;
+  std::string via;  // empty when the statement names the object itself
+
+  std::string message() const;
+};
+
+struct Report {
+  // Every statement proved, by exact text: nullopt when proved read-only.
+  std::unordered_map<std::string, std::optional<Refusal>> verdicts;
+  int round_trips = 0;
+  std::size_t objects = 0;  // catalog objects judged
+  std::chrono::microseconds took{0};
+};
+
+// Runs kCatalogSql with `request` as its $1 (jsonb) and returns its rows ({k, ref, info}).
+using CatalogFn = std::function<Result<std::vector<Json>>(const Json& request)>;
+
+// Proves each statement. An error means the proof could not be made (the catalog query failed):
+// nothing is proved then.
+Result<Report> prove(const std::vector<std::string>& statements, const Settings& settings,
+                     const CatalogFn& catalog);
+
+// The one catalog query of a proof level (fixed text; its $1 is the request).
+extern const char* const kCatalogSql;
+
+}  // namespace mcpdb::postgres::proof

@@ -1,0 +1,169 @@
+// The read-only proof against the live catalog: a data-driven verdict file (proof/cases.test over
+// the objects of proof/setup.sql), and the proof in the serving path (a refused tool is refused at
+// call time, naming the object and the reason, while the other tools keep working).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "engines/postgres/proof.hpp"
+#include "integration/postgres/fixture.hpp"
+
+namespace mcpdb::postgres::itest {
+namespace {
+
+const std::string kDir = std::string(MCPDB_SOURCE_DIR) + "/tests/integration/postgres/proof/";
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Case {
+  int line = 0;
+  std::string name, sql, expect;
+};
+
+std::vector<Case> loadCases() {
+  std::vector<Case> out;
+  std::istringstream in(readAll(kDir + "cases.test"));
+  std::string line;
+  int n = 0;
+  enum { Between, Sql, Expect } state = Between;
+  Case c;
+  while (std::getline(in, line)) {
+    ++n;
+    if (state == Between) {
+      if (line.rfind("# ", 0) == 0) {
+        c = Case{n, line.substr(2), "", ""};
+        state = Sql;
+      }
+    } else if (state == Sql) {
+      if (line == "----") {
+        state = Expect;
+      } else {
+        c.sql += (c.sql.empty() ? "" : "\n") + line;
+      }
+    } else {
+      c.expect = line;
+      out.push_back(c);
+      state = Between;
+    }
+  }
+  return out;
+}
+
+void setUpObjects() {
+  ensureTestSchema();
+  using ConnPtr = Owned<PGconn, PQfinish>;
+  using ResPtr = Owned<PGresult, PQclear>;
+  ConnPtr c(PQconnectdb(requireEnv("MCPDB_PG_ADMIN_DSN").c_str()));
+  ASSERT_EQ(PQstatus(c.get()), CONNECTION_OK);
+  ResPtr r(PQexec(c.get(), readAll(kDir + "setup.sql").c_str()));
+  ASSERT_EQ(PQresultStatus(r.get()), PGRES_COMMAND_OK) << PQerrorMessage(c.get());
+}
+
+proof::Settings testSettings() {
+  proof::Settings s;
+  s.search_path = {"pg_catalog", "public", "prooftest"};
+  s.trusted_extensions = {"vector"};
+  return s;
+}
+
+TEST(PostgresProof, VerdictFile) {
+  setUpObjects();
+  const auto cases = loadCases();
+  ASSERT_GT(cases.size(), 30U);
+  auto rt = makeRuntime("postgres:\n  pool: {size: 1}\n");
+  auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
+    BoundParams params;
+    params.add(request.dump(), 3802);
+    Limits limits;
+    limits.max_rows = 1000000;
+    limits.max_bytes = std::uint64_t{256} << 20;
+    limits.timeout = std::chrono::milliseconds(30000);
+    std::stop_source never;
+    auto r = rt->run(proof::kCatalogSql, params, limits, never.get_token(),
+                     Clock::now() + limits.timeout, false);
+    if (!r) return r.error();
+    return std::vector<Json>(r->rows.begin(), r->rows.end());
+  };
+  std::vector<std::string> statements;
+  for (const Case& c : cases) statements.push_back(c.sql);
+  auto report = proof::prove(statements, testSettings(), catalog);
+  ASSERT_TRUE(report.ok()) << report.error().message << " " << operatorText(report.error());
+  int accepted = 0, refused = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("cases.test:" + std::to_string(c.line) + " " + c.name);
+    const auto& verdict = report->verdicts.at(c.sql);
+    if (c.expect == "accept") {
+      EXPECT_FALSE(verdict.has_value()) << verdict->message();
+      ++accepted;
+    } else {
+      ASSERT_EQ(c.expect.rfind("refuse ", 0), 0U) << c.expect;
+      ASSERT_TRUE(verdict.has_value()) << "accepted";
+      EXPECT_NE(verdict->message().find(c.expect.substr(7)), std::string::npos)
+          << verdict->message();
+      ++refused;
+    }
+  }
+  std::printf("[proof] %d accepted, %d refused; %d round trips, %zu objects, %lld ms\n", accepted,
+              refused, report->round_trips, report->objects,
+              static_cast<long long>(report->took.count() / 1000));
+}
+
+TEST(PostgresProof, RefusedToolIsRefusedAtCallTimeAndTheOthersRun) {
+  setUpObjects();
+  auto rt = makeRuntime(R"(
+postgres:
+  search_path: [pg_catalog, public, prooftest]
+  tools:
+    good:
+      description: Reads.
+      statement: SELECT prooftest.pure(id) AS p FROM prooftest.items ORDER BY id
+    bad:
+      description: Creates a large object through a view.
+      statement: SELECT o FROM prooftest.v_lo
+)");
+  auto bad = call(*rt, "bad", Json::object());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, Code::PermissionDenied);
+  EXPECT_NE(bad.error().message.find("refused by the read-only proof: function "
+                                     "pg_catalog.lo_creat(integer)"),
+            std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("view prooftest.v_lo"), std::string::npos);
+  auto good = call(*rt, "good", Json::object());
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->structured["rows"], Json::parse(R"([{"p": 2}, {"p": 3}])"));
+  const engines::Finding f = rt->proofFinding();
+  EXPECT_EQ(f.severity, engines::Finding::Severity::Warning);
+  EXPECT_NE(f.message.find("bad: function pg_catalog.lo_creat"), std::string::npos) << f.message;
+  EXPECT_EQ(f.message.find("good:"), std::string::npos) << f.message;
+  // The connection pins the configured search_path, pg_temp last.
+  EXPECT_EQ(readerQuery("SELECT 1").value_or(""), "1");
+}
+
+TEST(PostgresProof, AnOperatorAllowlistedFunctionIsAccepted) {
+  setUpObjects();
+  auto rt = makeRuntime(R"(
+postgres:
+  search_path: [pg_catalog, public]
+  proof:
+    allow_functions:
+      - function: prooftest.plpg
+        reason: returns a constant; reviewed by the DBA
+  tools:
+    constant:
+      description: A reviewed plpgsql function.
+      statement: SELECT prooftest.plpg() AS one
+)");
+  auto r = call(*rt, "constant", Json::object());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"one": 1}])"));
+}
+
+}  // namespace
+}  // namespace mcpdb::postgres::itest
