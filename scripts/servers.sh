@@ -62,6 +62,9 @@ env_lines() {
     "POSTGRES_DSN=postgresql://mcp_reader:$PG_READER_PASSWORD@$BIND_HOST:$pg/$PG_DB"
     "MCPDB_PG_ADMIN_DSN=postgresql://mcp_admin:$PG_ADMIN_PASSWORD@$BIND_HOST:$pg/$PG_DB"
     "MCPDB_PG_OVERPRIV_DSN=postgresql://mcp_overpriv:$PG_OVERPRIV_PASSWORD@$BIND_HOST:$pg/$PG_DB"
+    # The superuser, for tests that create roles: the cluster's Unix socket (mode 0700), so only
+    # root or the cluster's OS user can use it.
+    "MCPDB_PG_SUPERUSER_DSN=host=$(pg_socket_dir) port=$pg user=postgres dbname=$PG_DB"
     "AWS_REGION=$LOCAL_AWS_REGION"
     "AWS_ENDPOINT_URL_DYNAMODB=http://$BIND_HOST:$dyn"
     "AWS_ACCESS_KEY_ID=$LOCAL_AWS_ACCESS_KEY_ID"

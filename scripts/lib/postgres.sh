@@ -3,10 +3,12 @@
 #
 # Access model:
 # - the superuser `postgres` connects only over the cluster's own Unix socket (trust, socket mode
-#   0700 so only the cluster's OS owner can reach it); it is used here for provisioning only;
+#   0700 so only the cluster's OS owner can reach it); it is used here for provisioning, and by
+#   the tests that create throwaway roles (MCPDB_PG_SUPERUSER_DSN);
 # - everything else goes over TCP on 127.0.0.1 with scram-sha-256 passwords (real credentials);
 # - database mcpdemo (owner mcp_admin, extension vector), roles mcp_admin / mcp_reader /
-#   mcp_overpriv as described in pg_provision below.
+#   mcp_overpriv as described in pg_provision below, with every remedy `doctor` prints applied
+#   (see SECURITY.md), so that the reader's `doctor` pass is honest.
 
 PG_BIN="${MCPDB_PG_BINDIR:-/usr/lib/postgresql/15/bin}"
 PG_DIR="$RUN_DIR/pg"
@@ -190,6 +192,10 @@ SELECT 'CREATE DATABASE $PG_DB OWNER mcp_admin'
 ALTER DATABASE $PG_DB OWNER TO mcp_admin;
 REVOKE ALL ON DATABASE $PG_DB FROM PUBLIC;
 GRANT CONNECT ON DATABASE $PG_DB TO mcp_reader, mcp_overpriv;
+-- doctor cannot inspect databases it is not connected to: PUBLIC connects to none of them
+-- (in each, PUBLIC could create temporary tables and large objects).
+REVOKE CONNECT, TEMPORARY ON DATABASE postgres FROM PUBLIC;
+REVOKE CONNECT, TEMPORARY ON DATABASE template1 FROM PUBLIC;
 \connect $PG_DB
 SET log_min_error_statement = panic;
 SET client_min_messages = warning;
@@ -197,6 +203,14 @@ CREATE EXTENSION IF NOT EXISTS vector;
 -- The demo tables live in schema public (owned by the database owner, mcp_admin).
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 REVOKE CREATE ON SCHEMA public FROM mcp_reader;
+-- The large-object functions that create, change, delete, import or export one are executable by
+-- PUBLIC and work inside a READ ONLY transaction: nobody but an admin needs them here.
+REVOKE EXECUTE ON FUNCTION pg_catalog.lo_creat(integer), pg_catalog.lo_create(oid),
+  pg_catalog.lo_from_bytea(oid, bytea), pg_catalog.lo_open(oid, integer),
+  pg_catalog.lowrite(integer, bytea), pg_catalog.lo_put(oid, bigint, bytea),
+  pg_catalog.lo_truncate(integer, integer), pg_catalog.lo_truncate64(integer, bigint),
+  pg_catalog.lo_unlink(oid), pg_catalog.lo_import(text), pg_catalog.lo_import(text, oid),
+  pg_catalog.lo_export(oid, text) FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO mcp_reader, mcp_overpriv;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO mcp_reader;
 ALTER DEFAULT PRIVILEGES FOR ROLE mcp_admin IN SCHEMA public GRANT SELECT ON TABLES TO mcp_reader;

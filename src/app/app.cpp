@@ -564,7 +564,13 @@ Json findingJson(const engines::Finding& f) {
 void printFinding(std::ostream& out, const Json& f) {
   out << "  [" << f["severity"].get<std::string>() << "] " << f["check"].get<std::string>() << ": "
       << f["message"].get<std::string>() << "\n";
-  if (f.contains("fix")) out << "      fix: " << f["fix"].get<std::string>() << "\n";
+  if (!f.contains("fix")) return;
+  // A fix may be several statements, one per line: each gets the same indentation.
+  std::string fix = f["fix"].get<std::string>();
+  for (std::size_t at = fix.find('\n'); at != std::string::npos; at = fix.find('\n', at + 1)) {
+    fix.insert(at + 1, "           ");
+  }
+  out << "      fix: " << fix << "\n";
 }
 
 }  // namespace
@@ -661,7 +667,8 @@ Verdict runSelfCheck(Assembly& a) {
   const auto reports = checkEngines(a, /*check_tools=*/false);
   for (const auto& r : reports) {
     for (const auto& f : r.findings) {
-      const std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
+      std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
+      std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
       switch (f.severity) {
         case Severity::Violation:
         case Severity::Inconclusive:

@@ -33,8 +33,10 @@ test('postgres: the read-only role passes every check', async () => {
   assert.equal(code, 0);
   assert.equal(report.verdict, 'read-only');
   const f = findings(report, 'postgres');
-  for (const check of ['pg.connect', 'pg.superuser', 'pg.write_roles', 'pg.table_write', 'pg.sequence_write',
-    'pg.schema_create', 'pg.database_create', 'pg.session_read_only', 'pg.role_read_only_default']) {
+  for (const check of ['pg.connect', 'pg.superuser', 'pg.role_attributes', 'pg.write_roles', 'pg.table_write',
+    'pg.sequence_write', 'pg.schema_create', 'pg.database_create', 'pg.database_temp', 'pg.other_databases',
+    'pg.large_objects', 'pg.remote_access', 'pg.security_definer', 'pg.ownership', 'pg.session_read_only',
+    'pg.role_read_only_default']) {
     assert.equal(f[check], 'ok', `${check}: ${JSON.stringify(report)}`);
   }
   assert.ok(!Object.values(f).includes('VIOLATION'));
@@ -50,6 +52,10 @@ test('postgres: the over-privileged role is caught, exit 5', async () => {
   assert.equal(f['pg.table_write'], 'VIOLATION');
   assert.equal(f['pg.superuser'], 'ok');
   assert.equal(f['pg.role_read_only_default'], 'warning');
+  // The fix is the exact statement.
+  const e = report.engines.find((x) => x.name === 'postgres');
+  assert.equal(e.findings.find((x) => x.check === 'pg.write_roles').fix,
+    'REVOKE pg_write_all_data FROM mcp_overpriv;');
   // The report never contains the password.
   const pw = new URL(process.env.MCPDB_PG_OVERPRIV_DSN).password;
   assert.ok(!JSON.stringify(report).includes(pw));

@@ -340,6 +340,17 @@ class Prover {
         if (k == "type") judgeType(id, info);
       }
     }
+    // Overloads in a stable order (by object id), so that a refusal names the same one each time.
+    for (const auto& [kind, asked] : asked_names_) {
+      for (const PendingName& p : asked) {
+        auto& edges = nodes_[p.node].edges;
+        std::sort(edges.begin(), edges.end(), [](const std::string& a, const std::string& b) {
+          const auto ca = a.find(':'), cb = b.find(':');
+          if (a.compare(0, ca, b, 0, cb) != 0) return a < b;
+          return std::stoll(a.substr(ca + 1)) < std::stoll(b.substr(cb + 1));
+        });
+      }
+    }
     for (const auto& [prefix, set] : asked_oids_) {
       for (std::int64_t oid : set) {
         const std::string id = prefix + ":" + std::to_string(oid);

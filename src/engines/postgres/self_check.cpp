@@ -1,93 +1,501 @@
 // The privilege self-check: proves, from the catalog, what the configured role could write if it
 // skipped this server (the real boundary, BRIEF "the real last line is the database role").
-// Every query below is fixed text and goes through the same guarded, read-only path as tools.
+// Every query (self_check_sql.hpp) is fixed text and goes through the same guarded, read-only
+// path as tools. Each check has three outcomes: Ok (proved), Violation (a write path, with the
+// statements that remove it), Inconclusive (the catalog could not be read, or a database it
+// cannot inspect): nothing unchecked is ever reported as safe.
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
 
 #include "engines/postgres/runtime.hpp"
+#include "engines/postgres/self_check_sql.hpp"
 
 namespace mcpdb::postgres {
 namespace {
 
 using engines::Finding;
 using Sev = Finding::Severity;
+namespace sql = self_check_sql;
+
+using Query = std::function<Result<ExecResult>(const std::string&)>;
 
 constexpr const char* kRoleSql =
     "SELECT current_user::text AS role, quote_ident(current_user::text) AS role_sql, "
-    "quote_ident(current_database()) AS database_sql, r.rolsuper, r.rolcreaterole, r.rolcreatedb, "
-    "r.rolreplication, "
-    "r.rolbypassrls, "
-    "pg_has_role(current_user, 'pg_write_all_data', 'MEMBER') AS write_all_data, "
-    "pg_has_role(current_user, 'pg_write_server_files', 'MEMBER') AS write_server_files, "
-    "pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER') AS execute_server_program, "
-    "pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') AS read_server_files, "
-    "has_database_privilege(current_database(), 'CREATE') AS db_create, "
-    "has_database_privilege(current_database(), 'TEMPORARY') AS db_temp, "
     "current_setting('default_transaction_read_only') AS session_default_read_only, "
     "current_setting('transaction_read_only') AS transaction_read_only, "
     "coalesce((SELECT bool_or(c = 'default_transaction_read_only=on') FROM "
     "pg_catalog.pg_db_role_setting s, "
     "unnest(s.setconfig) AS c WHERE s.setrole = r.oid AND s.setdatabase IN (0, (SELECT d.oid FROM "
     "pg_catalog.pg_database d WHERE d.datname = current_database()))), false) AS "
-    "role_default_read_only "
+    "role_default_read_only, "
+    // A managed service's administrator is not a superuser: it cannot revoke what PUBLIC holds on
+    // objects the provider's superuser owns (the large-object functions, template1).
+    "(SELECT string_agg(p.rolname::text, ', ' ORDER BY p.rolname) FROM pg_catalog.pg_roles p "
+    "WHERE p.rolname IN ('rds_superuser', 'cloudsqlsuperuser', 'azure_pg_admin', "
+    "'alloydbsuperuser')) AS managed_admin "
     "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
 
-constexpr const char* kTablesSql =
-    "SELECT n.nspname::text AS schema, c.relname::text AS name, "
-    "quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name_sql, "
-    "has_table_privilege(c.oid, 'INSERT') AS ins, has_table_privilege(c.oid, 'UPDATE') AS upd, "
-    "has_table_privilege(c.oid, 'DELETE') AS del, has_table_privilege(c.oid, 'TRUNCATE') AS trunc, "
-    "(has_any_column_privilege(c.oid, 'INSERT') OR has_any_column_privilege(c.oid, 'UPDATE')) AS "
-    "cols "
-    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE c.relkind IN ('r', 'p', 'v', 'f') AND n.nspname NOT IN ('pg_catalog', "
-    "'information_schema') "
-    "AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%' "
-    "AND (has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE') "
-    "OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE') "
-    "OR has_any_column_privilege(c.oid, 'INSERT') OR has_any_column_privilege(c.oid, 'UPDATE')) "
-    "ORDER BY 1, 2";
-
-constexpr const char* kSequencesSql =
-    "SELECT n.nspname::text AS schema, c.relname::text AS name, "
-    "quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name_sql "
-    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE c.relkind = 'S' AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
-    "AND (has_sequence_privilege(c.oid, 'UPDATE') OR has_sequence_privilege(c.oid, 'USAGE')) ORDER "
-    "BY 1, 2";
-
-constexpr const char* kSchemasSql =
-    "SELECT n.nspname::text AS schema, quote_ident(n.nspname) AS name_sql "
-    "FROM pg_catalog.pg_namespace n "
-    "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE "
-    "'pg_toast%' "
-    "AND n.nspname NOT LIKE 'pg_temp%' AND has_schema_privilege(n.oid, 'CREATE') ORDER BY 1";
-
 constexpr std::size_t kNamesShown = 5;
+
+// Roles whose members write or act outside table privileges: PostgreSQL's predefined roles
+// (COPY TO a server file or program works in a READ ONLY transaction; pg_create_subscription and
+// pg_maintain exist from PostgreSQL 16 and 17) and the managed services' admin and replication
+// roles.
+constexpr std::array<std::string_view, 11> kWriteRoles = {
+    "pg_write_all_data", "pg_write_server_files", "pg_execute_server_program",
+    "pg_signal_backend", "pg_maintain",           "pg_create_subscription",
+    "rds_superuser",     "rds_replication",       "cloudsqlsuperuser",
+    "azure_pg_admin",    "alloydbsuperuser"};
 
 bool flag(const Json& row, const char* key) {
   return row.value(key, Json(false)) == Json(true);
 }
 
-std::string nameList(const Json& rows, std::size_t total, bool more) {
-  std::string s;
-  for (std::size_t i = 0; i < rows.size() && i < kNamesShown; ++i) {
-    const Json& r = rows[i];
-    s += (i == 0 ? "" : ", ") + r.value("schema", std::string()) +
-         (r.contains("name") ? "." + r.value("name", std::string()) : "");
-  }
-  if (total > kNamesShown || more) s += ", ...";
-  return s;
+std::string text(const Json& row, const char* key) {
+  auto it = row.find(key);
+  return it != row.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// "REVOKE <what> ON <kind> a, b FROM role;" for the objects shown (at most kNamesShown).
-std::string revokeFor(const char* what, const char* kind, const Json& rows,
-                      const std::string& role) {
-  std::string names;
-  for (std::size_t i = 0; i < rows.size() && i < kNamesShown; ++i) {
-    names += (i == 0 ? "" : ", ") + rows[i].value("name_sql", std::string());
+// The role the check runs as, and what every message and fix needs to know about it.
+struct Subject {
+  std::string who;      // "role x"
+  std::string sql;      // quoted role name
+  std::string managed;  // the managed service's admin role (e.g. rds_superuser), or empty
+};
+
+// Appends `item` to `list` unless it is already there (order of first appearance is kept).
+void addUnique(std::vector<std::string>& list, const std::string& item) {
+  if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end()) {
+    list.push_back(item);
   }
-  return std::string("REVOKE ") + what + " ON " + kind + " " + names + " FROM " + role +
-         ";  -- and from PUBLIC or any role it belongs to that holds it";
 }
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Where a row's privilege comes from, for the message: PUBLIC, the role itself or another role.
+std::string holderNote(const Json& row) {
+  const std::string holder = text(row, "holder_sql");
+  if (holder == "PUBLIC") return "granted to PUBLIC";
+  if (flag(row, "self")) return "";
+  return "through role " + holder;
+}
+
+std::string shownName(const Json& row) {
+  std::string schema = text(row, "schema");
+  std::string name = text(row, "name");
+  if (name.empty()) return schema;
+  return schema.empty() ? name : schema + "." + name;
+}
+
+// The objects of a grant query (one row per object and holder), each with its privileges by
+// where they come from: "s.t (UPDATE; INSERT granted to PUBLIC; DELETE through role w)". At most
+// kNamesShown objects.
+std::string describeObjects(const Json& rows, bool show_privs, bool more) {
+  static const std::vector<std::string> kOrder = {
+      "INSERT",        "UPDATE", "DELETE", "TRUNCATE",  "TRIGGER", "column INSERT",
+      "column UPDATE", "USAGE",  "CREATE", "TEMPORARY", "CONNECT", "EXECUTE"};
+  struct Object {
+    std::string shown;
+    std::vector<std::pair<std::string, std::set<std::size_t>>> by_holder;  // note -> privileges
+  };
+  std::vector<Object> objects;
+  std::map<std::string, std::size_t> index;
+  for (const Json& row : rows) {
+    const std::string key = text(row, "kind") + " " + text(row, "name_sql");
+    auto [it, fresh] = index.emplace(key, objects.size());
+    if (fresh) objects.push_back({shownName(row), {}});
+    auto& holders = objects[it->second].by_holder;
+    const std::string note = holderNote(row);
+    auto h = std::find_if(holders.begin(), holders.end(),
+                          [&](const auto& x) { return x.first == note; });
+    if (h == holders.end()) h = holders.insert(holders.end(), {note, {}});
+    const std::string privs = text(row, "privs");
+    for (std::size_t start = 0; start <= privs.size();) {
+      const std::size_t end = std::min(privs.find(',', start), privs.size());
+      auto p = std::find(kOrder.begin(), kOrder.end(), privs.substr(start, end - start));
+      if (p != kOrder.end()) h->second.insert(static_cast<std::size_t>(p - kOrder.begin()));
+      start = end + 1;
+    }
+  }
+  std::string out;
+  for (std::size_t i = 0; i < objects.size() && i < kNamesShown; ++i) {
+    std::vector<std::string> parts;
+    for (const auto& [note, privs] : objects[i].by_holder) {
+      std::vector<std::string> names;
+      if (show_privs) {
+        for (std::size_t p : privs) names.push_back(kOrder[p]);
+      }
+      std::string part = join(names, ", ");
+      if (!note.empty()) part += (part.empty() ? "" : " ") + note;
+      addUnique(parts, part);
+    }
+    out += (i == 0 ? "" : ", ") + objects[i].shown +
+           (parts.empty() ? "" : " (" + join(parts, "; ") + ")");
+  }
+  if (objects.size() > kNamesShown || more) out += ", ...";
+  return out;
+}
+
+std::size_t objectCount(const Json& rows) {
+  std::set<std::string> keys;
+  for (const Json& row : rows) keys.insert(text(row, "kind") + " " + text(row, "name_sql"));
+  return keys.size();
+}
+
+// The statements that remove every grant in `rows`: REVOKE from PUBLIC or the role itself, and,
+// where another role holds it, the role's memberships that lead there. With `schema_wide`, more
+// than kNamesShown tables or sequences of one holder are revoked schema by schema.
+std::string revokeFix(const Json& rows, const Subject& s, bool schema_wide, bool truncated) {
+  struct Group {
+    std::string holder, kind, privs;
+    std::vector<std::string> names, schemas;
+    bool provider_owned = false;
+  };
+  std::vector<Group> groups;
+  std::vector<std::string> memberships;
+  for (const Json& row : rows) {
+    const std::string via = text(row, "via_sql");
+    if (!via.empty()) {
+      addUnique(memberships, "REVOKE " + via + " FROM " + s.sql + ";");
+      continue;
+    }
+    Group key{text(row, "holder_sql"), text(row, "kind"), text(row, "fix_privs"), {}, {}, false};
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+      return x.holder == key.holder && x.kind == key.kind && x.privs == key.privs;
+    });
+    if (g == groups.end()) g = groups.insert(groups.end(), key);
+    addUnique(g->names, text(row, "name_sql"));
+    addUnique(g->schemas, text(row, "schema_sql"));
+    g->provider_owned = g->provider_owned || (key.holder == "PUBLIC" && flag(row, "owner_super"));
+  }
+  std::vector<std::string> lines;
+  bool provider_owned = false;
+  for (const Group& g : groups) {
+    const bool all =
+        schema_wide && g.names.size() > kNamesShown && (g.kind == "TABLE" || g.kind == "SEQUENCE");
+    const std::string target = all ? "ALL " + g.kind + "S IN SCHEMA " + join(g.schemas, ", ")
+                                   : g.kind + " " + join(g.names, ", ");
+    lines.push_back("REVOKE " + g.privs + " ON " + target + " FROM " + g.holder + ";");
+    provider_owned = provider_owned || g.provider_owned;
+  }
+  lines.insert(lines.end(), memberships.begin(), memberships.end());
+  if (provider_owned && !s.managed.empty()) {
+    lines.push_back("-- managed service (" + s.managed +
+                    "): PUBLIC's privilege here was granted by the provider's superuser, and "
+                    "only it can revoke it (PostgreSQL answers 'no privileges could be revoked'); "
+                    "the operator cannot close this path");
+  }
+  if (truncated) lines.push_back("-- the list was cut short: run doctor again after these");
+  return join(lines, "\n");
+}
+
+// What a grant query is about, for its findings.
+struct GrantCheck {
+  const char* id;       // "pg.table_write"
+  const char* body;     // the query after kHolders
+  const char* subject;  // "table privileges", in "could not check ..."
+  const char* verb;     // "can write", in "<who> can write 2 table(s): ..."
+  const char* noun;     // "table(s)"
+  const char* ok;       // "<who> " + ok when nothing is found
+  bool show_privs = true;
+  bool schema_wide = false;
+  Sev severity = Sev::Violation;
+};
+
+Finding grantFinding(const GrantCheck& c, const Json& rows, bool truncated, const Subject& s) {
+  if (rows.empty()) return {Sev::Ok, c.id, s.who + " " + c.ok};
+  return {c.severity, c.id,
+          s.who + " " + c.verb + " " + (truncated ? "at least " : "") +
+              std::to_string(objectCount(rows)) + " " + c.noun + ": " +
+              describeObjects(rows, c.show_privs, truncated),
+          revokeFix(rows, s, c.schema_wide, truncated)};
+}
+
+Finding inconclusive(const char* id, const std::string& subject, const Error& e) {
+  return {Sev::Inconclusive, id, "could not check " + subject + ": " + operatorText(e), ""};
+}
+
+Finding runGrantCheck(const Query& query, const GrantCheck& c, const Subject& s) {
+  auto r = query(std::string(sql::kHolders) + c.body);
+  if (!r) return inconclusive(c.id, c.subject, r.error());
+  return grantFinding(c, r->rows, r->truncated, s);
+}
+
+// One row of kMembers: the role itself or a role it belongs to.
+struct Member {
+  const Json& row;
+  const Subject& s;
+
+  bool self() const { return flag(row, "self"); }
+  std::string name() const { return text(row, "name"); }
+  // "role x" for the role itself, "role x belongs to role y (through z)" for another.
+  std::string who(const char* what = "role") const {
+    if (self()) return s.who;
+    const std::string via = text(row, "via_sql");
+    const bool direct = via.empty() || via == text(row, "name_sql");
+    return s.who + " belongs to " + what + " " + text(row, "name_sql") +
+           (direct ? "" : " (through " + via + ")");
+  }
+  // Revoking the role's own memberships that lead to this one.
+  std::string revokeMembership() const {
+    const std::string via = text(row, "via_sql");
+    // No grant to revoke: the implicit pg_database_owner membership of the database's owner.
+    if (via.empty()) return "-- through owning the database: see pg.ownership";
+    return "REVOKE " + via + " FROM " + s.sql + ";";
+  }
+};
+
+Finding superuserFinding(const Json& members, const Subject& s) {
+  std::vector<std::string> found, fixes;
+  for (const Json& row : members) {
+    const Member m{row, s};
+    if (!flag(row, "rolsuper")) continue;
+    found.push_back(m.self() ? s.who +
+                                   " is a superuser: it can write anything and bypass every "
+                                   "check"
+                             : m.who("superuser role") +
+                                   ": it can SET ROLE to it and write "
+                                   "anything");
+    addUnique(fixes, m.self() ? "ALTER ROLE " + s.sql + " NOSUPERUSER;" : m.revokeMembership());
+  }
+  if (found.empty()) {
+    return {Sev::Ok, "pg.superuser",
+            s.who + " is not a superuser and belongs to no superuser role"};
+  }
+  return {Sev::Violation, "pg.superuser", join(found, "; "), join(fixes, "\n")};
+}
+
+// CREATEROLE, CREATEDB and REPLICATION (a replication slot outlives a READ ONLY transaction) are
+// write paths; BYPASSRLS widens reads only. A member that can SET ROLE gets the role's attributes.
+Finding attributesFinding(const Json& members, const Subject& s) {
+  std::vector<std::string> found, fixes;
+  bool write = false;
+  for (const Json& row : members) {
+    const Member m{row, s};
+    std::string attrs;
+    for (const char* a : {"CREATEROLE", "CREATEDB", "REPLICATION", "BYPASSRLS"}) {
+      std::string column = std::string("rol") + a;
+      std::transform(column.begin(), column.end(), column.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (!flag(row, column.c_str())) continue;
+      attrs += std::string(" ") + a;
+      write = write || std::string_view(a) != "BYPASSRLS";
+    }
+    if (attrs.empty()) continue;
+    found.push_back(m.self() ? s.who + " has" + attrs : m.who() + ", which has" + attrs);
+    std::string no = attrs;
+    for (std::size_t at = no.find(' '); at != std::string::npos; at = no.find(' ', at + 3)) {
+      no.insert(at + 1, "NO");
+    }
+    addUnique(fixes, m.self() ? "ALTER ROLE " + s.sql + no + ";" : m.revokeMembership());
+  }
+  if (found.empty()) {
+    return {Sev::Ok, "pg.role_attributes",
+            s.who +
+                " has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS, itself or through a "
+                "role it belongs to"};
+  }
+  return {write ? Sev::Violation : Sev::Warning, "pg.role_attributes", join(found, "; "),
+          join(fixes, "\n")};
+}
+
+// Superuser, role attributes and the roles that write outside table privileges, for the role
+// itself and every role it belongs to.
+void checkMemberships(const Query& query, const Subject& s, std::vector<Finding>& out) {
+  auto r = query(std::string(sql::kHolders) + sql::kMembers);
+  if (!r) {
+    for (const char* id : {"pg.superuser", "pg.role_attributes", "pg.write_roles"}) {
+      out.push_back(inconclusive(id, "the role's attributes and memberships", r.error()));
+    }
+    return;
+  }
+  out.push_back(superuserFinding(r->rows, s));
+  out.push_back(attributesFinding(r->rows, s));
+  std::vector<std::string> write_roles, write_fixes, read_files_fixes;
+  for (const Json& row : r->rows) {
+    const Member m{row, s};
+    if (m.self()) continue;
+    if (std::find(kWriteRoles.begin(), kWriteRoles.end(), m.name()) != kWriteRoles.end()) {
+      const std::string via = text(row, "via_sql");
+      const bool direct = via.empty() || via == text(row, "name_sql");
+      write_roles.push_back(m.name() + (direct ? "" : " (through " + via + ")"));
+      addUnique(write_fixes, m.revokeMembership());
+    }
+    if (m.name() == "pg_read_server_files") addUnique(read_files_fixes, m.revokeMembership());
+  }
+  out.push_back(
+      write_roles.empty()
+          ? Finding{Sev::Ok, "pg.write_roles",
+                    s.who + " is not a member of pg_write_all_data, pg_write_server_files, "
+                            "pg_execute_server_program, pg_signal_backend or another role that "
+                            "writes outside table privileges"}
+          : Finding{Sev::Violation, "pg.write_roles",
+                    s.who + " is a member of " + join(write_roles, ", "), join(write_fixes, "\n")});
+  if (!read_files_fixes.empty()) {
+    out.push_back({Sev::Warning, "pg.read_server_files",
+                   s.who + " is a member of pg_read_server_files", join(read_files_fixes, "\n")});
+  }
+}
+
+// CREATE and TEMPORARY on this database, CONNECT on the others: one query, three findings.
+void checkDatabases(const Query& query, const Subject& s, std::vector<Finding>& out) {
+  auto r = query(std::string(sql::kHolders) + sql::kDatabases);
+  if (!r) {
+    out.push_back(inconclusive("pg.database_create", "database privileges", r.error()));
+    out.push_back(inconclusive("pg.database_temp", "database privileges", r.error()));
+    out.push_back(inconclusive("pg.other_databases", "database privileges", r.error()));
+    return;
+  }
+  Json create = Json::array(), temp = Json::array(), other = Json::array();
+  for (const Json& row : r->rows) {
+    const std::string priv = text(row, "privs");
+    if (!flag(row, "is_current")) {
+      other.push_back(row);
+    } else if (priv == "CREATE") {
+      create.push_back(row);
+    } else if (priv == "TEMPORARY") {
+      temp.push_back(row);
+    }
+  }
+  // "<who> <before> <databases> <after>", the databases with where each privilege comes from.
+  auto finding = [&](Sev severity, const char* id, const Json& rows, const std::string& ok,
+                     const std::string& before, const std::string& after) -> Finding {
+    if (rows.empty()) return {Sev::Ok, id, s.who + " " + ok};
+    return {severity, id, s.who + " " + before + " " + describeObjects(rows, false, false) + after,
+            revokeFix(rows, s, false, false)};
+  };
+  out.push_back(finding(Sev::Violation, "pg.database_create", create,
+                        "has no CREATE on the database", "has CREATE on database",
+                        ": it can create schemas"));
+  out.push_back(finding(Sev::Violation, "pg.database_temp", temp,
+                        "cannot create temporary tables in the database",
+                        "can create temporary tables in database",
+                        ": they outlive a call and can shadow names on the search path"));
+  out.push_back(finding(Sev::Inconclusive, "pg.other_databases", other,
+                        "can connect to no other database", "can also connect to database(s)",
+                        ", whose catalogs doctor does not inspect (large-object functions, TEMP, "
+                        "grants and ownership there are unchecked): revoke CONNECT, or run doctor "
+                        "against each"));
+}
+
+// ALTER ... OWNER TO takes the object's own keyword; pg_identify_object names the kind.
+std::string alterKeyword(std::string type) {
+  if (type == "statistics object") return "STATISTICS";
+  if (type == "foreign-data wrapper") type = "foreign data wrapper";
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return type;
+}
+
+// Objects the role (or a role it belongs to) owns: an owner can grant itself anything, ALTER or
+// DROP them.
+Finding checkOwnership(const Query& query, const Subject& s) {
+  auto r = query(std::string(sql::kHolders) + sql::kOwnership);
+  if (!r) return inconclusive("pg.ownership", "object ownership", r.error());
+  if (r->rows.empty()) {
+    return {Sev::Ok, "pg.ownership",
+            s.who + " owns no object, itself or through a role it belongs to"};
+  }
+  std::vector<std::string> shown, alters, memberships, notes;
+  std::size_t owned_by_self = 0;
+  std::string new_owner;
+  for (const Json& row : r->rows) {
+    const std::string type = text(row, "objtype");
+    const std::string name = text(row, "name_sql");
+    const bool self = flag(row, "self");
+    if (shown.size() < kNamesShown) {
+      std::string item = type;
+      item.append(" ").append(name);
+      if (!self) item.append(" (owned by ").append(text(row, "holder_sql")).append(")");
+      shown.push_back(item);
+    }
+    if (!self) {
+      addUnique(memberships, "REVOKE " + text(row, "via_sql") + " FROM " + s.sql + ";");
+      continue;
+    }
+    ++owned_by_self;
+    new_owner = text(row, "new_owner_sql");
+    if (new_owner.empty()) new_owner = "<an administrative role>";
+    if (type == "extension") {
+      addUnique(notes, "-- extension " + name +
+                           " cannot change owner: drop it and create it again as an "
+                           "administrative role");
+    } else {
+      std::string alter = "ALTER " + alterKeyword(type);
+      alter.append(" ").append(name).append(" OWNER TO ").append(new_owner).append(";");
+      alters.push_back(alter);
+    }
+  }
+  std::vector<std::string> lines;
+  if (owned_by_self > kNamesShown || r->truncated) {
+    lines.push_back("REASSIGN OWNED BY " + s.sql + " TO " + new_owner + ";");
+  } else {
+    lines = alters;
+  }
+  lines.insert(lines.end(), memberships.begin(), memberships.end());
+  lines.insert(lines.end(), notes.begin(), notes.end());
+  const std::size_t n = r->rows.size();
+  return {Sev::Violation, "pg.ownership",
+          s.who + " owns " + (r->truncated ? "at least " : "") + std::to_string(n) +
+              " object(s), so it can grant itself any privilege on them, alter or drop them: " +
+              join(shown, ", ") + (n > kNamesShown || r->truncated ? ", ..." : ""),
+          join(lines, "\n")};
+}
+
+constexpr GrantCheck kTableCheck{"pg.table_write",
+                                 sql::kTables,
+                                 "table privileges",
+                                 "can write",
+                                 "table(s)",
+                                 "has no INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER privilege on "
+                                 "any table, itself or through a role it belongs to",
+                                 true,
+                                 true};
+constexpr GrantCheck kSequenceCheck{"pg.sequence_write",
+                                    sql::kSequences,
+                                    "sequence privileges",
+                                    "can advance or set",
+                                    "sequence(s) (USAGE or UPDATE)",
+                                    "cannot advance or set any sequence",
+                                    true,
+                                    true};
+constexpr GrantCheck kSchemaCheck{
+    "pg.schema_create",        sql::kSchemas, "schema privileges", "has CREATE on", "schema(s)",
+    "has CREATE on no schema", false};
+constexpr GrantCheck kLargeObjectCheck{
+    "pg.large_objects",
+    sql::kLargeObjects,
+    "large-object privileges",
+    "can create, change or delete large objects (even in a READ ONLY transaction) with",
+    "function(s) or object(s)",
+    "cannot execute any large-object function that writes",
+    false};
+constexpr GrantCheck kRemoteCheck{
+    "pg.remote_access",
+    sql::kRemote,
+    "dblink, postgres_fdw and foreign-server privileges",
+    "can reach other servers (and write there) with",
+    "function(s), server(s) or wrapper(s)",
+    "cannot execute dblink, postgres_fdw or other remote-access functions or use a foreign "
+    "server or wrapper",
+    false};
+constexpr GrantCheck kSecurityDefinerCheck{
+    "pg.security_definer",
+    sql::kSecurityDefiner,
+    "SECURITY DEFINER functions",
+    "can execute, as an owner that can write,",
+    "SECURITY DEFINER function(s)",
+    "can execute no SECURITY DEFINER function whose owner can write",
+    false};
 
 }  // namespace
 
@@ -98,8 +506,8 @@ std::vector<Finding> Runtime::selfCheck() {
   limits.max_bytes = 1 << 20;
   limits.timeout = std::chrono::milliseconds(10000);
   std::stop_source never;
-  auto query = [&](const char* sql) {
-    return run(sql, BoundParams{}, limits, never.get_token(), Clock::now() + limits.timeout);
+  const Query query = [&](const std::string& text) {
+    return run(text, BoundParams{}, limits, never.get_token(), Clock::now() + limits.timeout);
   };
 
   auto role = query(kRoleSql);
@@ -112,140 +520,38 @@ std::vector<Finding> Runtime::selfCheck() {
     return out;
   }
   const Json& r = role->rows[0];
-  const std::string who = "role " + r.value("role", std::string("?"));
-  const std::string role_sql = r.value("role_sql", std::string("?"));
-  const std::string db_sql = r.value("database_sql", std::string("?"));
-  out.push_back({Sev::Ok, "pg.connect", "connected as " + who});
+  const Subject s{"role " + text(r, "role"), text(r, "role_sql"), text(r, "managed_admin")};
+  out.push_back({Sev::Ok, "pg.connect", "connected as " + s.who});
 
-  out.push_back(flag(r, "rolsuper")
-                    ? Finding{Sev::Violation, "pg.superuser",
-                              who + " is a superuser: it can write anything and bypass every check",
-                              "ALTER ROLE " + role_sql + " NOSUPERUSER;"}
-                    : Finding{Sev::Ok, "pg.superuser", who + " is not a superuser"});
+  checkMemberships(query, s, out);
+  for (const GrantCheck* c : {&kTableCheck, &kSequenceCheck, &kSchemaCheck}) {
+    out.push_back(runGrantCheck(query, *c, s));
+  }
+  checkDatabases(query, s, out);
+  for (const GrantCheck* c : {&kLargeObjectCheck, &kRemoteCheck, &kSecurityDefinerCheck}) {
+    out.push_back(runGrantCheck(query, *c, s));
+  }
+  out.push_back(checkOwnership(query, s));
 
-  std::string attrs;
-  if (flag(r, "rolcreaterole")) attrs += " CREATEROLE";
-  if (flag(r, "rolcreatedb")) attrs += " CREATEDB";
-  std::string soft;
-  if (flag(r, "rolreplication")) soft += " REPLICATION";
-  if (flag(r, "rolbypassrls")) soft += " BYPASSRLS";
-  std::string no_attrs;
-  for (std::string_view a : {" CREATEROLE", " CREATEDB", " REPLICATION", " BYPASSRLS"}) {
-    if ((attrs + soft).find(a) != std::string::npos) no_attrs += " NO" + std::string(a.substr(1));
-  }
-  const std::string attr_fix = "ALTER ROLE " + role_sql + no_attrs + ";";
-  if (!attrs.empty()) {
-    out.push_back({Sev::Violation, "pg.role_attributes", who + " has" + attrs + soft, attr_fix});
-  } else if (!soft.empty()) {
-    out.push_back({Sev::Warning, "pg.role_attributes", who + " has" + soft, attr_fix});
-  } else {
-    out.push_back({Sev::Ok, "pg.role_attributes",
-                   who + " has no CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS"});
-  }
-
-  std::string roles;
-  for (const char* k : {"write_all_data", "write_server_files", "execute_server_program"}) {
-    if (flag(r, k)) roles += std::string(roles.empty() ? "" : ", ") + "pg_" + k;
-  }
-  out.push_back(roles.empty()
-                    ? Finding{Sev::Ok, "pg.write_roles",
-                              who +
-                                  " is not a member of pg_write_all_data, pg_write_server_files or "
-                                  "pg_execute_server_program"}
-                    : Finding{Sev::Violation, "pg.write_roles", who + " is a member of " + roles,
-                              "REVOKE " + roles + " FROM " + role_sql +
-                                  ";  -- or from the role that grants the membership"});
-  if (flag(r, "read_server_files")) {
-    out.push_back({Sev::Warning, "pg.read_server_files",
-                   who + " is a member of pg_read_server_files",
-                   "REVOKE pg_read_server_files FROM " + role_sql + ";"});
-  }
-
-  if (auto t = query(kTablesSql); !t) {
-    out.push_back({Sev::Inconclusive, "pg.table_write",
-                   "could not check table privileges: " + operatorText(t.error()), ""});
-  } else if (t->rows.empty()) {
-    out.push_back({Sev::Ok, "pg.table_write",
-                   who + " has no INSERT, UPDATE, DELETE or TRUNCATE privilege on any table"});
-  } else {
-    std::string detail;
-    for (std::size_t i = 0; i < t->rows.size() && i < kNamesShown; ++i) {
-      const Json& row = t->rows[i];
-      std::string privs;
-      for (auto [k, name] : {std::pair{"ins", "INSERT"}, std::pair{"upd", "UPDATE"},
-                             std::pair{"del", "DELETE"}, std::pair{"trunc", "TRUNCATE"}}) {
-        if (flag(row, k)) privs += std::string(privs.empty() ? "" : ", ") + name;
-      }
-      if (privs.empty() && flag(row, "cols")) privs = "column INSERT/UPDATE";
-      detail += std::string(i == 0 ? "" : "; ") + row.value("schema", std::string()) + "." +
-                row.value("name", std::string()) + " (" + privs + ")";
-    }
-    if (t->rows.size() > kNamesShown || t->truncated) detail += "; ...";
-    out.push_back({Sev::Violation, "pg.table_write",
-                   who + " can write " + std::string(t->truncated ? "at least " : "") +
-                       std::to_string(t->rows.size()) + " table" +
-                       (t->rows.size() == 1 ? "" : "s") + ": " + detail,
-                   revokeFor("INSERT, UPDATE, DELETE, TRUNCATE", "TABLE", t->rows, role_sql)});
-  }
-
-  if (auto s = query(kSequencesSql); !s) {
-    out.push_back({Sev::Inconclusive, "pg.sequence_write",
-                   "could not check sequence privileges: " + operatorText(s.error()), ""});
-  } else if (s->rows.empty()) {
-    out.push_back({Sev::Ok, "pg.sequence_write", who + " cannot advance or set any sequence"});
-  } else {
-    out.push_back(
-        {Sev::Violation, "pg.sequence_write",
-         who + " can advance " + std::to_string(s->rows.size()) +
-             " sequence(s) (USAGE or UPDATE): " + nameList(s->rows, s->rows.size(), s->truncated),
-         revokeFor("USAGE, UPDATE", "SEQUENCE", s->rows, role_sql)});
-  }
-
-  if (auto s = query(kSchemasSql); !s) {
-    out.push_back({Sev::Inconclusive, "pg.schema_create",
-                   "could not check schema privileges: " + operatorText(s.error()), ""});
-  } else if (s->rows.empty()) {
-    out.push_back({Sev::Ok, "pg.schema_create", who + " has CREATE on no schema"});
-  } else {
-    out.push_back(
-        {Sev::Violation, "pg.schema_create",
-         who + " has CREATE on schema(s): " + nameList(s->rows, s->rows.size(), s->truncated),
-         revokeFor("CREATE", "SCHEMA", s->rows, role_sql)});
-  }
-
-  out.push_back(
-      flag(r, "db_create")
-          ? Finding{Sev::Violation, "pg.database_create",
-                    who + " has CREATE on the database (can create schemas)",
-                    "REVOKE CREATE ON DATABASE " + db_sql + " FROM " + role_sql +
-                        ";  -- and from PUBLIC if granted there"}
-          : Finding{Sev::Ok, "pg.database_create", who + " has no CREATE on the database"});
-  if (flag(r, "db_temp")) {
-    out.push_back({Sev::Warning, "pg.database_temp",
-                   who + " may create temporary tables in the database",
-                   "REVOKE TEMPORARY ON DATABASE " + db_sql + " FROM PUBLIC, " + role_sql + ";"});
-  }
-
-  const bool session_ro = r.value("session_default_read_only", std::string()) == "on" &&
-                          r.value("transaction_read_only", std::string()) == "on";
-  out.push_back(
-      session_ro ? Finding{Sev::Ok, "pg.session_read_only",
-                           "this server's sessions default to read-only and calls run in "
-                           "READ ONLY transactions"}
-                 : Finding{Sev::Violation, "pg.session_read_only",
-                           "this server's session is not read-only",
-                           "ALTER ROLE " + role_sql + " SET default_transaction_read_only = on;"});
+  const bool session_ro =
+      text(r, "session_default_read_only") == "on" && text(r, "transaction_read_only") == "on";
+  out.push_back(session_ro
+                    ? Finding{Sev::Ok, "pg.session_read_only",
+                              "this server's sessions default to read-only and calls run in "
+                              "READ ONLY transactions"}
+                    : Finding{Sev::Violation, "pg.session_read_only",
+                              "this server's session is not read-only",
+                              "ALTER ROLE " + s.sql + " SET default_transaction_read_only = on;"});
   out.push_back(
       flag(r, "role_default_read_only")
           ? Finding{Sev::Ok, "pg.role_read_only_default",
-                    who + " defaults to read-only transactions (ALTER ROLE ... SET "
-                          "default_transaction_read_only = on)"}
+                    s.who + " defaults to read-only transactions (ALTER ROLE ... SET "
+                            "default_transaction_read_only = on)"}
           : Finding{Sev::Warning, "pg.role_read_only_default",
-                    who +
-                        " does not default to read-only transactions: a client holding these "
-                        "credentials "
-                        "outside this server starts read-write transactions (only grants stop it)",
-                    "ALTER ROLE " + role_sql + " SET default_transaction_read_only = on;"});
+                    s.who + " does not default to read-only transactions: a client holding these "
+                            "credentials outside this server starts read-write transactions (only "
+                            "grants stop it)",
+                    "ALTER ROLE " + s.sql + " SET default_transaction_read_only = on;"});
   return out;
 }
 

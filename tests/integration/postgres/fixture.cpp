@@ -145,6 +145,51 @@ std::optional<std::string> adminQuery(const std::string& sql) {
   return firstValue(c.get(), sql);
 }
 
+std::string superuserExec(const std::string& sql) {
+  const std::string dsn = requireEnv("MCPDB_PG_SUPERUSER_DSN");
+  ConnPtr c(PQconnectdb(dsn.c_str()));
+  if (PQstatus(c.get()) != CONNECTION_OK) {
+    return "cannot connect as the superuser (MCPDB_PG_SUPERUSER_DSN): " +
+           std::string(PQerrorMessage(c.get()));
+  }
+  // One at a time across test processes: concurrent GRANTs and DROP OWNED on the same shared
+  // object (the database) fail with "tuple concurrently updated". The lock goes with the
+  // connection.
+  PQclear(PQexec(c.get(), "SET client_min_messages = error; SELECT pg_advisory_lock(74202)"));
+  ResPtr r(PQexec(c.get(), sql.c_str()));
+  const auto status = PQresultStatus(r.get());
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return "";
+  return PQresultErrorMessage(r.get());
+}
+
+std::string dsnFor(const std::string& user, const std::string& password) {
+  const std::string base = requireEnv("POSTGRES_DSN");
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(base.c_str(), &err);
+  if (opts == nullptr) {
+    ADD_FAILURE() << "cannot parse POSTGRES_DSN: " << (err != nullptr ? err : "");
+    PQfreemem(err);
+    return base;
+  }
+  // Keyword values are single-quoted with \ and ' escaped (libpq's conninfo syntax).
+  auto quoted = [](const std::string& v) {
+    std::string out = "'";
+    for (char ch : v) {
+      if (ch == '\\' || ch == '\'') out += '\\';
+      out += ch;
+    }
+    return out + "'";
+  };
+  std::string dsn;
+  for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+    const std::string key = o->keyword;
+    if (key == "user" || key == "password" || o->val == nullptr || *o->val == '\0') continue;
+    dsn += key + "=" + quoted(o->val) + " ";
+  }
+  PQconninfoFree(opts);
+  return dsn + "user=" + quoted(user) + " password=" + quoted(password);
+}
+
 std::shared_ptr<Runtime> makeRuntime(const std::string& yaml, const Env& env) {
   ensureTestSchema();
   config::Diagnostics diag("itest.yaml");

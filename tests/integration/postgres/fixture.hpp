@@ -37,6 +37,15 @@ std::optional<std::string> adminQuery(const std::string& sql);
 // admin role may not. Returns the first column of the first row, if any.
 std::optional<std::string> readerQuery(const std::string& sql);
 
+// Runs `sql` (one or more statements) as the cluster's superuser, over the Unix socket named by
+// MCPDB_PG_SUPERUSER_DSN (scripts/servers.sh env; reachable only by root or the cluster's OS
+// user): creating roles and granting what the admin role cannot. Returns the server's error
+// message, empty on success.
+std::string superuserExec(const std::string& sql);
+
+// A DSN for `user` with `password` on the reader's host, port and database.
+std::string dsnFor(const std::string& user, const std::string& password);
+
 // A runtime for the `postgres:` section in `yaml` (a whole config document), on `env`.
 std::shared_ptr<Runtime> makeRuntime(const std::string& yaml, const Env& env);
 // Same, on the reader's environment.

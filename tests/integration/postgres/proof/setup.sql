@@ -62,6 +62,10 @@ CREATE FUNCTION prooftest.check_fn(x int) RETURNS bool LANGUAGE sql
   AS 'SELECT pg_try_advisory_lock(x) OR true';
 CREATE DOMAIN prooftest.dom AS int CHECK (prooftest.check_fn(VALUE));
 
+-- Nothing here is executable by PUBLIC (doctor's checks run against the same cluster meanwhile):
+-- the proof needs no privilege, and the reader may run only what the call-time tests run.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA prooftest FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION prooftest.pure(int), prooftest.plpg() TO mcp_reader;
 GRANT USAGE ON SCHEMA prooftest TO mcp_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA prooftest TO mcp_reader;
 COMMIT;
