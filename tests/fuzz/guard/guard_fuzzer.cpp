@@ -44,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // One verdict per text.
     require(guard::checkTemplate(sql).allowed);
   }
-  for (auto kind :
-       {guard::BodyKind::View, guard::BodyKind::SqlFunction, guard::BodyKind::Expression}) {
+  for (auto kind : {guard::BodyKind::View, guard::BodyKind::SqlFunction,
+                    guard::BodyKind::AtomicFunction, guard::BodyKind::Expression}) {
     consistent(guard::analyseBody(sql, kind));
   }
   return 0;
