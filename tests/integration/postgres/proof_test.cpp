@@ -165,5 +165,31 @@ postgres:
   EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"one": 1}])"));
 }
 
+// Measures (does not assert on time): the startup proof for the demo's allowlist and for 500
+// distinct statements. Run it in a release build for real figures.
+TEST(PostgresProof, MeasuresTheStartupProof) {
+  auto demo = makeRuntime(defaultSectionOnTestSchema());
+  auto d = demo->proveNow();
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  for (const auto& [sql, v] : (*d)->verdicts) EXPECT_FALSE(v.has_value()) << sql << v->message();
+  std::printf("[proof] demo allowlist: %zu statements, %d round trips, %zu objects, %.1f ms\n",
+              (*d)->verdicts.size(), (*d)->round_trips, (*d)->objects,
+              static_cast<double>((*d)->took.count()) / 1000.0);
+  std::string yaml = "postgres:\n  pool: {size: 1}\n  tools:\n";
+  const char* shapes[] = {"lower(title)", "count(*) OVER ()", "length(body)", "upper(category)",
+                          "coalesce(title, body)"};
+  for (int i = 0; i < 500; ++i) {
+    yaml += "    t" + std::to_string(i) +
+            ":\n      description: Generated.\n      statement: " + "SELECT id, " + shapes[i % 5] +
+            " AS v FROM pgtest.documents WHERE id > '" + std::to_string(i) + "' LIMIT 5\n";
+  }
+  auto many = makeRuntime(yaml);
+  auto m = many->proveNow();
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ((*m)->verdicts.size(), 500U);
+  std::printf("[proof] 500 statements: %d round trips, %zu objects, %.1f ms\n", (*m)->round_trips,
+              (*m)->objects, static_cast<double>((*m)->took.count()) / 1000.0);
+}
+
 }  // namespace
 }  // namespace mcpdb::postgres::itest
