@@ -215,6 +215,7 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
     return c.error();
   }
   if (!types_known_) discoverTypes((*c)->conn.get());
+  opened_total_.fetch_add(1);
   return Lease(this, std::move(*c), true);
 }
 

@@ -103,6 +103,9 @@ class Pool {
   // Extension type OIDs (pgvector), known after the first connection.
   TypeInfo types() const;
   std::size_t openCount() const;
+  // How many connections this pool has ever opened (a new one may reach a different server, e.g.
+  // after a failover: the read-only proof is made again then).
+  std::uint64_t connectionsOpened() const { return opened_total_.load(); }
   PoolStats stats() const;
   const PoolSettings& settings() const { return settings_; }
 
@@ -116,6 +119,7 @@ class Pool {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t open_ = 0;
+  std::atomic<std::uint64_t> opened_total_{0};
   std::atomic<bool> types_known_{false};
   std::atomic<Oid> vector_oid_{0};
   std::atomic<Oid> halfvec_oid_{0};

@@ -11,6 +11,9 @@ namespace {
 
 // How long a verified embedding-model row is trusted before it is read again.
 constexpr std::chrono::seconds kModelCheckTtl{60};
+// A new pooled connection makes the proof stale, but not more often than this (a burst of new
+// connections while the pool fills up costs one proof, not one each).
+constexpr std::chrono::seconds kReproveAfterConnect{1};
 // How many allowed statements the guardrail verdict cache keeps.
 constexpr std::size_t kMaxRememberedStatements = 1024;
 
@@ -143,6 +146,7 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked() {
   std::unique_lock<std::shared_mutex> lock(proof_mu_);
   proof_ = shared;
   proved_at_ = Clock::now();
+  opened_at_proof_ = pool_->connectionsOpened();
   return shared;
 }
 
@@ -200,7 +204,11 @@ Status Runtime::requireProof(const std::string& sql) {
   {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
     current = proof_;
-    stale = !current || Clock::now() - proved_at_ > section_.proof.interval;
+    const auto age = Clock::now() - proved_at_;
+    // Made again after the interval, and after a new connection was opened (it may reach another
+    // server, e.g. after a failover), at most once per kReproveAfterConnect.
+    stale = !current || age > section_.proof.interval ||
+            (pool_->connectionsOpened() != opened_at_proof_ && age > kReproveAfterConnect);
   }
   if (!current) {
     // The first calls wait for the first proof (made once: whoever comes second finds it made).

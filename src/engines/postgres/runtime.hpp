@@ -61,9 +61,10 @@ class Runtime {
                              ExecOutcome& outcome);
 
   // The read-only proof of the configured statements (proof.hpp), made on first use and again
-  // once it is older than postgres.proof.interval_s (by one caller, while the others keep using
-  // the last one). Ok when `sql` is proved read-only; PermissionDenied naming the object and the
-  // reason when it is refused; Unavailable when no proof could be made (fails closed).
+  // once it is older than postgres.proof.interval_s or the pool has opened a new connection since
+  // (by one caller, while the others keep using the last one). Ok when `sql` is proved read-only;
+  // PermissionDenied naming the object and the reason when it is refused; Unavailable when no proof
+  // could be made (fails closed).
   Status requireProof(const std::string& sql);
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
   Result<std::shared_ptr<const proof::Report>> proveNow();
@@ -103,6 +104,7 @@ class Runtime {
   std::shared_mutex proof_mu_;                            // guards proof_ and proved_at_
   std::shared_ptr<const proof::Report> proof_;
   Clock::time_point proved_at_{};
+  std::uint64_t opened_at_proof_ = 0;  // pool_->connectionsOpened() when proof_ was made
   std::mutex model_mu_;
   std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
   Clock::time_point model_checked_at_{};

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "engines/postgres/proof.hpp"
 #include "integration/postgres/fixture.hpp"
@@ -163,6 +164,32 @@ postgres:
   auto r = call(*rt, "constant", Json::object());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"one": 1}])"));
+}
+
+TEST(PostgresProof, IsMadeAgainAfterANewConnection) {
+  auto rt = makeRuntime(R"(
+postgres:
+  pool: {size: 1}
+  tools:
+    pid:
+      description: The backend pid.
+      statement: SELECT pg_backend_pid() AS pid
+)");
+  auto first = rt->latestProof();
+  ASSERT_TRUE(first.ok());
+  auto pid = call(*rt, "pid", Json::object());
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  // The same connection, the same proof.
+  ASSERT_TRUE(call(*rt, "pid", Json::object()).ok());
+  EXPECT_EQ(rt->latestProof()->get(), first->get());
+  // The backend goes away; the next call runs on a new connection (the server may be another one).
+  readerQuery("SELECT pg_terminate_backend(" +
+              std::to_string(pid->structured["rows"][0]["pid"].get<std::int64_t>()) + ")");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto again = call(*rt, "pid", Json::object());
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  ASSERT_TRUE(call(*rt, "pid", Json::object()).ok());
+  EXPECT_NE(rt->latestProof()->get(), first->get()) << "the proof was not made again";
 }
 
 // Measures (does not assert on time): the startup proof for the demo's allowlist and for 500
