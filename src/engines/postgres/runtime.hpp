@@ -29,6 +29,12 @@ namespace mcpdb::postgres {
 
 using EmbedderFn = std::function<Result<std::shared_ptr<embed::Embedder>>()>;
 
+// A doctor finding the operator cannot remove, reported as mitigated rather than as a violation:
+// every row is PUBLIC's EXECUTE on a pg_catalog function owned by the provider's superuser of a
+// managed service (`managed` names its admin role; empty: not managed), and every function is on
+// the guard's denylist, so the read-only proof refuses any statement that reaches it.
+bool mitigatedByProof(const Json& rows, std::string_view managed);
+
 class Runtime {
  public:
   // `token` is used only in RDS IAM mode; empty means the real AWS credential chain.

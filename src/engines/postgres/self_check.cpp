@@ -13,6 +13,7 @@
 #include <set>
 
 #include "engines/postgres/runtime.hpp"
+#include "engines/postgres/guard/denylist.hpp"
 #include "engines/postgres/self_check_sql.hpp"
 
 namespace mcpdb::postgres {
@@ -60,6 +61,23 @@ std::string text(const Json& row, const char* key) {
   auto it = row.find(key);
   return it != row.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+}  // namespace
+
+bool mitigatedByProof(const Json& rows, std::string_view managed) {
+  if (managed.empty() || !rows.is_array() || rows.empty()) return false;
+  for (const Json& row : rows) {
+    const std::string name = text(row, "name");
+    if (text(row, "kind") != "FUNCTION" || text(row, "holder_sql") != "PUBLIC" ||
+        !flag(row, "owner_super") || text(row, "schema") != "pg_catalog" ||
+        guard::findDeniedFunction(name.substr(0, name.find('('))) == nullptr) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
 
 // The role the check runs as, and what every message and fix needs to know about it.
 struct Subject {
@@ -213,6 +231,17 @@ struct GrantCheck {
 
 Finding grantFinding(const GrantCheck& c, const Json& rows, bool truncated, const Subject& s) {
   if (rows.empty()) return {Sev::Ok, c.id, s.who + " " + c.ok};
+  if (!truncated && mitigatedByProof(rows, s.managed)) {
+    return {Sev::Warning, c.id,
+            "mitigated, not removed: " + s.who + " " + c.verb + " " +
+                std::to_string(objectCount(rows)) + " " + c.noun + ": " +
+                describeObjects(rows, c.show_privs, false) +
+                "; on this managed service only the provider can revoke PUBLIC's grant, and the "
+                "read-only proof refuses every statement that reaches these functions (they are "
+                "on the denylist), so no tool of this server can use them; a client holding these "
+                "credentials outside this server still can",
+            revokeFix(rows, s, c.schema_wide, truncated)};
+  }
   return {c.severity, c.id,
           s.who + " " + c.verb + " " + (truncated ? "at least " : "") +
               std::to_string(objectCount(rows)) + " " + c.noun + ": " +
