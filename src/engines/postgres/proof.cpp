@@ -466,9 +466,7 @@ class Prover {
       return;
     }
     if (kind == "f") {
-      node.refused =
-          "is a foreign table: reading it runs a foreign-data wrapper, which connects "
-          "elsewhere";
+      node.refused = "is read through a foreign-data wrapper, which connects elsewhere";
       return;
     }
     if (kind == "v" &&

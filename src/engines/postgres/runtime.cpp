@@ -109,28 +109,31 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveNow() {
   return proveLocked();
 }
 
-Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked() {
+Result<std::vector<Json>> Runtime::catalogQuery(const Json& request) {
   Limits limits;
   limits.max_rows = 1'000'000;
   limits.max_bytes = std::uint64_t{256} << 20;
   limits.timeout = std::chrono::milliseconds(30000);
   std::stop_source never;
+  BoundParams params;
+  params.add(request.dump(), oid::kJsonb);
+  // Not prepared: it runs once per proof, and a plan of it on every connection is waste.
+  auto r = run(proof::kCatalogSql, params, limits, never.get_token(), Clock::now() + limits.timeout,
+               /*prepare=*/false);
+  if (!r) return r.error();
+  if (r->truncated) {
+    return makeError(Code::ResourceExhausted, "the catalog answer was too large to prove");
+  }
+  std::vector<Json> rows;
+  for (Json& row : r->rows) rows.push_back(std::move(row));
+  return rows;
+}
+
+Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked() {
   std::optional<Error> run_error;  // a failure to reach the catalog is reported as it is
   auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
-    BoundParams params;
-    params.add(request.dump(), oid::kJsonb);
-    // Not prepared: it runs once per proof, and a plan of it on every connection is waste.
-    auto r = run(proof::kCatalogSql, params, limits, never.get_token(),
-                 Clock::now() + limits.timeout, /*prepare=*/false);
-    if (!r) {
-      run_error = r.error();
-      return r.error();
-    }
-    if (r->truncated) {
-      return makeError(Code::ResourceExhausted, "the catalog answer was too large to prove");
-    }
-    std::vector<Json> rows;
-    for (Json& row : r->rows) rows.push_back(std::move(row));
+    auto rows = catalogQuery(request);
+    if (!rows) run_error = rows.error();
     return rows;
   };
   auto report = proof::prove(configuredStatements(), section_.proof, catalog);

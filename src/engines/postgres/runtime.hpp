@@ -79,6 +79,9 @@ class Runtime {
   engines::Finding proofFinding();
   // The last proof, or a new one when none was made yet.
   Result<std::shared_ptr<const proof::Report>> latestProof();
+  // One level of a proof: proof::kCatalogSql with `request` as its $1, through run() (guarded,
+  // read-only, never a pooled prepared statement).
+  Result<std::vector<Json>> catalogQuery(const Json& request);
   // The statements the proof covers: every tool's, the search statement and the model check.
   std::vector<std::string> configuredStatements() const;
 

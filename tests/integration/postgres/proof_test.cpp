@@ -64,6 +64,7 @@ void setUpObjects() {
   ASSERT_EQ(PQstatus(c.get()), CONNECTION_OK);
   ResPtr r(PQexec(c.get(), readAll(kDir + "setup.sql").c_str()));
   ASSERT_EQ(PQresultStatus(r.get()), PGRES_COMMAND_OK) << PQerrorMessage(c.get());
+  EXPECT_EQ(superuserExec(readAll(kDir + "setup_superuser.sql")), "");
 }
 
 proof::Settings testSettings() {
@@ -78,19 +79,7 @@ TEST(PostgresProof, VerdictFile) {
   const auto cases = loadCases();
   ASSERT_GT(cases.size(), 30U);
   auto rt = makeRuntime("postgres:\n  pool: {size: 1}\n");
-  auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
-    BoundParams params;
-    params.add(request.dump(), 3802);
-    Limits limits;
-    limits.max_rows = 1000000;
-    limits.max_bytes = std::uint64_t{256} << 20;
-    limits.timeout = std::chrono::milliseconds(30000);
-    std::stop_source never;
-    auto r = rt->run(proof::kCatalogSql, params, limits, never.get_token(),
-                     Clock::now() + limits.timeout, false);
-    if (!r) return r.error();
-    return std::vector<Json>(r->rows.begin(), r->rows.end());
-  };
+  auto catalog = [&](const Json& request) { return rt->catalogQuery(request); };
   std::vector<std::string> statements;
   for (const Case& c : cases) statements.push_back(c.sql);
   auto report = proof::prove(statements, testSettings(), catalog);
