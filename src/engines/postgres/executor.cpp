@@ -264,7 +264,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
                                    const BoundParams& params, const Limits& limits,
                                    const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome,
-                                   PreparedStatements* prepared) {
+                                   PreparedStatements* prepared, bool release_locks) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
   if (Clock::now() >= deadline)
     return makeError(Code::TimedOut, "the call's deadline passed before the query started");
@@ -280,13 +280,15 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     (void)PQcancel(cancel, err, sizeof err);
   });
 
-  // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, ROLLBACK, and the release
-  // of any session-level advisory lock. The server runs them in order and skips the rest up to the
-  // sync after an error, so the statement never runs outside the read-only transaction.
-  // Hygiene: ROLLBACK (not COMMIT) undoes whatever the call did to its session that is
-  // transactional (set_config, SET LOCAL, LISTEN, NOTIFY); session-level advisory locks survive
-  // ROLLBACK, so they are released too. Nothing of one call is visible to the next call on the
-  // connection. DISCARD ALL would also drop the prepared statements the hot path reuses.
+  // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, the release of any
+  // session-level advisory lock, ROLLBACK. (The unlock runs inside the transaction: after the
+  // ROLLBACK it would start and end a transaction of its own, which costs the server more.) The
+  // server runs them in order and skips the rest up to the sync after an error, so the statement
+  // never runs outside the read-only transaction. Hygiene: ROLLBACK (not COMMIT) undoes whatever
+  // the call did to its session that is transactional (set_config, SET LOCAL, LISTEN, NOTIFY);
+  // session-level advisory locks survive ROLLBACK, so they are released too. Nothing of one call is
+  // visible to the next call on the connection. DISCARD ALL would also drop the prepared statements
+  // the hot path reuses.
   if (PQenterPipelineMode(conn) != 1) {
     // Only refused when the connection is not idle: an unexpected state, nothing was sent.
     outcome.broken = outcome.stale = true;
@@ -297,13 +299,14 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   static const std::string kUnlock = kUnlockAll;
   const std::string text(sql);
   const std::vector<const char*> values = params.pointers();
-  std::array<PendingParse, 4> parses;  // BEGIN, the statement, ROLLBACK, the unlock
-  const bool sent = sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
-                    sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
-                                params.types.data(), values.data(), parses[1]) &&
-                    sendCommand(conn, prepared, kRollback, 0, nullptr, nullptr, parses[2]) &&
-                    sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses[3]) &&
-                    PQpipelineSync(conn) == 1;  // flushes the batch
+  std::array<PendingParse, 4> parses;  // BEGIN, the statement, the unlock, ROLLBACK
+  const bool sent =
+      sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses[0]) &&
+      sendCommand(conn, prepared, text, static_cast<int>(params.values.size()), params.types.data(),
+                  values.data(), parses[1]) &&
+      (!release_locks || sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses[2])) &&
+      sendCommand(conn, prepared, kRollback, 0, nullptr, nullptr, parses[3]) &&
+      PQpipelineSync(conn) == 1;  // flushes the batch
   if (!sent) {
     // libpq could not write the batch. When that is because the peer had gone, nothing ran.
     outcome.broken = true;
@@ -419,22 +422,24 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
     }
   }
 
-  // 3. ROLLBACK and the unlock (both skipped by the server after an error), then the sync. From
+  // 3. The unlock and ROLLBACK (both skipped by the server after an error), then the sync. From
   // here on nothing is cancelled; they get a short grace of their own.
   bool synced = false;
-  bool unlocked = false;  // the unlock ran (a late cap-cancel may have stopped it)
+  bool unlocked = !release_locks;  // the unlock ran (a late cap-cancel may have stopped it)
   if (readable()) {
     w.startCleanup();
     settleParse(parses[2]);
-    while (auto r = w.next()) {
+    while (release_locks) {
+      auto r = w.next();
+      if (!r) break;
       const ExecStatusType st = PQresultStatus(r.get());
-      if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+      unlocked = unlocked || st == PGRES_TUPLES_OK;
+      if (st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
     }
     settleParse(parses[3]);
     while (auto r = w.next()) {
       const ExecStatusType st = PQresultStatus(r.get());
-      unlocked = unlocked || st == PGRES_TUPLES_OK;
-      if (st != PGRES_TUPLES_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
+      if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) failed(r.get());
     }
     if (readable()) {
       auto r = w.next();

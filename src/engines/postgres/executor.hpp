@@ -43,15 +43,19 @@ struct ExecOutcome {
 // BEGIN READ ONLY; the statement through the extended protocol with `params` bound; COMMIT: sent
 // as one libpq pipeline with one sync (one network round trip). Rows are fetched one at a time
 // into a RowBudget (row and byte caps; the rest of a capped result is cancelled on the server).
-// After an error the server skips COMMIT and the connection is brought back to idle (pipeline
-// drained, ROLLBACK of the failed transaction block) or marked broken. `stop` and `deadline`
-// cancel the running statement with PQcancel. With `prepared`, each of the three commands is a
-// named prepared statement of the connection (prepared in the same batch the first time), so the
-// server parses and plans it once per connection. Never throws.
+// The transaction always ends with ROLLBACK; with `release_locks`, pg_advisory_unlock_all() runs
+// before it in the same batch (false only for a statement the read-only proof followed all the
+// way down: nothing it reaches can take an advisory lock). After an error the connection is
+// brought back to idle (pipeline drained, ROLLBACK of the failed transaction block, and the unlock
+// if it was due) or marked broken. `stop` and `deadline` cancel the running statement with
+// PQcancel. With `prepared`, each command is a named prepared statement of the connection
+// (prepared in the same batch the first time), so the server parses and plans it once per
+// connection. Never throws.
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
                                    const BoundParams& params, const Limits& limits,
                                    const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome,
-                                   PreparedStatements* prepared = nullptr);
+                                   PreparedStatements* prepared = nullptr,
+                                   bool release_locks = true);
 
 }  // namespace mcpdb::postgres

@@ -195,6 +195,7 @@ struct Node {
   std::optional<std::string> refused;  // the reason
   bool shown = true;                   // part of a "via" chain (names are not)
   std::vector<std::string> edges;
+  bool opaque = false;  // accepted without looking inside
 };
 
 struct PendingName {
@@ -237,7 +238,10 @@ class Prover {
       if (!rows) return rows.error();
       absorb(*rows);
     }
-    for (const auto& [sql, id] : roots) report.verdicts[sql] = attribute(id);
+    for (const auto& [sql, id] : roots) {
+      report.verdicts[sql] = attribute(id);
+      if (!report.verdicts[sql] && reachesOpaque(id)) report.opaque.insert(sql);
+    }
     report.objects = described_.size();
     report.took = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - start);
@@ -386,7 +390,10 @@ class Prover {
       node.refused = "is on the denylist (" + std::string(d->reason) + ")";
       return;
     }
-    if (allowlisted(signature)) return;  // the operator vouches for it, with a reason
+    if (allowlisted(signature)) {  // the operator vouches for it, with a reason
+      node.opaque = true;
+      return;
+    }
     if (flag(info, "secdef")) {
       node.refused = "is SECURITY DEFINER: it runs with its owner's privileges";
       return;
@@ -517,6 +524,21 @@ class Prover {
         if (!addBody(id, expr, guard::BodyKind::Expression, path_, "a check")) return;
       }
     }
+  }
+
+  bool reachesOpaque(const std::string& root) const {
+    std::set<std::string> seen;
+    std::vector<std::string> stack{root};
+    while (!stack.empty()) {
+      const std::string id = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const auto it = nodes_.find(id);
+      if (it == nodes_.end()) continue;
+      if (it->second.opaque) return true;
+      for (const std::string& e : it->second.edges) stack.push_back(e);
+    }
+    return false;
   }
 
   // The first refused object a statement reaches (depth first, in the order found), with the

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/json.hpp"
@@ -63,6 +64,12 @@ struct Refusal {
 struct Report {
   // Every statement proved, by exact text: nullopt when proved read-only.
   std::unordered_map<std::string, std::optional<Refusal>> verdicts;
+  // Proved statements that reach a function the operator allowlisted (postgres.proof
+  // allow_functions: code the proof accepts without judging it): the executor releases advisory
+  // locks after these. Every other proved statement reaches only SQL the proof read and functions
+  // judged by their catalog properties (built-ins, trusted extensions: STABLE or IMMUTABLE, which
+  // PostgreSQL defines as unable to change anything), none of which takes an advisory lock.
+  std::unordered_set<std::string> opaque;
   int round_trips = 0;
   std::size_t objects = 0;  // catalog objects judged
   std::chrono::microseconds took{0};

@@ -68,7 +68,7 @@ Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
 
 Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
                                 const Limits& limits, const std::stop_token& stop,
-                                Clock::time_point deadline, bool prepare) {
+                                Clock::time_point deadline, bool prepare, bool release_locks) {
   // Defence in depth: the template was checked at startup; it is checked again before every run.
   auto placeholders = checkStatement(sql);
   if (!placeholders) return placeholders.error();
@@ -82,7 +82,8 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     ExecOutcome outcome;
     auto r = executeReadOnly(
         lease->conn(), lease->cancel(), sql, params, limits, stop, deadline, pool_->types(),
-        outcome, section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr);
+        outcome, section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr,
+        release_locks);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       // The pooled connection was dead before the statement was sent, or its prepared statement
@@ -201,7 +202,7 @@ Result<std::shared_ptr<const proof::Report>> Runtime::latestProof() {
   return proveNow();
 }
 
-Status Runtime::requireProof(const std::string& sql) {
+Result<bool> Runtime::requireProof(const std::string& sql) {
   std::shared_ptr<const proof::Report> current;
   bool stale = true;
   {
@@ -238,9 +239,11 @@ Status Runtime::requireProof(const std::string& sql) {
   if (it == current->verdicts.end()) {
     return makeError(Code::PermissionDenied, "the statement is not one the read-only proof covers");
   }
-  if (!it->second) return {};
-  return makeError(Code::PermissionDenied,
-                   "refused by the read-only proof: " + it->second->message());
+  if (it->second) {
+    return makeError(Code::PermissionDenied,
+                     "refused by the read-only proof: " + it->second->message());
+  }
+  return current->opaque.contains(sql);
 }
 
 Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& params,
@@ -269,9 +272,11 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
-  if (auto proved = requireProof(tool.statement); !proved) return proved.error();
+  auto proved = requireProof(tool.statement);
+  if (!proved) return proved.error();
   const Limits limits = effectiveLimits(tool.limits, ctx.limits);
-  auto r = run(tool.statement, *params, limits, ctx.stop, effectiveDeadline(ctx, limits));
+  auto r = run(tool.statement, *params, limits, ctx.stop, effectiveDeadline(ctx, limits),
+               /*prepare=*/true, /*release_locks=*/*proved);
   if (!r) return r.error();
   protocol::ToolOutput out;
   out.rows = r->row_count;
@@ -375,9 +380,10 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
     return makeError(Code::FailedPrecondition,
                      "semantic search is unavailable: " + embedder.error().message);
   }
-  if (auto proved = requireProof(s.statement); !proved) return proved.error();
+  auto proved = requireProof(s.statement);
+  if (!proved) return proved.error();
   if (!s.model_statement.empty()) {
-    if (auto proved = requireProof(s.model_statement); !proved) return proved.error();
+    if (auto model = requireProof(s.model_statement); !model) return model.error();
   }
   const Limits limits = effectiveLimits(s.limits, ctx.limits);
   const Clock::time_point deadline = effectiveDeadline(ctx, limits);
@@ -396,7 +402,8 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   text += ']';
   params.values[0] = std::move(text);
 
-  auto r = run(s.statement, params, limits, ctx.stop, deadline);
+  auto r = run(s.statement, params, limits, ctx.stop, deadline, /*prepare=*/true,
+               /*release_locks=*/*proved);
   if (!r) return r.error();
   protocol::ToolOutput out;
   out.rows = r->row_count;

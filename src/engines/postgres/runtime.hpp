@@ -45,9 +45,11 @@ class Runtime {
   // before anything ran (e.g. the server restarted), idle connections are dropped and the call is
   // retried once on a new connection.
   // `prepare` false: never as a pooled prepared statement (for rare statements, e.g. the proof's).
+  // `release_locks` false: no pg_advisory_unlock_all() after it (only for a statement the proof
+  // followed all the way down; see proof::Report::opaque).
   Result<ExecResult> run(const std::string& sql, const BoundParams& params, const Limits& limits,
                          const std::stop_token& stop, Clock::time_point deadline,
-                         bool prepare = true);
+                         bool prepare = true, bool release_locks = true);
 
   // Tool handlers (never throw).
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
@@ -71,7 +73,9 @@ class Runtime {
   // (by one caller, while the others keep using the last one). Ok when `sql` is proved read-only;
   // PermissionDenied naming the object and the reason when it is refused; Unavailable when no proof
   // could be made (fails closed).
-  Status requireProof(const std::string& sql);
+  // On success: whether the executor must release advisory locks after it (the statement reaches
+  // code the proof accepted without reading it).
+  Result<bool> requireProof(const std::string& sql);
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
   Result<std::shared_ptr<const proof::Report>> proveNow();
   // Makes a fresh proof and reports it as one finding ("pg.proof"): Ok with its figures, a Warning

@@ -58,19 +58,19 @@ void report(const char* what, Stats raw, Stats handler) {
       what, raw.p50_us, raw.p99_us, handler.p50_us, handler.p99_us, handler.p50_us - raw.p50_us);
 }
 
-// The transaction the handler runs, in libpq alone: BEGIN READ ONLY, the statement, ROLLBACK and
-// the advisory-lock release in one pipeline with one sync.
+// The transaction the handler runs, in libpq alone: BEGIN READ ONLY, the statement, the
+// advisory-lock release and ROLLBACK in one pipeline with one sync.
 bool pipelinedTransaction(PGconn* c, const char* sql, int n, const char* const* values) {
   if (PQenterPipelineMode(c) != 1) return false;
   bool good =
       PQsendQueryParams(c, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
       PQsendQueryParams(c, sql, n, nullptr, values, nullptr, nullptr, 0) == 1 &&
-      PQsendQueryParams(c, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
       PQsendQueryParams(c, "SELECT pg_catalog.pg_advisory_unlock_all()", 0, nullptr, nullptr,
                         nullptr, nullptr, 0) == 1 &&
+      PQsendQueryParams(c, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
       PQpipelineSync(c) == 1;
-  const ExecStatusType want[] = {PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COMMAND_OK,
-                                 PGRES_TUPLES_OK};
+  const ExecStatusType want[] = {PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_TUPLES_OK,
+                                 PGRES_COMMAND_OK};
   for (int i = 0; good && i < 4; ++i) {
     ResPtr r(PQgetResult(c));
     good = PQresultStatus(r.get()) == want[i];

@@ -85,6 +85,8 @@ TEST(PostgresProof, VerdictFile) {
   auto report = proof::prove(statements, testSettings(), catalog);
   ASSERT_TRUE(report.ok()) << report.error().message << " " << operatorText(report.error());
   int accepted = 0, refused = 0;
+  // Nothing here is allowlisted: no statement needs its advisory locks released after it.
+  EXPECT_TRUE(report->opaque.empty());
   for (const Case& c : cases) {
     SCOPED_TRACE("cases.test:" + std::to_string(c.line) + " " + c.name);
     const auto& verdict = report->verdicts.at(c.sql);
@@ -153,6 +155,13 @@ postgres:
   auto r = call(*rt, "constant", Json::object());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"one": 1}])"));
+  // Code the proof did not judge: advisory locks are released after each call of it.
+  auto proved = rt->latestProof();
+  ASSERT_TRUE(proved.ok());
+  EXPECT_TRUE((*proved)->opaque.contains("SELECT prooftest.plpg() AS one"));
+  auto unlock = rt->requireProof("SELECT prooftest.plpg() AS one");
+  ASSERT_TRUE(unlock.ok());
+  EXPECT_TRUE(*unlock);
 }
 
 TEST(PostgresProof, IsMadeAgainAfterANewConnection) {
