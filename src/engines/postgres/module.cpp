@@ -33,7 +33,8 @@ class PostgresModule final : public engines::EngineModule {
            "exactly one SELECT, no INTO, no locking clause, no data-modifying CTE; re-checked "
            "before each run) with $n placeholders bound by the extended protocol; each connection "
            "sets default_transaction_read_only=on and a statement_timeout, each call runs in "
-           "BEGIN READ ONLY ... ROLLBACK with every advisory lock released after it and a row and "
+           "BEGIN READ ONLY ... ROLLBACK, each statement proved read-only against the catalog "
+           "through everything it reaches, with a row and "
            "byte cap enforced while fetching; the serving binary links no write path. The real "
            "boundary is the role: grant it SELECT only (the self-check reports any write "
            "privilege).";
