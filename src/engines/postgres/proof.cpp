@@ -266,6 +266,12 @@ class Prover {
     nodes_[from].edges.push_back(id);
     if (nodes_.contains(id)) return;
     nodes_[id] = Node{what + guard::displayName(name), std::nullopt, false, {}};
+    // The session's temporary schema (pg_temp, or its real name pg_temp_N) holds objects no other
+    // session can see, so no proof can judge them; the pinned search_path never finds them first.
+    if (name.size() >= 2 && name[name.size() - 2].starts_with("pg_temp")) {
+      nodes_[id].refused = "is in the session's temporary schema, which no proof can see";
+      return;
+    }
     pending_names_[kind].push_back(PendingName{id, name, path});
   }
 
