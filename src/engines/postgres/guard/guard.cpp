@@ -356,7 +356,11 @@ Verdict analyse(std::string_view text, Mode mode, std::size_t max_bytes) {
   // The session's client_encoding is UTF8; the server would refuse other bytes anyway.
   if (!isValidUtf8(text)) return deny(Rule::ParseError, "the statement is not valid UTF-8");
   const std::string owned(text);
-  Verdict out = deny(Rule::ParseError, "the parser could not be started (out of threads?)");
+  // Fails closed: without its thread (no thread left, or the stack's address space could not be
+  // reserved, e.g. under vm.overcommit_memory=2) nothing is parsed, so nothing is allowed.
+  Verdict out = deny(Rule::ParseError, "the parser's thread could not be started (" +
+                                           std::to_string(kParserStackBytes >> 20) +
+                                           " MiB of stack address space is reserved for it)");
   runOnLargeStack([&] { out = analyseHere(owned, mode); });
   return out;
 }
