@@ -339,7 +339,7 @@ class Prover {
           }
         }
       } else if (k == "implicit") {
-        addOids("implicit", "fn", Json{{"fn", Json::array({info.value("fn", Json(0))})}}, "fn");
+        addOid("implicit", "fn", info.value("fn", std::int64_t{0}));
       } else if (k == "fn" || k == "op" || k == "rel" || k == "type") {
         const std::string id = k + ":" + ref;
         answered.insert(id);

@@ -199,7 +199,13 @@ Result<std::shared_ptr<const proof::Report>> Runtime::latestProof() {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
     if (proof_) return proof_;
   }
-  return proveNow();
+  // The first callers wait for the first proof, made once: whoever comes second finds it made.
+  std::lock_guard<std::mutex> proving(prove_mu_);
+  {
+    std::shared_lock<std::shared_mutex> lock(proof_mu_);
+    if (proof_) return proof_;
+  }
+  return proveLocked();
 }
 
 Result<bool> Runtime::requireProof(const std::string& sql) {
@@ -215,17 +221,9 @@ Result<bool> Runtime::requireProof(const std::string& sql) {
             (pool_->connectionsOpened() != opened_at_proof_ && age > kReproveAfterConnect);
   }
   if (!current) {
-    // The first calls wait for the first proof (made once: whoever comes second finds it made).
-    std::lock_guard<std::mutex> proving(prove_mu_);
-    {
-      std::shared_lock<std::shared_mutex> lock(proof_mu_);
-      current = proof_;
-    }
-    if (!current) {
-      auto made = proveLocked();
-      if (!made) return made.error();
-      current = *made;
-    }
+    auto first = latestProof();
+    if (!first) return first.error();
+    current = *first;
   } else if (stale) {
     // One caller proves again; the others go on with the last proof meanwhile.
     std::unique_lock<std::mutex> proving(prove_mu_, std::try_to_lock);
