@@ -25,9 +25,12 @@ for t in "${targets[@]}"; do
   work="$ROOT/.run/fuzz/$name"
   mkdir -p "$work/corpus" "$work/artifacts"
   if [[ -d $corpus_src ]]; then cp -rn "$corpus_src"/. "$work/corpus/"; fi
+  # A target's own libFuzzer flags, one per line, in tests/fuzz/<dir>/options.
+  extra=()
+  if [[ -f tests/fuzz/$dir/options ]]; then mapfile -t extra < <(grep -v '^#' "tests/fuzz/$dir/options"); fi
   printf '[fuzz] %s for %ss ... ' "$name" "$SECONDS_EACH" >&2
   if "$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log.txt" 2>&1; then
+      "${extra[@]}" -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log.txt" 2>&1; then
     execs=$(grep -m1 'stat::number_of_executed_units' "$work/log.txt" | awk '{print $2}')
     echo "ok (${execs:-?} executions, no finding)" >&2
   else

@@ -33,10 +33,16 @@ if [[ -x build/asan/src/loader/mcp-dbserver-load ]]; then
   build/asan/src/loader/mcp-dbserver-load --data data/demo_documents.jsonl
 fi
 
+step "canary: fingerprint the data before the suite"
+node tests/support/canary.mjs record .run/canary.json
+
 step "ctest: unit, integration, e2e"
 ctest --test-dir build/asan --output-on-failure -j 2 --timeout 600
 
 step "fuzz targets (${FUZZ_SECONDS}s each)"
 bash scripts/fuzz.sh "$FUZZ_SECONDS"
+
+step "canary: nothing the suite sent changed the data"
+node tests/support/canary.mjs verify .run/canary.json
 
 step "done: all tests passed"

@@ -1,5 +1,7 @@
 #include "common/row_budget.hpp"
 
+#include <algorithm>
+
 namespace mcpdb {
 namespace {
 
@@ -22,6 +24,21 @@ std::size_t serializedSize(const Json& v) {
 }
 
 }  // namespace
+
+bool RowBudget::admits(std::uint64_t lower_bound) {
+  if (truncated_) return false;
+  if (rows_.size() >= max_rows_) {
+    truncated_ = true;
+    truncated_by_ = "max_rows";
+    return false;
+  }
+  if (lower_bound > max_bytes_ - std::min(bytes_, max_bytes_)) {
+    truncated_ = true;
+    truncated_by_ = "max_bytes";
+    return false;
+  }
+  return true;
+}
 
 bool RowBudget::add(Json row) {
   if (truncated_) return false;

@@ -17,6 +17,12 @@ class RowBudget {
   // Adds a row if it fits; returns false (and marks truncation) when a cap is reached.
   // Callers stop fetching as soon as this returns false.
   bool add(Json row);
+  // Before a row is converted: false (and truncation marked, as add() would) when a row whose
+  // serialised size is at least `lower_bound` bytes cannot fit. Engines call it with a bound they
+  // can read off the driver's raw row (its length over a small factor), so that a row far over
+  // the cap is never converted: one call's memory stays within the raw row plus a constant
+  // multiple of the cap, however large the row.
+  bool admits(std::uint64_t lower_bound);
   // Marks truncation because the source had more rows than were fetched.
   void markMore() {
     truncated_ = true;

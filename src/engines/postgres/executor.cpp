@@ -22,6 +22,9 @@
 namespace mcpdb::postgres {
 namespace {
 
+// A row's JSON is at least its text form's length over this (see the fetch loop).
+constexpr std::uint64_t kRawPerJsonByte = 2;
+
 // How long a cancelled statement may take to stop before its connection is dropped instead.
 constexpr std::chrono::milliseconds kCancelGrace{2000};
 // How often the wait loop looks at the stop token and the deadline (the stop callback also
@@ -392,6 +395,18 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
         case PGRES_SINGLE_TUPLE: {
           describe(r.get());
           if (capped) break;
+          // The row's text as libpq holds it bounds its JSON from below: no type's JSON is less
+          // than half its text (bytea's hex becomes base64: two thirds), except json with padding
+          // whitespace, which is then counted at half its stored length. A row that cannot fit is
+          // never converted.
+          std::uint64_t raw = 0;
+          for (int c = 0; c < static_cast<int>(keys.size()); ++c)
+            raw += static_cast<std::uint64_t>(PQgetlength(r.get(), 0, c));
+          if (!budget.admits(raw / kRawPerJsonByte)) {
+            capped = true;
+            w.cancel(Why::Cap);
+            break;
+          }
           Json row = Json::object();
           for (int c = 0; c < static_cast<int>(keys.size()); ++c) {
             if (PQgetisnull(r.get(), 0, c) != 0) {

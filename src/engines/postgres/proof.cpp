@@ -1,6 +1,7 @@
 #include "engines/postgres/proof.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 #include <utility>
@@ -13,6 +14,11 @@ namespace mcpdb::postgres::proof {
 // clang-format off
 const char* const kCatalogSql = R"sql(
 WITH req AS (SELECT $1::jsonb AS r),
+ids AS (
+  SELECT DISTINCT k.kind, (x)::oid AS oid
+  FROM req, (VALUES ('fn'), ('op'), ('rel'), ('type')) AS k(kind),
+       pg_catalog.jsonb_array_elements_text(req.r->(k.kind || '_oids')) AS x
+),
 names AS (
   SELECT k.kind, w.i, w.e->'n' AS name, w.e->'p' AS path
   FROM req, (VALUES ('funcs'), ('attrs'), ('ops'), ('rels'), ('types'), ('tsm')) AS k(kind),
@@ -46,29 +52,30 @@ SELECT 'fn', p.oid::text, pg_catalog.jsonb_build_object(
   'label', pg_catalog.quote_ident(s.nspname) || '.' || pg_catalog.quote_ident(p.proname) || '(' || pg_catalog.oidvectortypes(p.proargtypes) || ')',
   'schema', s.nspname::text, 'name', p.proname::text, 'lang', l.lanname::text,
   'volatile', p.provolatile::text, 'secdef', p.prosecdef, 'kind', p.prokind::text,
-  'builtin', s.nspname = 'pg_catalog' AND p.proowner = 10,
-  'ext', (SELECT e.extname::text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+  'builtin', b.builtin,
+  'ext', CASE WHEN NOT b.builtin THEN (SELECT e.extname::text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
           WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
-            AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1),
+            AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1) END,
   'src', CASE WHEN l.lanname = 'sql' AND p.prosqlbody IS NULL THEN p.prosrc END,
   'atomic', p.prosqlbody IS NOT NULL,
   'body', CASE WHEN p.prosqlbody IS NOT NULL THEN pg_catalog.pg_get_functiondef(p.oid) END,
   'path', (SELECT c FROM pg_catalog.unnest(p.proconfig) AS c WHERE c LIKE 'search_path=%' LIMIT 1),
-  'agg', (SELECT pg_catalog.jsonb_agg(f::int8) FROM pg_catalog.pg_aggregate a,
+  'agg', CASE WHEN NOT b.builtin THEN (SELECT pg_catalog.jsonb_agg(f::int8) FROM pg_catalog.pg_aggregate a,
             LATERAL (VALUES (a.aggtransfn), (a.aggfinalfn), (a.aggcombinefn), (a.aggserialfn),
                             (a.aggdeserialfn), (a.aggmtransfn), (a.aggminvtransfn), (a.aggmfinalfn)) AS v(f)
-          WHERE a.aggfnoid = p.oid AND v.f::oid <> 0),
-  'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
-  'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
-  'deps_rel', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass),
-  'deps_type', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass))
-FROM req, pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace
+          WHERE a.aggfnoid = p.oid AND v.f::oid <> 0) END,
+  'deps_fn', CASE WHEN NOT b.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) END,
+  'deps_op', CASE WHEN NOT b.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass) END,
+  'deps_rel', CASE WHEN NOT b.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass) END,
+  'deps_type', CASE WHEN NOT b.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.refclassid = 'pg_catalog.pg_type'::pg_catalog.regclass) END)
+FROM ids i JOIN pg_catalog.pg_proc p ON p.oid = i.oid JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace
 JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-WHERE p.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'fn_oids') AS x)
+CROSS JOIN LATERAL (SELECT s.nspname = 'pg_catalog' AND p.proowner = 10 AS builtin) b
+WHERE i.kind = 'fn'
 UNION ALL
 SELECT 'op', o.oid::text, pg_catalog.jsonb_build_object('label', pg_catalog.quote_ident(s.nspname) || '.' || o.oprname::text || '(' || pg_catalog.format_type(o.oprleft, NULL) || ', ' || pg_catalog.format_type(o.oprright, NULL) || ')', 'code', o.oprcode::oid::int8)
-FROM req, pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace s ON s.oid = o.oprnamespace
-WHERE o.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'op_oids') AS x)
+FROM ids i JOIN pg_catalog.pg_operator o ON o.oid = i.oid JOIN pg_catalog.pg_namespace s ON s.oid = o.oprnamespace
+WHERE i.kind = 'op'
 UNION ALL
 SELECT 'rel', c.oid::text, pg_catalog.jsonb_build_object(
   'label', pg_catalog.quote_ident(s.nspname) || '.' || pg_catalog.quote_ident(c.relname), 'kind', c.relkind::text,
@@ -88,8 +95,8 @@ SELECT 'rel', c.oid::text, pg_catalog.jsonb_build_object(
        'op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.objid = pol.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
        'rel', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_depend d WHERE d.deptype = 'n' AND d.classid = 'pg_catalog.pg_policy'::pg_catalog.regclass AND d.objid = pol.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid <> c.oid)))
      FROM pg_catalog.pg_policy pol WHERE pol.polrelid = c.oid AND pol.polcmd IN ('r', '*')))
-FROM req, pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
-WHERE c.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'rel_oids') AS x)
+FROM ids i JOIN pg_catalog.pg_class c ON c.oid = i.oid JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+WHERE i.kind = 'rel'
 UNION ALL
 SELECT 'type', t.oid::text, pg_catalog.jsonb_build_object(
   'label', pg_catalog.format_type(t.oid, NULL), 'kind', t.typtype::text,
@@ -99,8 +106,8 @@ SELECT 'type', t.oid::text, pg_catalog.jsonb_build_object(
   'checks', (SELECT pg_catalog.jsonb_agg(pg_catalog.pg_get_constraintdef(k.oid)) FROM pg_catalog.pg_constraint k WHERE k.contypid = t.oid AND k.contype = 'c'),
   'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
   'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass))
-FROM req, pg_catalog.pg_type t
-WHERE t.oid IN (SELECT (x)::oid FROM pg_catalog.jsonb_array_elements_text(req.r->'type_oids') AS x)
+FROM ids i JOIN pg_catalog.pg_type t ON t.oid = i.oid
+WHERE i.kind = 'type'
 UNION ALL
 SELECT 'implicit', k.oid::text, pg_catalog.jsonb_build_object('fn', k.castfunc::int8)
 FROM req, pg_catalog.pg_cast k JOIN pg_catalog.pg_proc p ON p.oid = k.castfunc
@@ -157,6 +164,21 @@ std::vector<std::int64_t> oids(const Json& info, const char* key) {
     if (v.is_number_integer()) out.push_back(v.get<std::int64_t>());
   }
   return out;
+}
+
+// One object id; 0 (none) when absent or not an integer. The catalog query always writes ids as
+// integers; anything else is read as "no object", never as an exception.
+std::int64_t oidOf(const Json& info, const char* key) {
+  const auto it = info.find(key);
+  return it != info.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+// A decimal number in text (a reference or an id); nullopt for anything else.
+std::optional<std::int64_t> number(std::string_view s) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 std::string text(const Json& info, const char* key) {
@@ -330,18 +352,24 @@ class Prover {
         const auto colon = ref.find(':');
         if (colon == std::string::npos) continue;
         const std::string kind_key = ref.substr(0, colon);
-        const std::size_t i = std::stoul(ref.substr(colon + 1));
+        const auto i = number(std::string_view(ref).substr(colon + 1));
+        if (!i) continue;
         for (const auto& [kind, key] : kKinds) {
-          if (kind_key != key || i == 0 || i > asked_names_[kind].size()) continue;
-          const std::string& from = asked_names_[kind][i - 1].node;
-          for (const char* prefix : {"fn", "op", "rel", "type"}) {
-            if (info.contains(prefix)) addOid(from, prefix, info[prefix].get<std::int64_t>());
+          if (kind_key != key || *i <= 0 ||
+              static_cast<std::uint64_t>(*i) > asked_names_[kind].size()) {
+            continue;
           }
+          const std::string& from = asked_names_[kind][static_cast<std::size_t>(*i - 1)].node;
+          for (const char* prefix : {"fn", "op", "rel", "type"})
+            addOid(from, prefix, oidOf(info, prefix));
         }
       } else if (k == "implicit") {
-        addOid("implicit", "fn", info.value("fn", std::int64_t{0}));
+        addOid("implicit", "fn", oidOf(info, "fn"));
       } else if (k == "fn" || k == "op" || k == "rel" || k == "type") {
-        const std::string id = k + ":" + ref;
+        // Only answers to what was asked: an object id the request did not name is ignored.
+        const auto oid = number(ref);
+        if (!oid || !asked_oids_[k].contains(*oid)) continue;
+        const std::string id = k + ":" + std::to_string(*oid);
         answered.insert(id);
         described_.insert(id);
         if (k == "fn") judgeFunction(id, info);
@@ -357,7 +385,8 @@ class Prover {
         std::sort(edges.begin(), edges.end(), [](const std::string& a, const std::string& b) {
           const auto ca = a.find(':'), cb = b.find(':');
           if (a.compare(0, ca, b, 0, cb) != 0) return a < b;
-          return std::stoll(a.substr(ca + 1)) < std::stoll(b.substr(cb + 1));
+          return number(std::string_view(a).substr(ca + 1)).value_or(0) <
+                 number(std::string_view(b).substr(cb + 1)).value_or(0);
         });
       }
     }
@@ -459,7 +488,7 @@ class Prover {
 
   void judgeOperator(const std::string& id, const Json& info) {
     nodes_[id].label = "operator " + text(info, "label");
-    addOid(id, "fn", info.value("code", Json(0)).get<std::int64_t>());
+    addOid(id, "fn", oidOf(info, "code"));
   }
 
   void judgeRelation(const std::string& id, const Json& info) {
@@ -494,13 +523,14 @@ class Prover {
     const auto policies = info.find("policies");
     if (policies == info.end() || !policies->is_array()) return;
     for (const Json& p : *policies) {
-      const std::string pid = id + ":policy:" + p.value("name", std::string());
+      if (!p.is_object()) continue;
+      const std::string pid = id + ":policy:" + text(p, "name");
       nodes_[id].edges.push_back(pid);
-      nodes_[pid] = Node{"row-level security policy " + p.value("name", std::string()) + " on " +
-                             text(info, "label"),
-                         std::nullopt,
-                         true,
-                         {}};
+      nodes_[pid] =
+          Node{"row-level security policy " + text(p, "name") + " on " + text(info, "label"),
+               std::nullopt,
+               true,
+               {}};
       if (p.contains("qual") && p["qual"].is_string() &&
           !addBody(pid, p["qual"].get<std::string>(), guard::BodyKind::Expression, path_,
                    "an expression")) {
@@ -514,11 +544,9 @@ class Prover {
 
   void judgeType(const std::string& id, const Json& info) {
     nodes_[id].label = "type " + text(info, "label");
-    addOid(id, "fn", info.value("input", Json(0)).get<std::int64_t>());
+    addOid(id, "fn", oidOf(info, "input"));
     addOids(id, "fn", info, "casts");
-    if (info.contains("base") && info["base"].is_number_integer()) {
-      addOid(id, "type", info["base"].get<std::int64_t>());
-    }
+    addOid(id, "type", oidOf(info, "base"));
     addOids(id, "fn", info, "deps_fn");
     addOids(id, "op", info, "deps_op");
     if (const auto checks = info.find("checks"); checks != info.end() && checks->is_array()) {
@@ -589,8 +617,15 @@ std::string Refusal::message() const {
 
 Result<Report> prove(const std::vector<std::string>& statements, const Settings& settings,
                      const CatalogFn& catalog) {
-  Prover prover(settings, catalog);
-  return prover.run(statements);
+  // The prover reads every answer defensively and throws on none (its fuzz target drives it with
+  // malformed answers and checks this code is never returned); the catch keeps a mistake there
+  // from ending the process on the background thread that proves again. Fails closed.
+  try {
+    Prover prover(settings, catalog);
+    return prover.run(statements);
+  } catch (const std::exception&) {
+    return makeError(Code::Internal, "the read-only proof failed on an unexpected catalog answer");
+  }
 }
 
 }  // namespace mcpdb::postgres::proof

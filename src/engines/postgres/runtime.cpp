@@ -25,6 +25,12 @@ Json envelope(ExecResult& r, const std::string& rows_key) {
 
 }  // namespace
 
+ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool new_connection) {
+  if (age > 2 * interval) return ProofAge::Expired;
+  if (age > interval || (new_connection && age > kReproveAfterConnect)) return ProofAge::Refresh;
+  return ProofAge::Fresh;
+}
+
 Runtime::Runtime(Section section, Env env, TokenSource token)
     : section_(std::move(section)), env_(std::move(env)) {
   if (!token && iamAuthEnabled(section_.pool, env_)) token = rdsTokenSource(env_);
@@ -110,16 +116,15 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveNow() {
   return proveLocked();
 }
 
-Result<std::vector<Json>> Runtime::catalogQuery(const Json& request) {
+Result<std::vector<Json>> Runtime::catalogQuery(const Json& request, const std::stop_token& stop) {
   Limits limits;
   limits.max_rows = 1'000'000;
   limits.max_bytes = std::uint64_t{256} << 20;
   limits.timeout = std::chrono::milliseconds(30000);
-  std::stop_source never;
   BoundParams params;
   params.add(request.dump(), oid::kJsonb);
   // Not prepared: it runs once per proof, and a plan of it on every connection is waste.
-  auto r = run(proof::kCatalogSql, params, limits, never.get_token(), Clock::now() + limits.timeout,
+  auto r = run(proof::kCatalogSql, params, limits, stop, Clock::now() + limits.timeout,
                /*prepare=*/false);
   if (!r) return r.error();
   if (r->truncated) {
@@ -130,10 +135,10 @@ Result<std::vector<Json>> Runtime::catalogQuery(const Json& request) {
   return rows;
 }
 
-Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked() {
+Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::stop_token& stop) {
   std::optional<Error> run_error;  // a failure to reach the catalog is reported as it is
   auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
-    auto rows = catalogQuery(request);
+    auto rows = catalogQuery(request, stop);
     if (!rows) run_error = rows.error();
     return rows;
   };
@@ -208,30 +213,72 @@ Result<std::shared_ptr<const proof::Report>> Runtime::latestProof() {
   return proveLocked();
 }
 
+void Runtime::requestReproof() {
+  std::lock_guard<std::mutex> lock(reprove_mu_);
+  // After a failed attempt, not again for a second (the catalog may be unreachable for a while).
+  if (Clock::now() - reprove_failed_at_ < kReproveAfterConnect) return;
+  reprove_wanted_ = true;
+  if (!reprover_.joinable()) {
+    reprover_ = std::jthread([this](const std::stop_token& stop) { reproveLoop(stop); });
+  }
+  reprove_cv_.notify_one();
+}
+
+void Runtime::reproveLoop(const std::stop_token& stop) {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(reprove_mu_);
+      if (!reprove_cv_.wait(lock, stop, [this] { return reprove_wanted_; })) return;
+      reprove_wanted_ = false;
+    }
+    bool ok = true;
+    {
+      // Another caller (doctor, an expired proof) may be proving: then this attempt waits for it
+      // and proves once more, which is harmless.
+      std::lock_guard<std::mutex> proving(prove_mu_);
+      ok = proveLocked(stop).ok();
+    }
+    if (!ok && !stop.stop_requested()) {
+      std::fprintf(stderr,
+                   "[postgres] the read-only proof could not be made again; calls go on with the "
+                   "last one until it is %llds old, then each call tries itself\n",
+                   static_cast<long long>(2 * section_.proof.interval.count()));
+      std::lock_guard<std::mutex> lock(reprove_mu_);
+      reprove_failed_at_ = Clock::now();
+    }
+  }
+}
+
 Result<bool> Runtime::requireProof(const std::string& sql) {
   std::shared_ptr<const proof::Report> current;
-  bool stale = true;
+  ProofAge age = ProofAge::Expired;
   {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
     current = proof_;
-    const auto age = Clock::now() - proved_at_;
-    // Made again after the interval, and after a new connection was opened (it may reach another
-    // server, e.g. after a failover), at most once per kReproveAfterConnect.
-    stale = !current || age > section_.proof.interval ||
-            (pool_->connectionsOpened() != opened_at_proof_ && age > kReproveAfterConnect);
+    if (current) {
+      age = judgeProofAge(Clock::now() - proved_at_, section_.proof.interval,
+                          pool_->connectionsOpened() != opened_at_proof_);
+    }
   }
   if (!current) {
     auto first = latestProof();
     if (!first) return first.error();
     current = *first;
-  } else if (stale) {
-    // One caller proves again; the others go on with the last proof meanwhile.
-    std::unique_lock<std::mutex> proving(prove_mu_, std::try_to_lock);
-    if (proving.owns_lock()) {
+  } else if (age == ProofAge::Expired) {
+    // Every attempt to make it again has failed for a whole interval: no statement runs on a
+    // proof that old. One caller proves; the others wait for it and use what it made.
+    std::lock_guard<std::mutex> proving(prove_mu_);
+    {
+      std::shared_lock<std::shared_mutex> lock(proof_mu_);
+      if (proof_ != current) current = proof_;
+    }
+    if (current == proof_) {
       auto made = proveLocked();
       if (!made) return made.error();
       current = *made;
     }
+  } else if (age == ProofAge::Refresh) {
+    requestReproof();  // made in the background; this call goes on with the last one
   }
   const auto it = current->verdicts.find(sql);
   if (it == current->verdicts.end()) {

@@ -3,11 +3,14 @@
 // takes, the tool handlers and the privilege self-check.
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +37,13 @@ using EmbedderFn = std::function<Result<std::shared_ptr<embed::Embedder>>()>;
 // managed service (`managed` names its admin role; empty: not managed), and every function is on
 // the guard's denylist, so the read-only proof refuses any statement that reaches it.
 bool mitigatedByProof(const Json& rows, std::string_view managed);
+
+// What a call does with the last proof, by its age: use it (Fresh); use it and have it made again
+// in the background (Refresh: older than the interval, or a new pooled connection was opened
+// since and it is older than a second); make it again first, failing closed when that fails
+// (Expired: older than twice the interval, so every background attempt since has failed).
+enum class ProofAge { Fresh, Refresh, Expired };
+ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool new_connection);
 
 class Runtime {
  public:
@@ -68,12 +78,13 @@ class Runtime {
   Result<ExecResult> explain(const std::string& sql, const BoundParams& params,
                              ExecOutcome& outcome);
 
-  // The read-only proof of the configured statements (proof.hpp), made on first use and again
-  // once it is older than postgres.proof.interval_s or the pool has opened a new connection since
-  // (by one caller, while the others keep using the last one). Ok when `sql` is proved read-only;
+  // The read-only proof of the configured statements (proof.hpp), made on first use and again,
+  // in the background, once it is older than postgres.proof.interval_s or the pool has opened a
+  // new connection since; calls go on with the last proof meanwhile and never wait for a new one,
+  // unless the last one is older than twice the interval (every attempt since failed): then the
+  // call proves again itself, and fails closed when it cannot. Ok when `sql` is proved read-only;
   // PermissionDenied naming the object and the reason when it is refused; Unavailable when no proof
-  // could be made (fails closed).
-  // On success: whether the executor must release advisory locks after it (the statement reaches
+  // can be made. The value says whether advisory locks must be released after it (it reaches
   // code the proof accepted without reading it).
   Result<bool> requireProof(const std::string& sql);
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
@@ -85,7 +96,7 @@ class Runtime {
   Result<std::shared_ptr<const proof::Report>> latestProof();
   // One level of a proof: proof::kCatalogSql with `request` as its $1, through run() (guarded,
   // read-only, never a pooled prepared statement).
-  Result<std::vector<Json>> catalogQuery(const Json& request);
+  Result<std::vector<Json>> catalogQuery(const Json& request, const std::stop_token& stop = {});
   // The statements the proof covers: every tool's, the search statement and the model check.
   std::vector<std::string> configuredStatements() const;
 
@@ -105,8 +116,11 @@ class Runtime {
   // The guardrail verdict of `sql`: its placeholder count when allowed. Allowed statements are
   // remembered (by their whole text; refusals never are), so checking one again is a lookup.
   Result<std::size_t> checkStatement(const std::string& sql);
-  // proveNow() with prove_mu_ already held.
-  Result<std::shared_ptr<const proof::Report>> proveLocked();
+  // proveNow() with prove_mu_ already held; `stop` ends its catalog queries early.
+  Result<std::shared_ptr<const proof::Report>> proveLocked(const std::stop_token& stop = {});
+  // Wakes the background prover (started on first use); never waits for it.
+  void requestReproof();
+  void reproveLoop(const std::stop_token& stop);
 
   Section section_;
   Env env_;
@@ -121,6 +135,12 @@ class Runtime {
   std::mutex model_mu_;
   std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
   Clock::time_point model_checked_at_{};
+  std::mutex reprove_mu_;  // guards reprove_wanted_, reprove_failed_at_, reprover_'s start
+  std::condition_variable_any reprove_cv_;
+  bool reprove_wanted_ = false;
+  Clock::time_point reprove_failed_at_{};
+  // Last member: stopped and joined before anything it uses is destroyed.
+  std::jthread reprover_;
 };
 
 }  // namespace mcpdb::postgres

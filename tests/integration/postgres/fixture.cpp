@@ -145,9 +145,21 @@ std::optional<std::string> adminQuery(const std::string& sql) {
   return firstValue(c.get(), sql);
 }
 
-std::string superuserExec(const std::string& sql) {
+namespace {
+
+// The superuser's connection, to `database` when one is named (later keywords override what the
+// DSN says: libpq's expand_dbname rule).
+ConnPtr superuserConnection(const std::string& database) {
   const std::string dsn = requireEnv("MCPDB_PG_SUPERUSER_DSN");
-  ConnPtr c(PQconnectdb(dsn.c_str()));
+  const char* keys[] = {"dbname", database.empty() ? nullptr : "dbname", nullptr};
+  const char* values[] = {dsn.c_str(), database.c_str(), nullptr};
+  return ConnPtr(PQconnectdbParams(keys, values, 1));
+}
+
+}  // namespace
+
+std::string superuserExec(const std::string& sql, const std::string& database) {
+  ConnPtr c = superuserConnection(database);
   if (PQstatus(c.get()) != CONNECTION_OK) {
     return "cannot connect as the superuser (MCPDB_PG_SUPERUSER_DSN): " +
            std::string(PQerrorMessage(c.get()));
@@ -160,6 +172,11 @@ std::string superuserExec(const std::string& sql) {
   const auto status = PQresultStatus(r.get());
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return "";
   return PQresultErrorMessage(r.get());
+}
+
+std::optional<std::string> superuserQuery(const std::string& sql) {
+  ConnPtr c = superuserConnection("");
+  return firstValue(c.get(), sql);
 }
 
 std::string dsnFor(const std::string& user, const std::string& password) {

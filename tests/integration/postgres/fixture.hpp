@@ -40,8 +40,10 @@ std::optional<std::string> readerQuery(const std::string& sql);
 // Runs `sql` (one or more statements) as the cluster's superuser, over the Unix socket named by
 // MCPDB_PG_SUPERUSER_DSN (scripts/servers.sh env; reachable only by root or the cluster's OS
 // user): creating roles and granting what the admin role cannot. Returns the server's error
-// message, empty on success.
-std::string superuserExec(const std::string& sql);
+// message, empty on success. `database`: another database of the cluster than the DSN's.
+std::string superuserExec(const std::string& sql, const std::string& database = "");
+// The first value of `sql`'s first row as the superuser, or nothing.
+std::optional<std::string> superuserQuery(const std::string& sql);
 
 // A DSN for `user` with `password` on the reader's host, port and database.
 std::string dsnFor(const std::string& user, const std::string& password);

@@ -92,6 +92,56 @@ postgres:
   EXPECT_LE(r->structured["rows"].dump().size(), 2048U + 16U);
 }
 
+// A single row far over the byte cap (4 MiB against 4 KiB, in every type whose JSON differs in
+// size from its text: text, bytea as base64, json re-serialised, arrays) is refused before it is
+// converted: truncated at zero rows, with the max_bytes note; a row of the same types that fits
+// is returned whole. (Peak memory for a row 1,000 times the cap is measured by
+// bench/row_memory.sh, not asserted here.)
+TEST(PostgresLimits, ARowFarOverTheByteCapIsRefusedWhole) {
+  auto rt = makeRuntime(R"(
+postgres:
+  tools:
+    text_row:
+      description: One wide text value.
+      statement: SELECT repeat('x', $1::int) AS v
+      parameters: [{name: n, type: integer, description: Length.}]
+      limits: {max_bytes: 4096}
+    bytea_row:
+      description: One wide bytea value.
+      statement: SELECT convert_to(repeat('y', $1::int), 'UTF8') AS v
+      parameters: [{name: n, type: integer, description: Length.}]
+      limits: {max_bytes: 4096}
+    json_row:
+      description: One wide json value.
+      statement: SELECT to_json(array_fill(1, ARRAY[$1::int])) AS v
+      parameters: [{name: n, type: integer, description: Length.}]
+      limits: {max_bytes: 4096}
+    array_row:
+      description: One wide array.
+      statement: SELECT array_fill('ab'::text, ARRAY[$1::int]) AS v
+      parameters: [{name: n, type: integer, description: Length.}]
+      limits: {max_bytes: 4096}
+)");
+  const std::pair<const char*, int> huge[] = {
+      {"text_row", 4 << 20}, {"bytea_row", 4 << 20}, {"json_row", 2 << 20}, {"array_row", 1 << 20}};
+  for (const auto& [tool, n] : huge) {
+    auto r = call(*rt, tool, Json{{"n", n}});
+    ASSERT_TRUE(r.ok()) << tool << ": " << r.error().message;
+    EXPECT_EQ(r->structured["row_count"], 0) << tool;
+    EXPECT_EQ(r->structured["truncated"], true) << tool;
+    EXPECT_NE(r->structured["note"].get<std::string>().find("max_bytes"), std::string::npos)
+        << tool;
+  }
+  const std::pair<const char*, int> small[] = {
+      {"text_row", 3000}, {"bytea_row", 2000}, {"json_row", 1000}, {"array_row", 500}};
+  for (const auto& [tool, n] : small) {
+    auto r = call(*rt, tool, Json{{"n", n}});
+    ASSERT_TRUE(r.ok()) << tool << ": " << r.error().message;
+    EXPECT_EQ(r->structured["row_count"], 1) << tool;
+    EXPECT_EQ(r->structured["truncated"], false) << tool;
+  }
+}
+
 TEST(PostgresLimits, CapStopsAHugeResultEarly) {
   auto rt = makeRuntime(R"(
 limits: {timeout_ms: 30000}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -56,15 +57,42 @@ std::vector<Case> loadCases() {
   return out;
 }
 
+// Makes the objects of setup.sql once per version of that file: test processes running at the
+// same time share them (dropping and making them again under another test's running proof made it
+// fail). The schema's comment records which version of setup.sql made it; the check and the
+// setup run under one session-level advisory lock.
 void setUpObjects() {
   ensureTestSchema();
   using ConnPtr = Owned<PGconn, PQfinish>;
   using ResPtr = Owned<PGresult, PQclear>;
   ConnPtr c(PQconnectdb(requireEnv("MCPDB_PG_ADMIN_DSN").c_str()));
   ASSERT_EQ(PQstatus(c.get()), CONNECTION_OK);
-  ResPtr r(PQexec(c.get(), readAll(kDir + "setup.sql").c_str()));
-  ASSERT_EQ(PQresultStatus(r.get()), PGRES_COMMAND_OK) << PQerrorMessage(c.get());
+  const std::string setup = readAll(kDir + "setup.sql");
+  const std::string version = std::to_string(std::hash<std::string>{}(setup));
+  ResPtr lock(PQexec(c.get(), "SELECT pg_advisory_lock(74301)"));
+  ASSERT_EQ(PQresultStatus(lock.get()), PGRES_TUPLES_OK) << PQerrorMessage(c.get());
+  ResPtr made(PQexec(c.get(),
+                     "SELECT pg_catalog.obj_description(oid, 'pg_namespace') FROM "
+                     "pg_catalog.pg_namespace WHERE nspname = 'prooftest'"));
+  const bool current = PQresultStatus(made.get()) == PGRES_TUPLES_OK &&
+                       PQntuples(made.get()) == 1 && version == PQgetvalue(made.get(), 0, 0);
+  if (!current) {
+    ResPtr r(
+        PQexec(c.get(), (setup + "\nCOMMENT ON SCHEMA prooftest IS '" + version + "';").c_str()));
+    ASSERT_EQ(PQresultStatus(r.get()), PGRES_COMMAND_OK) << PQerrorMessage(c.get());
+  }
+  PQclear(PQexec(c.get(), "SELECT pg_advisory_unlock(74301)"));
   EXPECT_EQ(superuserExec(readAll(kDir + "setup_superuser.sql")), "");
+}
+
+// Polls `done` for up to 20 s (a background proof; no timing is asserted).
+template <typename F>
+bool eventually(F done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 proof::Settings testSettings() {
@@ -186,8 +214,134 @@ postgres:
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   auto again = call(*rt, "pid", Json::object());
   ASSERT_TRUE(again.ok()) << again.error().message;
+  // The next call sees the new connection and has the proof made again, in the background: the
+  // call does not wait for it.
   ASSERT_TRUE(call(*rt, "pid", Json::object()).ok());
-  EXPECT_NE(rt->latestProof()->get(), first->get()) << "the proof was not made again";
+  EXPECT_TRUE(eventually([&] { return rt->latestProof()->get() != first->get(); }))
+      << "the proof was not made again";
+}
+
+// A catalog change after the proof reaches the verdict once the proof is made again (in the
+// background, after a new connection), without any call waiting for it: a function that was
+// harmless is redefined to create large objects, and the tool over it is then refused.
+TEST(PostgresProof, ACatalogChangeReachesTheVerdictWhenTheProofIsMadeAgain) {
+  ASSERT_EQ(superuserExec(R"(
+SET client_min_messages = warning;
+CREATE SCHEMA IF NOT EXISTS prooftest_flip;
+CREATE OR REPLACE FUNCTION prooftest_flip.f() RETURNS oid LANGUAGE sql AS 'SELECT 0::oid';
+GRANT USAGE ON SCHEMA prooftest_flip TO mcp_reader;
+GRANT EXECUTE ON FUNCTION prooftest_flip.f() TO mcp_reader;
+)"),
+            "");
+  auto rt = makeRuntime(R"(
+postgres:
+  pool: {size: 1}
+  tools:
+    flip:
+      description: A function that changes under the proof.
+      statement: SELECT prooftest_flip.f() AS o, pg_backend_pid() AS pid
+)");
+  auto before = call(*rt, "flip", Json::object());
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  ASSERT_EQ(superuserExec("CREATE OR REPLACE FUNCTION prooftest_flip.f() RETURNS oid "
+                          "LANGUAGE sql AS 'SELECT pg_catalog.lo_creat(-1)'"),
+            "");
+  readerQuery("SELECT pg_terminate_backend(" +
+              std::to_string(before->structured["rows"][0]["pid"].get<std::int64_t>()) + ")");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::string message;
+  EXPECT_TRUE(eventually([&] {
+    auto r = call(*rt, "flip", Json::object());
+    message = r.ok() ? "" : r.error().message;
+    return !r.ok() && r.error().code == Code::PermissionDenied &&
+           message.find("refused by the read-only proof") != std::string::npos;
+  })) << message;
+  EXPECT_NE(message.find("pg_catalog.lo_creat(integer)"), std::string::npos) << message;
+  EXPECT_NE(message.find("function prooftest_flip.f()"), std::string::npos) << message;
+  EXPECT_EQ(superuserExec("DROP SCHEMA prooftest_flip CASCADE"), "");
+}
+
+// The real dblink extension, in a database of its own (an extension is installed once per
+// database, and the doctor's tests install and drop dblink in the shared one), read by a role of
+// its own (only it may connect there, so no other role's doctor check sees another database):
+// reached through a SQL function, a view, or a C function that points at dblink's code under an
+// innocent name, every statement is refused; a plain statement in the same database runs.
+TEST(PostgresProof, RealDblinkIsRefusedWhereverItIsReached) {
+  const std::string db = "mcpdb_proof_dblink";
+  const std::string role = "mcpdb_proof_dblink_reader";
+  const std::string password = "proof-dblink-test";
+  ASSERT_EQ(superuserExec("DO $$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" +
+                          role + "') THEN CREATE ROLE " + role + "; END IF; END$$; ALTER ROLE " +
+                          role + " LOGIN PASSWORD '" + password + "'"),
+            "");
+  if (!superuserQuery("SELECT 1 FROM pg_database WHERE datname = '" + db + "'").has_value()) {
+    // Closed to connections until PUBLIC's CONNECT is revoked: the doctor's tests, running
+    // meanwhile, count only databases that allow connections.
+    ASSERT_EQ(superuserExec("CREATE DATABASE " + db + " ALLOW_CONNECTIONS false"), "");
+  }
+  ASSERT_EQ(superuserExec("REVOKE ALL ON DATABASE " + db + " FROM PUBLIC; GRANT CONNECT ON " +
+                          "DATABASE " + db + " TO " + role + "; ALTER DATABASE " + db +
+                          " ALLOW_CONNECTIONS true"),
+            "");
+  ASSERT_EQ(
+      superuserExec("SET client_min_messages = warning;"
+                    "CREATE EXTENSION IF NOT EXISTS dblink SCHEMA public;"
+                    "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;"
+                    "REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
+                    "CREATE SCHEMA IF NOT EXISTS t;"
+                    "CREATE OR REPLACE FUNCTION t.remote_write() RETURNS text LANGUAGE sql "
+                    "  AS $f$SELECT public.dblink_exec('dbname=mcpdemo', "
+                    "'CREATE TABLE public.x ()')$f$;"
+                    "CREATE OR REPLACE VIEW t.v AS SELECT public.dblink_connect('x') AS c;"
+                    "CREATE OR REPLACE FUNCTION t.innocent(text, text) RETURNS text "
+                    "  LANGUAGE c STRICT AS '$libdir/dblink', 'dblink_exec';"
+                    "GRANT USAGE ON SCHEMA t TO " +
+                        role +
+                        ";"
+                        "GRANT SELECT ON t.v TO " +
+                        role +
+                        ";"
+                        "GRANT EXECUTE ON FUNCTION t.remote_write(), t.innocent(text, text) TO " +
+                        role,
+                    db),
+      "");
+  const std::string dsn = dsnFor(role, password) + " dbname=" + db;
+  auto rt = makeRuntime(R"(
+postgres:
+  tools:
+    through_function:
+      description: Writes through dblink inside a SQL function.
+      statement: SELECT t.remote_write() AS r
+    through_view:
+      description: Connects out through a view.
+      statement: SELECT c FROM t.v
+    renamed:
+      description: dblink's code under another name.
+      statement: SELECT t.innocent('dbname=mcpdemo', 'CREATE TABLE public.y ()') AS r
+    plain:
+      description: Reads nothing.
+      statement: SELECT 1 AS one
+)",
+                        envWithDsn(dsn));
+  const std::pair<const char*, const char*> refused[] = {
+      {"through_function", "function public.dblink_exec(text, text) is on the denylist"},
+      {"through_view", "function public.dblink_connect(text) is on the denylist"},
+      {"renamed", "function t.innocent(text, text) is a C function outside pg_catalog"},
+  };
+  for (const auto& [tool, reason] : refused) {
+    auto r = call(*rt, tool, Json::object());
+    ASSERT_FALSE(r.ok()) << tool;
+    EXPECT_EQ(r.error().code, Code::PermissionDenied) << tool;
+    EXPECT_NE(r.error().message.find(reason), std::string::npos)
+        << tool << ": " << r.error().message;
+  }
+  auto plain = call(*rt, "plain", Json::object());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->structured["rows"], Json::parse(R"([{"one": 1}])"));
+  // Nothing was written through any of them.
+  EXPECT_EQ(adminQuery("SELECT count(*) FROM pg_class WHERE relname IN ('x', 'y') AND "
+                       "relnamespace = 'public'::regnamespace"),
+            "0");
 }
 
 // Measures (does not assert on time): the startup proof for the demo's allowlist and for 500

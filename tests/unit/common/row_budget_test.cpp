@@ -53,5 +53,29 @@ TEST(RowBudget, RowCapStopsAndSaysSo) {
   EXPECT_EQ(budget.takeRows().size(), 2u);
 }
 
+// admits(): a lower bound of the next row's size, checked before the row is built, refuses it
+// exactly when even that bound cannot fit; the truncation is then reported as add() would.
+TEST(RowBudget, AdmitsChecksALowerBoundBeforeTheRowIsBuilt) {
+  RowBudget budget(Limits{10, 100, std::chrono::seconds(1)});
+  EXPECT_TRUE(budget.admits(100));
+  ASSERT_TRUE(budget.add(Json{{"a", "0123456789"}}));  // 17 + 1 bytes
+  EXPECT_TRUE(budget.admits(100 - budget.bytes()));
+  EXPECT_FALSE(budget.truncated());
+  EXPECT_FALSE(budget.admits(100 - budget.bytes() + 1));
+  EXPECT_TRUE(budget.truncated());
+  EXPECT_NE(budget.note().find("max_bytes"), std::string::npos);
+  EXPECT_EQ(budget.rows(), 1u);
+  // Once truncated, nothing more is admitted or added.
+  EXPECT_FALSE(budget.admits(0));
+  EXPECT_FALSE(budget.add(Json{{"a", 1}}));
+}
+
+TEST(RowBudget, AdmitsStopsAtTheRowCap) {
+  RowBudget budget(Limits{1, 1000, std::chrono::seconds(1)});
+  ASSERT_TRUE(budget.add(Json{{"a", 1}}));
+  EXPECT_FALSE(budget.admits(0));
+  EXPECT_NE(budget.note().find("max_rows"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mcpdb

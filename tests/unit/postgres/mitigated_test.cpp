@@ -42,3 +42,32 @@ TEST(DoctorMitigated, EveryOtherCaseStaysAViolation) {
 
 }  // namespace
 }  // namespace mcpdb::postgres
+
+namespace mcpdb::postgres {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// How old a proof may get before a call uses it, refreshes it in the background, or refuses to
+// run on it without proving again (the fail-closed bound on a proof no attempt could renew).
+TEST(ProofAge, FreshThenRefreshedInTheBackgroundThenExpired) {
+  const seconds interval{300};
+  EXPECT_EQ(judgeProofAge(seconds(0), interval, false), ProofAge::Fresh);
+  EXPECT_EQ(judgeProofAge(seconds(300), interval, false), ProofAge::Fresh);
+  EXPECT_EQ(judgeProofAge(seconds(301), interval, false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(seconds(600), interval, false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(seconds(601), interval, false), ProofAge::Expired);
+  EXPECT_EQ(judgeProofAge(seconds(601), interval, true), ProofAge::Expired);
+}
+
+TEST(ProofAge, ANewConnectionRefreshesAfterASecond) {
+  const seconds interval{300};
+  // A burst of new connections right after a proof costs no second proof.
+  EXPECT_EQ(judgeProofAge(milliseconds(500), interval, true), ProofAge::Fresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(1001), interval, true), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(1001), interval, false), ProofAge::Fresh);
+}
+
+}  // namespace
+}  // namespace mcpdb::postgres
