@@ -146,6 +146,14 @@ std::string AuditLog::formatRefusal(const Refusal& r, SystemClock::time_point at
   appendField(line, "outcome", r.reason);
   line.push_back(',');
   appendField(line, "request_id", r.request_id);
+  if (r.failures > 0) {
+    line.append(R"(,"failures":)");
+    line.append(std::to_string(r.failures));
+  }
+  if (!r.source.empty()) {
+    line.push_back(',');
+    appendField(line, "source", r.source);
+  }
   line.append(R"(,"status":)");
   line.append(std::to_string(r.status));
   line.append(R"(,"time":")");
