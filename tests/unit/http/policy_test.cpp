@@ -298,5 +298,57 @@ http:
   EXPECT_GE(bad.errors().size(), 3u);
 }
 
+// Issue #18: the hostile-input limits have defaults and are configurable; entries that could
+// never match (a Host with a path, an origin without a scheme, a proxy that is no address) are
+// config errors, not silently dead entries.
+TEST(HttpSettings, HostileInputLimits) {
+  HttpSettings d;
+  EXPECT_EQ(d.unauthenticated_timeout.count(), 5000);
+  EXPECT_EQ(d.max_unauthenticated_per_source, 32u);
+  EXPECT_EQ(d.reservedConnections(), 64u);
+  EXPECT_EQ(d.max_sessions_per_client, 64u);
+  EXPECT_EQ(d.auth_throttle.free_failures, 5u);
+  EXPECT_TRUE(d.trusted_proxies.empty());
+  EXPECT_EQ(d.tls.min_version, "1.2");
+  EXPECT_EQ(d.tls.ciphers.find("CBC"), std::string::npos);
+
+  const std::string text = R"(
+http:
+  trusted_proxies: ["10.0.0.0/8", "::1"]
+  unauthenticated_timeout_ms: 2000
+  max_unauthenticated_per_source: 8
+  reserved_connections: 10
+  connection_rate: {rate: 5}
+  max_sessions_per_client: 3
+  auth_throttle: {free_failures: 2, base_backoff_ms: 500, max_backoff_ms: 4000, max_sources: 100}
+  tls: {cert_file: c.pem, key_file: k.pem, min_version: "1.3"}
+)";
+  config::Diagnostics diag("t.yaml");
+  auto cfg = config::parseConfig(text, "t.yaml", {"http"}, diag);
+  HttpSettings s;
+  parseHttpSettings(config::Node(cfg.root, "", diag).child("http"), s);
+  ASSERT_TRUE(diag.ok()) << diag.errors()[0];
+  EXPECT_EQ(s.trusted_proxies.size(), 2u);
+  EXPECT_EQ(s.unauthenticated_timeout.count(), 2000);
+  EXPECT_EQ(s.max_unauthenticated_per_source, 8u);
+  EXPECT_EQ(s.reservedConnections(), 10u);
+  EXPECT_DOUBLE_EQ(s.connection_rate, 5);
+  EXPECT_DOUBLE_EQ(s.connection_burst, 10);
+  EXPECT_EQ(s.max_sessions_per_client, 3u);
+  EXPECT_EQ(s.auth_throttle.free_failures, 2u);
+  EXPECT_EQ(s.auth_throttle.max_backoff.count(), 4000);
+  EXPECT_EQ(s.tls.min_version, "1.3");
+
+  config::Diagnostics bad("t.yaml");
+  auto cfg2 = config::parseConfig(
+      "http:\n  allowed_hosts: [\"mcp.example/path\"]\n  allowed_origins: [mcp.example]\n"
+      "  trusted_proxies: [proxy.example]\n  reserved_connections: 999\n",
+      "t.yaml", {"http"}, bad);
+  HttpSettings s2;
+  parseHttpSettings(config::Node(cfg2.root, "", bad).child("http"), s2);
+  ASSERT_EQ(bad.errors().size(), 4u);
+  EXPECT_NE(bad.errors()[0].find("allowed_hosts"), std::string::npos) << bad.errors()[0];
+}
+
 }  // namespace
 }  // namespace mcpdb::transport::http
