@@ -405,6 +405,29 @@ TEST_F(HttpServerTest, WrongKeyBurstIsThrottledValidKeyIsNot) {
   EXPECT_EQ(audit.find(wrong), std::string::npos);
 }
 
+// Issue #18: a cursor issued to one client is refused from another (the client id is signed into
+// it); the client it was issued to pages on, from any of its sessions.
+TEST_F(HttpServerTest, ACursorOfOneClientIsRefusedFromAnother) {
+  startServer("  rate_limit: {rate: 1000000, burst: 1000000}\n" + clientsYaml());
+  const std::string a = initialize(*server_, kKeySingle);
+  const std::string b = initialize(*server_, kKeyLimited);
+  Reply r = request("POST", server_->url(), callBody(2, "ddb_page"), mcpHeaders(kKeySingle, a));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json first = r.json()["result"]["structuredContent"];
+  ASSERT_TRUE(first["next_cursor"].is_string()) << r.body;
+  const std::string cursor = first["next_cursor"];
+  r = request("POST", server_->url(), callBody(3, "ddb_page", {{"cursor", cursor}}),
+              mcpHeaders(kKeyLimited, b));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.json()["result"]["isError"].get<bool>()) << r.body;
+  EXPECT_NE(r.body.find("invalid cursor"), std::string::npos) << r.body;
+  const std::string a2 = initialize(*server_, kKeySingle);
+  r = request("POST", server_->url(), callBody(4, "ddb_page", {{"cursor", cursor}}),
+              mcpHeaders(kKeySingle, a2));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["result"]["structuredContent"]["page"], 1) << r.body;
+}
+
 TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
   startServer(clientsYaml());
   const std::string a = initialize(*server_, kKeyA);
