@@ -506,11 +506,23 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
     return Caller{entry->name, entry->rate, false};
   }
 
-  // Where this request comes from (the peer, or what a trusted proxy forwarded).
+  // Where this request comes from (the peer, or what a trusted proxy forwarded). Several
+  // X-Forwarded-For fields count as one list in order (RFC 9110 field combination), so the
+  // rightmost entry is the last proxy's even when a client sent a field of its own first.
   std::string requestSource() const {
-    return srv_.sources.source(peer_ip_, srv_.sources.empty()
-                                             ? std::nullopt
-                                             : header(std::string_view("X-Forwarded-For")));
+    if (srv_.sources.empty() || !srv_.sources.trusted(peer_ip_)) {
+      return srv_.sources.source(peer_ip_, std::nullopt);
+    }
+    std::string forwarded;
+    std::size_t fields = 0;
+    const auto& req = parser_->get();
+    for (auto range = req.equal_range("X-Forwarded-For"); range.first != range.second;
+         ++range.first) {
+      if (fields++ > 0) forwarded += ',';
+      forwarded.append(range.first->value().data(), range.first->value().size());
+    }
+    if (fields == 0) return srv_.sources.source(peer_ip_, std::nullopt);
+    return srv_.sources.source(peer_ip_, forwarded);
   }
 
   // A missing or wrong key: 401, or 429 while the source is in failed-auth backoff. The key was

@@ -244,7 +244,10 @@ std::string SourcePolicy::source(std::string_view peer_ip,
                                  std::optional<std::string_view> forwarded_for) const {
   if (!forwarded_for || !trusted(peer_ip)) return sourceKey(peer_ip);
   // Right to left: each trusted hop appended the address it received the request from.
-  std::string_view rest = forwarded_for->substr(0, 4096);
+  // Bounded work: only the rightmost 4 KiB are read (the hops nearest to us; padding a client
+  // adds on the left cannot push them out).
+  std::string_view rest = *forwarded_for;
+  if (rest.size() > 4096) rest.remove_prefix(rest.size() - 4096);
   std::string last = sourceKey(peer_ip);
   while (!rest.empty()) {
     const auto comma = rest.rfind(',');

@@ -405,6 +405,28 @@ TEST_F(HttpServerTest, WrongKeyBurstIsThrottledValidKeyIsNot) {
   EXPECT_EQ(audit.find(wrong), std::string::npos);
 }
 
+// Behind a trusted proxy each forwarded client is its own source; without one (the test above)
+// X-Forwarded-For is never read.
+TEST_F(HttpServerTest, WrongKeysAreThrottledPerForwardedClientBehindATrustedProxy) {
+  startServer("  trusted_proxies: [\"127.0.0.1\"]\n  auth_throttle: {free_failures: 2}\n" +
+              clientsYaml());
+  const std::string wrong = kKeyB.substr(0, kKeyB.size() - 1) + "Z";
+  auto from = [&](const std::string& client) {
+    auto h = mcpHeaders(wrong);
+    h.emplace_back("X-Forwarded-For", "6.6.6.6, " + client);
+    return request("POST", server_->url(), initBody(), h).status;
+  };
+  EXPECT_EQ(from("198.51.100.1"), 401);
+  EXPECT_EQ(from("198.51.100.1"), 401);
+  EXPECT_EQ(from("198.51.100.1"), 429);
+  EXPECT_EQ(from("198.51.100.2"), 401);  // another client behind the same proxy
+  server_->stop();
+  EXPECT_TRUE(
+      auditHas(server_->audit(), {{"outcome", "auth_throttled"}, {"source", "198.51.100.1"}}))
+      << server_->audit();
+  EXPECT_EQ(server_->audit().find("6.6.6.6"), std::string::npos);
+}
+
 // Issue #18: a cursor issued to one client is refused from another (the client id is signed into
 // it); the client it was issued to pages on, from any of its sessions.
 TEST_F(HttpServerTest, ACursorOfOneClientIsRefusedFromAnother) {

@@ -169,6 +169,10 @@ TEST(SourcePolicy, ForwardedForOnlyFromTrustedProxies) {
   // client wrote further left does not count.
   EXPECT_EQ(p.source("10.0.0.1", "1.1.1.1, 203.0.113.9, 192.0.2.1"), "203.0.113.9");
   EXPECT_EQ(p.source("10.0.0.1", "garbage"), "10.0.0.1");
+  // Padding on the client's side of the list cannot push the proxies' entries out of view.
+  std::string padded;
+  for (int i = 0; i < 2000; ++i) padded += "6.6.6.6, ";
+  EXPECT_EQ(p.source("10.0.0.1", padded + "203.0.113.9, 10.2.3.4"), "203.0.113.9");
   EXPECT_EQ(p.source("10.0.0.1", std::nullopt), "10.0.0.1");
   // IPv6 sources are grouped by /64.
   EXPECT_EQ(sourceKey("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
