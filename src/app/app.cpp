@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cursor.hpp"
 #include "common/signals.hpp"
 #include "common/suggest.hpp"
 #include "embed/embedder.hpp"
@@ -300,7 +301,20 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
 
   a.services.env = &env;
   a.services.defaults = a.config.limits;
+  // A short signing key lets an agent forge cursors (positions in tables it may read anyway, but
+  // also another client's); refused rather than used.
+  if (const auto key = env.get("MCPDB_CURSOR_KEY"); key && key->size() < kMinCursorKeyBytes) {
+    err << "MCPDB_CURSOR_KEY is too short (" << key->size() << " bytes; at least "
+        << kMinCursorKeyBytes
+        << " needed so cursors cannot be forged): set 32 or more random bytes, e.g. `openssl rand "
+           "-base64 32`\n";
+    return std::nullopt;
+  }
   a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
+  if (a.services.cursor_key.empty()) {
+    err << "cannot make a cursor signing key: the system random generator failed\n";
+    return std::nullopt;
+  }
   auto shared = std::make_shared<SharedEmbedder>(std::move(embedding), env);
   a.services.embedder = [shared]() { return shared->get(); };
 

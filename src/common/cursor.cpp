@@ -41,6 +41,13 @@ Error badCursor() {
 
 // Base64url without padding (RFC 4648 section 5). OpenSSL's EVP encoder only does the standard
 // alphabet with line breaks, so this small codec is written here.
+std::string clientCursorContext(std::string_view context, std::string_view client_id) {
+  std::string out(context);
+  out += "\nclient:";
+  out += client_id;
+  return out;
+}
+
 std::string base64UrlEncode(std::string_view bytes) {
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);

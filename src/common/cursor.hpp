@@ -6,6 +6,7 @@
 // Expired cursors are refused.
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,13 @@
 #include "common/result.hpp"
 
 namespace mcpdb {
+
+// The shortest signing key accepted (MCPDB_CURSOR_KEY): 32 bytes, e.g. `openssl rand -base64 32`.
+inline constexpr std::size_t kMinCursorKeyBytes = 32;
+
+// The signing context of a cursor issued to one client: `context` (engine, tool, target) plus the
+// client's id, so a cursor issued to one HTTP client is refused from another (stdio has one).
+std::string clientCursorContext(std::string_view context, std::string_view client_id);
 
 class CursorCodec {
  public:

@@ -141,11 +141,20 @@ std::string AuditLog::formatRefusal(const Refusal& r, SystemClock::time_point at
   line.push_back('{');
   appendField(line, "client", r.client_id.empty() ? "-" : r.client_id);
   line.append(R"(,"event":"refused",)");
+  if (r.failures > 0) {
+    line.append(R"("failures":)");
+    line.append(std::to_string(r.failures));
+    line.push_back(',');
+  }
   appendField(line, "method", r.method);
   line.push_back(',');
   appendField(line, "outcome", r.reason);
   line.push_back(',');
   appendField(line, "request_id", r.request_id);
+  if (!r.source.empty()) {
+    line.push_back(',');
+    appendField(line, "source", r.source);
+  }
   line.append(R"(,"status":)");
   line.append(std::to_string(r.status));
   line.append(R"(,"time":")");

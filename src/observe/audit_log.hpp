@@ -31,9 +31,11 @@ struct Refusal {
   std::string
       reason;      // short code: unauthorized, forbidden_host, forbidden_origin, rate_limited, ...
   int status = 0;  // HTTP status sent
-  std::string method;      // HTTP method
-  std::string request_id;  // the server's id of the HTTP request (16 hex digits), also sent to
-                           // the client as X-Request-Id
+  std::string method;        // HTTP method
+  std::string request_id;    // the server's id of the HTTP request (16 hex digits), also sent to
+                             // the client as X-Request-Id
+  std::string source;        // the peer (or trusted-proxy-forwarded) address; omitted when empty
+  std::size_t failures = 0;  // consecutive wrong keys of the source (auth_throttled); 0: omitted
 };
 
 class AuditLog : public protocol::CallObserver {

@@ -297,7 +297,9 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
     }
     std::optional<Json> start;
     if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {
-      auto pos = codec->decode(scanCursorContext(*target), it->get<std::string>());
+      auto pos =
+          codec->decode(clientCursorContext(scanCursorContext(*target), ctx.principal.client_id),
+                        it->get<std::string>());
       if (!pos) return makeError(Code::InvalidArgument, "arguments.cursor: " + pos.error().message);
       if (stringField(*pos, "t") != target->table || field(*pos, "k") == nullptr ||
           !validateWireKey(*target, (*pos)["k"])) {
@@ -356,7 +358,8 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
     out.rows = budget.rows();
     Json next = nullptr;
     if (resume)
-      next = codec->encode(scanCursorContext(*target), Json{{"t", target->table}, {"k", *resume}});
+      next = codec->encode(clientCursorContext(scanCursorContext(*target), ctx.principal.client_id),
+                           Json{{"t", target->table}, {"k", *resume}});
     std::string note;
     if (stopped_by_budget) {
       note = skipped > 0

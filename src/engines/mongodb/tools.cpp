@@ -192,16 +192,18 @@ std::string listContext(const Target& t) {
 
 // The cursor payload: the last returned _id as a one-field BSON document {"v": <_id>}, so any _id
 // type round-trips exactly. It is signed; it is never built from agent input.
-std::string encodeAfter(const CursorCodec& codec, const Target& t, const bson_value_t& last_id) {
+std::string encodeAfter(const CursorCodec& codec, const Target& t, std::string_view client,
+                        const bson_value_t& last_id) {
   BsonPtr doc = newDoc();
   bson_append_value(doc.get(), "v", 1, &last_id);
   const std::string bytes(reinterpret_cast<const char*>(bson_get_data(doc.get())), doc->len);
-  return codec.encode(listContext(t),
+  return codec.encode(clientCursorContext(listContext(t), client),
                       Json{{"after", base64UrlEncode(bytes)}, {"desc", t.sort_descending}});
 }
 
-Result<BsonPtr> decodeAfter(const CursorCodec& codec, const Target& t, const std::string& cursor) {
-  auto pos = codec.decode(listContext(t), cursor);
+Result<BsonPtr> decodeAfter(const CursorCodec& codec, const Target& t, std::string_view client,
+                            const std::string& cursor) {
+  auto pos = codec.decode(clientCursorContext(listContext(t), client), cursor);
   if (!pos) return pos.error();
   const Json& p = *pos;
   if (!p.is_object() || !p.contains("after") || !p["after"].is_string() ||
@@ -283,7 +285,8 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     bson_iter_t after_it;
     const bson_iter_t* after = nullptr;
     if (args.contains("cursor") && args["cursor"].is_string()) {
-      auto decoded = decodeAfter(state->cursors(), t, args["cursor"].get<std::string>());
+      auto decoded = decodeAfter(state->cursors(), t, ctx.principal.client_id,
+                                 args["cursor"].get<std::string>());
       if (!decoded) return decoded.error();
       after_doc = std::move(*decoded);
       bson_iter_init_find(&after_it, after_doc.get(), "v");
@@ -333,7 +336,8 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     if (more && cursor_from != nullptr) {
       bson_iter_t it;
       if (bson_iter_init_find(&it, cursor_from, "v")) {
-        result["next_cursor"] = encodeAfter(state->cursors(), t, *bson_iter_value(&it));
+        result["next_cursor"] =
+            encodeAfter(state->cursors(), t, ctx.principal.client_id, *bson_iter_value(&it));
       }
       if (!last_id) {
         note = "The next document is larger than the " + std::to_string(ctx.limits.max_bytes) +

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/auth_throttle.hpp"
 #include "auth/clients.hpp"
 #include "common/result.hpp"
 #include "config/node.hpp"
@@ -25,9 +26,21 @@ struct ListenAddress {
 // "ADDR:PORT", "[V6]:PORT" or ":PORT"/"PORT" (loopback). Port 0 picks a free port.
 Result<ListenAddress> parseListenAddress(std::string_view text);
 
+// TLS 1.2 suites of the default policy: forward secret (ECDHE) and AEAD (AES-GCM, ChaCha20-
+// Poly1305) only; no CBC, no RSA key exchange, no DHE (Mozilla "intermediate" without DHE).
+inline constexpr std::string_view kDefaultTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+// TLS 1.3 suites (all of them are forward secret and AEAD): OpenSSL's default list.
+inline constexpr std::string_view kDefaultTls13Ciphersuites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
 struct TlsSettings {
-  std::string cert_file;  // PEM certificate chain
-  std::string key_file;   // PEM private key
+  std::string cert_file;                                // PEM certificate chain
+  std::string key_file;                                 // PEM private key
+  std::string min_version = "1.2";                      // "1.2" or "1.3"
+  std::string ciphers{kDefaultTls12Ciphers};            // TLS 1.2 (OpenSSL cipher list)
+  std::string ciphersuites{kDefaultTls13Ciphersuites};  // TLS 1.3
   bool enabled() const { return !cert_file.empty(); }
 };
 
@@ -50,8 +63,26 @@ struct HttpSettings {
   std::chrono::milliseconds request_timeout{30000};  // receipt of a request's body
   std::chrono::milliseconds session_idle_timeout{30 * 60 * 1000};
   std::size_t max_sessions = 1000;
+  // Sessions one client (key) may hold; at the cap its least recently used idle session is ended
+  // to make room, and a new one is refused (429) only when all of them have calls in flight.
+  std::size_t max_sessions_per_client = 64;
   std::size_t max_connections = 256;
+  // Connections without a valid key yet (issue #18): their header-read timeout, their cap per
+  // source (past it the source's oldest is closed), the slots of max_connections they may never
+  // take (default: a quarter), and new connections per second per source (token bucket).
+  std::chrono::milliseconds unauthenticated_timeout{5000};
+  std::size_t max_unauthenticated_per_source = 32;
+  std::optional<std::size_t> reserved_connections;  // default max_connections / 4
+  double connection_rate = 100;
+  double connection_burst = 200;
+  std::size_t reservedConnections() const {
+    return reserved_connections.value_or(max_connections / 4);
+  }
   std::size_t threads = 2;
+  // Proxies (IP literals or CIDR blocks) whose X-Forwarded-For names the client; empty: the
+  // header is never read.
+  std::vector<std::string> trusted_proxies;
+  auth::AuthThrottleSettings auth_throttle;  // wrong keys per source (`auth_throttle:`)
   TlsSettings tls;
   MetricsSettings metrics;
   auth::AuthSettings auth;

@@ -26,8 +26,10 @@
 #include <thread>
 #include <type_traits>
 
+#include "auth/auth_throttle.hpp"
 #include "auth/rate_limiter.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "transport/http/admission.hpp"
 #include "transport/http/policy.hpp"
 #include "transport/http/response_head.hpp"
 #include "transport/http/session_table.hpp"
@@ -184,10 +186,21 @@ struct HttpServer::Impl {
         audit(std::move(a)),
         metrics(std::move(m)),
         auth_state(std::make_shared<AuthState>(settings.auth)),
-        sessions(settings.max_sessions),
+        sources(settings.trusted_proxies),
+        throttle(std::make_shared<auth::AuthThrottle>(settings.auth_throttle)),
+        admission(AdmissionLimits{settings.max_connections, settings.reservedConnections(),
+                                  settings.max_unauthenticated_per_source, settings.connection_rate,
+                                  settings.connection_burst}),
+        sessions(settings.max_sessions, settings.max_sessions_per_client),
         gate(std::make_shared<PostGate>()) {
     for (std::size_t i = 0; i < std::max<std::size_t>(1, settings.threads); ++i)
       iocs.push_back(std::make_unique<net::io_context>(1));
+    if (metrics) {
+      // Captures the throttle, not the server: the metrics may outlive it.
+      metrics->addGauge("mcpdb_http_auth_backoff_sources",
+                        "Sources whose wrong API keys are answered 429 (failed-auth backoff).",
+                        [t = throttle] { return static_cast<double>(t->inBackoff()); });
+    }
   }
 
   ~Impl() {
@@ -207,26 +220,36 @@ struct HttpServer::Impl {
     return *iocs[next_context.fetch_add(1, std::memory_order_relaxed) % iocs.size()];
   }
 
+  // `write_audit` false: counted in the metrics only (a flood of refusals writes no flood of
+  // audit lines).
   void refuse(const Caller* caller, std::string_view reason, int status, std::string_view method,
-              const std::string& request_id) {
+              const std::string& request_id, std::string source = {}, std::size_t failures = 0,
+              bool write_audit = true) {
     const std::string client = caller != nullptr ? caller->name : "-";
-    if (audit) {
-      audit->onRefused(
-          observe::Refusal{client, std::string(reason), status, std::string(method), request_id});
+    if (audit && write_audit) {
+      audit->onRefused(observe::Refusal{client, std::string(reason), status, std::string(method),
+                                        request_id, std::move(source), failures});
     }
     if (metrics) metrics->onRefused(client, reason);
   }
 
   void doAccept(tcp::acceptor& acc, bool metrics_only);
+  // A new connection: admitted (admission.hpp) and started, or closed.
+  void accepted(tcp::socket sock, bool metrics_only);
   void scheduleSweep();
 
   protocol::ServerCore& core;
   HttpSettings settings;
   ListenAddress listen;
   OriginPolicy policy;
+  std::optional<OriginPolicy> metrics_policy;  // of the separate metrics listener
   std::shared_ptr<observe::AuditLog> audit;
   std::shared_ptr<observe::Metrics> metrics;
   std::shared_ptr<AuthState> auth_state;
+  SourcePolicy sources;
+  std::shared_ptr<auth::AuthThrottle> throttle;
+  Admission admission;
+  std::atomic<std::uint64_t> next_connection_id{1};
   SessionTable sessions;
   auth::RateLimiter limiter;
   std::shared_ptr<PostGate> gate;
@@ -259,23 +282,37 @@ struct HttpServer::Impl {
 namespace {
 
 template <class Stream>
-class Connection : public std::enable_shared_from_this<Connection<Stream>> {
+class Connection : public Evictable, public std::enable_shared_from_this<Connection<Stream>> {
  public:
-  Connection(HttpServer::Impl& srv, Stream stream, bool metrics_only, bool peer_loopback)
+  Connection(HttpServer::Impl& srv, Stream stream, bool metrics_only, bool peer_loopback,
+             std::string peer_ip)
       : srv_(srv),
         stream_(std::move(stream)),
         metrics_only_(metrics_only),
-        peer_loopback_(peer_loopback) {
+        peer_loopback_(peer_loopback),
+        peer_ip_(std::move(peer_ip)),
+        id_(srv_.next_connection_id.fetch_add(1, std::memory_order_relaxed)) {
     ++srv_.connections;
   }
-  ~Connection() {
+  ~Connection() override {
+    srv_.admission.closed(id_);
     if (request_active_) --srv_.active_requests;
     --srv_.connections;
   }
 
+  std::uint64_t id() const { return id_; }
+
+  // Closed to make room for newer connections (admission.hpp): only while still unauthenticated
+  // when the close runs on this connection's thread.
+  void evict() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (!self->authenticated_) self->close();
+    });
+  }
+
   void start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
-      beast::get_lowest_layer(stream_).expires_after(srv_.settings.idle_timeout);
+      beast::get_lowest_layer(stream_).expires_after(headerTimeout());
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
                                 if (ec) return self->close();
@@ -303,13 +340,26 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   };
 
   // ---- reading -------------------------------------------------------------------------------
+  // Until a request on this connection presents a valid key, its headers must come sooner.
+  std::chrono::milliseconds headerTimeout() const {
+    return authenticated_
+               ? srv_.settings.idle_timeout
+               : std::min(srv_.settings.idle_timeout, srv_.settings.unauthenticated_timeout);
+  }
+
+  void markAuthenticated() {
+    if (authenticated_) return;
+    authenticated_ = true;
+    srv_.admission.authenticated(id_);
+  }
+
   void readHeader() {
     parser_.emplace();
     parser_->body_limit(srv_.settings.max_body_bytes);
     parser_->header_limit(static_cast<std::uint32_t>(srv_.settings.max_header_bytes));
     // The whole header must arrive within the idle timeout: a slow client (slowloris) holds one
     // connection slot for that long at most, and never blocks other connections' threads.
-    beast::get_lowest_layer(stream_).expires_after(srv_.settings.idle_timeout);
+    beast::get_lowest_layer(stream_).expires_after(headerTimeout());
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                                self->onHeader(ec);
@@ -385,33 +435,33 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     const std::string method(req.method_string());
     const auto& s = srv_.settings;
 
+    // DNS-rebinding protection, before any endpoint (metrics included) serves anything: a browser
+    // page on another site can reach a local server, but it cannot forge the Host and Origin
+    // headers of its own requests. The metrics listener has its own policy (its bind address).
+    const OriginPolicy& policy = metrics_only_ ? *srv_.metrics_policy : srv_.policy;
+    if (!policy.hostAllowed(header(bhttp::field::host).value_or(""))) {
+      srv_.refuse(nullptr, "forbidden_host", 403, method, request_id_);
+      return respondError(403, "forbidden: the Host header is not allowed");
+    }
+    if (!policy.originAllowed(header(bhttp::field::origin))) {
+      srv_.refuse(nullptr, "forbidden_origin", 403, method, request_id_);
+      return respondError(403, "forbidden: the Origin is not allowed");
+    }
     if (s.metrics.enabled && path == s.metrics.path && (metrics_only_ || !s.metrics.listen)) {
       return serveMetrics(method);
     }
     if (metrics_only_ || path != "/mcp")
       return respondError(404, "not found: the MCP endpoint is /mcp");
-
-    // DNS-rebinding protection: a browser page on another site can reach a local server, but it
-    // cannot forge the Host and Origin headers of its own requests.
-    if (!srv_.policy.hostAllowed(header(bhttp::field::host).value_or(""))) {
-      srv_.refuse(nullptr, "forbidden_host", 403, method, request_id_);
-      return respondError(403, "forbidden: the Host header is not allowed");
-    }
-    if (!srv_.policy.originAllowed(header(bhttp::field::origin))) {
-      srv_.refuse(nullptr, "forbidden_origin", 403, method, request_id_);
-      return respondError(403, "forbidden: the Origin is not allowed");
-    }
     if (srv_.draining) {
       keep_alive_ = false;
       return respondError(503, "the server is shutting down");
     }
     std::optional<Caller> caller = authenticate();
     if (!caller) {
-      srv_.refuse(nullptr, "unauthorized", 401, method, request_id_);
-      return respondError(
-          401, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'",
-          {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+      return refuseUnauthenticated(
+          method, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'");
     }
+    markAuthenticated();
     if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
       srv_.refuse(&*caller, "rate_limited", 429, method, request_id_);
       const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
@@ -456,6 +506,45 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     return Caller{entry->name, entry->rate, false};
   }
 
+  // Where this request comes from (the peer, or what a trusted proxy forwarded). Several
+  // X-Forwarded-For fields count as one list in order (RFC 9110 field combination), so the
+  // rightmost entry is the last proxy's even when a client sent a field of its own first.
+  std::string requestSource() const {
+    if (srv_.sources.empty() || !srv_.sources.trusted(peer_ip_)) {
+      return srv_.sources.source(peer_ip_, std::nullopt);
+    }
+    std::string forwarded;
+    std::size_t fields = 0;
+    const auto& req = parser_->get();
+    for (auto range = req.equal_range("X-Forwarded-For"); range.first != range.second;
+         ++range.first) {
+      if (fields++ > 0) forwarded += ',';
+      forwarded.append(range.first->value().data(), range.first->value().size());
+    }
+    if (fields == 0) return srv_.sources.source(peer_ip_, std::nullopt);
+    return srv_.sources.source(peer_ip_, forwarded);
+  }
+
+  // A missing or wrong key: 401, or 429 while the source is in failed-auth backoff. The key was
+  // checked first either way (a valid key is never throttled). One audit line per 401 and one per
+  // backoff period (never per throttled attempt, never the key); every refusal is counted.
+  void refuseUnauthenticated(const std::string& method, const std::string& message) {
+    std::string source = requestSource();
+    const auto f = srv_.throttle->onFailure(source);
+    if (f.retry_after.count() > 0) {
+      srv_.refuse(nullptr, "auth_throttled", 429, method, request_id_, std::move(source),
+                  f.failures, f.backoff_started);
+      const long secs = std::max<long>(1, static_cast<long>((f.retry_after.count() + 999) / 1000));
+      return respondError(
+          429,
+          "too many failed authentication attempts from this address: retry after " +
+              std::to_string(secs) + " s",
+          {{"Retry-After", std::to_string(secs)}});
+    }
+    srv_.refuse(nullptr, "unauthorized", 401, method, request_id_, std::move(source));
+    respondError(401, message, {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+  }
+
   protocol::Session::ScopeFn scopeFor(const Caller& caller) {
     if (caller.anonymous) return nullptr;
     std::shared_ptr<AuthState> state = srv_.auth_state;
@@ -470,11 +559,8 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     if (parser_->get().method() != bhttp::verb::get)
       return respondError(405, "use GET", {{"Allow", "GET"}});
     if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
-      if (!authenticate()) {
-        srv_.refuse(nullptr, "unauthorized", 401, method, request_id_);
-        return respondError(401, "unauthorized",
-                            {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
-      }
+      if (!authenticate()) return refuseUnauthenticated(method, "unauthorized");
+      markAuthenticated();
     } else if (!peer_loopback_) {
       srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
       return respondError(403, "forbidden: metrics are served to loopback peers only");
@@ -565,11 +651,22 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
                           std::make_shared<NullOutbox>());
         }
       } else {
-        auto id = srv_.sessions.add(session, caller.name);
-        if (!id) {
+        auto added = srv_.sessions.add(session, caller.name);
+        if (added.evicted) added.evicted->cancelAll();  // its owner's least recently used, idle
+        if (added.refused == SessionTable::Added::Refused::OwnerFull) {
+          srv_.refuse(&caller, "sessions_per_client", 429, "POST", request_id_);
+          return respondError(429,
+                              "this client already holds " +
+                                  std::to_string(srv_.settings.max_sessions_per_client) +
+                                  " sessions (http.max_sessions_per_client), each with a call in "
+                                  "flight; end one (DELETE) or retry later",
+                              {{"Retry-After", "5"}});
+        }
+        if (!added.id) {
+          srv_.refuse(&caller, "sessions_full", 503, "POST", request_id_);
           return respondError(503, "too many open sessions; retry later", {{"Retry-After", "5"}});
         }
-        new_session_id = *id;
+        new_session_id = *added.id;
         if (srv_.metrics)
           srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
       }
@@ -858,6 +955,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   Stream stream_;
   bool metrics_only_;
   bool peer_loopback_;
+  std::string peer_ip_;
+  std::uint64_t id_;
+  bool authenticated_ = false;  // a request on it presented a valid key (or auth is off)
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bool keep_alive_ = false;
@@ -873,32 +973,57 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
 }  // namespace
 
+namespace {
+
+// Admits a new connection (admission.hpp) and starts it, or drops it (closing its socket).
+template <class Stream>
+void admitAndStart(HttpServer::Impl& srv, std::shared_ptr<Connection<Stream>> conn,
+                   const std::string& peer_ip, std::size_t open) {
+  const bool trusted = srv.sources.trusted(peer_ip);
+  auto verdict = srv.admission.admit(conn->id(), conn, sourceKey(peer_ip), trusted, open);
+  for (auto& old : verdict.evict) old->evict();
+  if (!verdict.admitted) {
+    // Counted, not audited: a flood of connections must not become a flood of audit lines.
+    if (srv.metrics) srv.metrics->onRefused("-", verdict.reason);
+    return;
+  }
+  conn->start();
+}
+
+}  // namespace
+
 void HttpServer::Impl::doAccept(tcp::acceptor& acc, bool metrics_only) {
   acc.async_accept(net::any_io_executor(nextContext().get_executor()),
                    [this, &acc, metrics_only](beast::error_code ec, tcp::socket sock) {
                      if (ec == net::error::operation_aborted || !acc.is_open()) return;
-                     if (!ec) {
-                       beast::error_code rec;
-                       const auto peer = sock.remote_endpoint(rec);
-                       const bool loopback = !rec && peer.address().is_loopback();
-                       // Answers are whole writes, but an SSE stream is several small ones in a
-                       // row: without this, Nagle holds each event back until the client ACKs the
-                       // one before (a delayed ACK: up to 40 ms per event on a real network).
-                       sock.set_option(tcp::no_delay(true), rec);
-                       if (connections.load() >= settings.max_connections || draining) {
-                         sock.close(rec);
-                       } else if (tls) {
-                         std::make_shared<Connection<TlsStream>>(
-                             *this, TlsStream(std::move(sock), *tls), metrics_only, loopback)
-                             ->start();
-                       } else {
-                         std::make_shared<Connection<PlainStream>>(
-                             *this, PlainStream(std::move(sock)), metrics_only, loopback)
-                             ->start();
-                       }
-                     }
+                     if (!ec) accepted(std::move(sock), metrics_only);
                      doAccept(acc, metrics_only);
                    });
+}
+
+void HttpServer::Impl::accepted(tcp::socket sock, bool metrics_only) {
+  beast::error_code ec;
+  const auto peer = sock.remote_endpoint(ec);
+  const bool loopback = !ec && peer.address().is_loopback();
+  const std::string peer_ip = ec ? std::string("-") : peer.address().to_string();
+  // Answers are whole writes, but an SSE stream is several small ones in a row: without this,
+  // Nagle holds each event back until the client ACKs the one before (a delayed ACK: up to 40 ms
+  // per event on a real network).
+  sock.set_option(tcp::no_delay(true), ec);
+  const std::size_t open = connections.load();
+  if (draining) {
+    sock.close(ec);
+  } else if (tls) {
+    admitAndStart(*this,
+                  std::make_shared<Connection<TlsStream>>(*this, TlsStream(std::move(sock), *tls),
+                                                          metrics_only, loopback, peer_ip),
+                  peer_ip, open);
+  } else {
+    admitAndStart(*this,
+                  std::make_shared<Connection<PlainStream>>(*this, PlainStream(std::move(sock)),
+                                                            metrics_only, loopback, peer_ip),
+                  peer_ip, open);
+  }
 }
 
 void HttpServer::Impl::scheduleSweep() {
@@ -951,11 +1076,25 @@ Status HttpServer::start() {
         "http.auth: none is allowed only on a loopback address; configure client keys");
   }
   if (s.settings.tls.enabled()) {
+    const TlsSettings& t = s.settings.tls;
     s.tls.emplace(ssl::context::tls_server);
-    SSL_CTX_set_min_proto_version(s.tls->native_handle(), TLS1_2_VERSION);
+    SSL_CTX* ctx = s.tls->native_handle();
+    SSL_CTX_set_min_proto_version(ctx, t.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
     s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                        ssl::context::single_dh_use);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    // Forward secrecy and AEAD only by default (http_config.hpp); an operator's list is taken as
+    // written, but one OpenSSL cannot use refuses to start rather than falling back.
+    if (SSL_CTX_set_cipher_list(ctx, t.ciphers.c_str()) != 1) {
+      return makeError(Code::FailedPrecondition,
+                       "http.tls.ciphers: OpenSSL knows no cipher in '" + t.ciphers + "'");
+    }
+    if (SSL_CTX_set_ciphersuites(ctx, t.ciphersuites.c_str()) != 1) {
+      return makeError(
+          Code::FailedPrecondition,
+          "http.tls.ciphersuites: OpenSSL knows no TLS 1.3 suite in '" + t.ciphersuites + "'");
+    }
     beast::error_code ec;
     s.tls->use_certificate_chain_file(s.settings.tls.cert_file, ec);
     if (ec)
@@ -973,6 +1112,17 @@ Status HttpServer::start() {
   if (s.settings.metrics.enabled && s.settings.metrics.listen) {
     auto maddr = parseListenAddress(*s.settings.metrics.listen);
     if (!maddr) return maddr.error();
+    // The metrics listener checks Host like the main one: the configured allowed_hosts (when
+    // set) or the loopback names, plus its own bind address when that is a specific one.
+    std::vector<std::string> hosts = s.settings.allowed_hosts;
+    if (!hosts.empty()) {
+      hosts.insert(hosts.end(), {"localhost", "127.0.0.1", "[::1]"});
+      if (!maddr->loopback && maddr->host != "0.0.0.0" && maddr->host != "::") {
+        hosts.push_back(maddr->host.find(':') != std::string::npos ? "[" + maddr->host + "]"
+                                                                   : maddr->host);
+      }
+    }
+    s.metrics_policy.emplace(hosts, s.settings.allowed_origins, maddr->host, maddr->loopback);
     auto macc = bindAcceptor(s.mainContext(), *maddr);
     if (!macc) return macc.error();
     s.metrics_acceptor.emplace(std::move(*macc));

@@ -24,14 +24,49 @@ bool wellFormedSessionId(std::string_view id) {
   return true;
 }
 
-std::optional<std::string> SessionTable::add(std::shared_ptr<protocol::Session> session,
-                                             std::string owner, Clock::time_point now) {
+SessionTable::Added SessionTable::add(std::shared_ptr<protocol::Session> session, std::string owner,
+                                      Clock::time_point now) {
+  Added out;
   std::string id = newSessionId();
-  if (id.empty()) return std::nullopt;
+  if (id.empty()) {
+    out.refused = Added::Refused::TableFull;
+    return out;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (entries_.size() >= max_) return std::nullopt;
+  const auto held = per_owner_.find(owner);
+  if (held != per_owner_.end() && held->second >= max_per_owner_) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.owner != owner || it->second.session->inFlight() != 0) continue;
+      if (oldest == entries_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
+    }
+    if (oldest == entries_.end()) {
+      out.refused = Added::Refused::OwnerFull;
+      return out;
+    }
+    out.evicted = std::move(oldest->second.session);
+    eraseLocked(oldest);
+  }
+  if (entries_.size() >= max_) {
+    out.refused = Added::Refused::TableFull;
+    return out;
+  }
+  ++per_owner_[owner];
   entries_[id] = Entry{std::move(session), std::move(owner), now};
-  return id;
+  out.id = std::move(id);
+  return out;
+}
+
+void SessionTable::eraseLocked(Entries::iterator it) {
+  auto n = per_owner_.find(it->second.owner);
+  if (n != per_owner_.end() && --n->second == 0) per_owner_.erase(n);
+  entries_.erase(it);
+}
+
+std::size_t SessionTable::countOf(std::string_view owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto n = per_owner_.find(owner);
+  return n == per_owner_.end() ? 0 : n->second;
 }
 
 std::shared_ptr<protocol::Session> SessionTable::find(std::string_view id, std::string_view owner,
@@ -49,7 +84,7 @@ std::shared_ptr<protocol::Session> SessionTable::remove(std::string_view id,
   auto it = entries_.find(id);
   if (it == entries_.end() || it->second.owner != owner) return nullptr;
   auto s = std::move(it->second.session);
-  entries_.erase(it);
+  eraseLocked(it);
   return s;
 }
 
@@ -60,7 +95,7 @@ std::vector<std::shared_ptr<protocol::Session>> SessionTable::expire(std::chrono
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (now - it->second.last_used > idle && it->second.session->inFlight() == 0) {
       out.push_back(std::move(it->second.session));
-      it = entries_.erase(it);
+      eraseLocked(it++);
     } else {
       ++it;
     }

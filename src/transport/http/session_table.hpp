@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,11 +27,21 @@ class SessionTable {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit SessionTable(std::size_t max_sessions) : max_(max_sessions) {}
+  // `max_per_owner`: sessions one client (key) may hold, so one key cannot fill the table.
+  explicit SessionTable(std::size_t max_sessions, std::size_t max_per_owner = SIZE_MAX)
+      : max_(max_sessions), max_per_owner_(max_per_owner) {}
 
-  // Adds a session; the new id, or nullopt when the table is full.
-  std::optional<std::string> add(std::shared_ptr<protocol::Session> session, std::string owner,
-                                 Clock::time_point now = Clock::now());
+  struct Added {
+    std::optional<std::string> id;  // the new session's id, when added
+    // At its per-owner cap, the owner's least recently used session without a call in flight
+    // makes room (the caller ends it); nullptr when none had to.
+    std::shared_ptr<protocol::Session> evicted;
+    enum class Refused { No, TableFull, OwnerFull } refused = Refused::No;
+  };
+  // Adds a session owned by `owner`. Refused when the table is full, or when the owner is at its
+  // cap and every one of its sessions has a call in flight (or the id generator fails: TableFull).
+  Added add(std::shared_ptr<protocol::Session> session, std::string owner,
+            Clock::time_point now = Clock::now());
   // The session when `id` exists and belongs to `owner`; refreshes its last use.
   std::shared_ptr<protocol::Session> find(std::string_view id, std::string_view owner,
                                           Clock::time_point now = Clock::now());
@@ -41,6 +52,7 @@ class SessionTable {
                                                          Clock::time_point now = Clock::now());
   std::vector<std::shared_ptr<protocol::Session>> all() const;
   std::size_t size() const;
+  std::size_t countOf(std::string_view owner) const;
 
  private:
   struct Entry {
@@ -48,9 +60,15 @@ class SessionTable {
     std::string owner;
     Clock::time_point last_used;
   };
+  using Entries = std::map<std::string, Entry, std::less<>>;
+  // Removes one entry and its per-owner count; the caller holds mu_.
+  void eraseLocked(Entries::iterator it);
+
   mutable std::mutex mu_;
   std::size_t max_;
-  std::map<std::string, Entry, std::less<>> entries_;
+  std::size_t max_per_owner_;
+  std::map<std::string, std::size_t, std::less<>> per_owner_;
+  Entries entries_;
 };
 
 }  // namespace mcpdb::transport::http

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "common/cursor.hpp"
 #include "config/config.hpp"
 #include "observe/audit_log.hpp"
 #include "observe/metrics.hpp"
@@ -67,6 +68,26 @@ std::shared_ptr<protocol::ToolRegistry> fakeRegistry() {
     return protocol::ToolOutput{Json{{"text", std::string(kb * 1024, 'b')}}, 1};
   };
   (void)reg->add(big);
+  // Pages through a fake table with signed cursors bound to the calling client, as the DynamoDB
+  // scan and MongoDB list tools do (the key is a test constant, 32 bytes).
+  auto page = fakeTool("ddb_page", "dynamodb");
+  page.input_schema = {{"type", "object"},
+                       {"properties", {{"cursor", {{"type", "string"}, {"maxLength", 4096}}}}},
+                       {"additionalProperties", false}};
+  auto codec = std::make_shared<const CursorCodec>("test-cursor-key-0123456789abcdefghij");
+  page.handler = [codec](const Json& args,
+                         protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+    const std::string context = clientCursorContext("dynamodb:ddb_page:t", ctx.principal.client_id);
+    std::int64_t at = 0;
+    if (args.contains("cursor")) {
+      auto pos = codec->decode(context, args["cursor"].get<std::string>());
+      if (!pos) return makeError(Code::InvalidArgument, "arguments.cursor: " + pos.error().message);
+      at = pos->value("at", std::int64_t{0});
+    }
+    return protocol::ToolOutput{
+        Json{{"page", at}, {"next_cursor", codec->encode(context, Json{{"at", at + 1}})}}, 1};
+  };
+  (void)reg->add(page);
   auto count = fakeTool("mongo_count", "mongodb");
   count.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
     return protocol::ToolOutput{Json{{"count", 42}}, 1};

@@ -300,9 +300,55 @@ TEST_F(HttpServerTest, HostAndOriginValidationRejectsRebinding) {
   h.emplace_back("Origin", "http://127.0.0.1:" + std::to_string(server_->port()));
   r = request("POST", server_->url(), initBody(), h);
   EXPECT_EQ(r.status, 200) << r.body;
+  // Names that only start like loopback ones are other hosts (issue #18).
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1.evil.example", "127.evil.com", "localhost.attacker.tld",
+                                "127.0.0.1.evil.example:" + std::to_string(server_->port())}) {
+    h = mcpHeaders(kKeyA);
+    h.emplace_back("Host", host);
+    EXPECT_EQ(request("POST", server_->url(), initBody(), h).status, 403) << host;
+  }
+  h = mcpHeaders(kKeyA);
+  h.emplace_back("Origin", "http://localhost.attacker.tld");
+  EXPECT_EQ(request("POST", server_->url(), initBody(), h).status, 403);
+  h = mcpHeaders(kKeyA);
+  h.emplace_back("Host", "127.0.0.2:" + std::to_string(server_->port()));
+  EXPECT_EQ(request("POST", server_->url(), initBody(), h).status, 200);
   server_->stop();
   EXPECT_NE(server_->audit().find("\"outcome\":\"forbidden_host\""), std::string::npos);
   EXPECT_NE(server_->audit().find("\"outcome\":\"forbidden_origin\""), std::string::npos);
+}
+
+// A DNS-rebinding page (Host: its own name, resolved to 127.0.0.1) cannot read /metrics: the
+// Host check runs before every endpoint, on the main listener and on a separate metrics one.
+TEST_F(HttpServerTest, MetricsRefuseAForeignHost) {
+  startServer("  metrics: {listen: \"127.0.0.1:0\"}\n" + clientsYaml());
+  // Metrics on their own listener: /metrics on the main one is a 404 even with a good Host.
+  EXPECT_EQ(request("GET", server_->url("/metrics"), "", {}).status, 404);
+  std::smatch m;
+  std::string log;
+  for (int i = 0; i < 100 && !std::regex_search(log, m, std::regex(R"(metrics on port (\d+))"));
+       ++i) {
+    std::this_thread::sleep_for(20ms);
+    log = server_->log();
+  }
+  ASSERT_FALSE(m.empty()) << log;
+  const std::string murl = "http://127.0.0.1:" + m[1].str() + "/metrics";
+  EXPECT_EQ(request("GET", murl, "", {{"Host", "127.0.0.1.evil.example"}}).status, 403);
+  EXPECT_EQ(request("GET", murl, "", {{"Host", "evil.example:" + m[1].str()}}).status, 403);
+  EXPECT_EQ(request("GET", murl, "", {}).status, 200);
+  server_->stop();
+  startServer(clientsYaml());
+  for (const std::string host : {"evil.example", "127.0.0.1.evil.example", "localhost.evil.tld"}) {
+    Reply r = request("GET", server_->url("/metrics"), "", {{"Host", host}});
+    EXPECT_EQ(r.status, 403) << host;
+    EXPECT_EQ(r.body.find("mcpdb_"), std::string::npos) << r.body;
+  }
+  Reply r = request("GET", server_->url("/metrics"), "", {{"Origin", "http://evil.example"}});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(request("GET", server_->url("/metrics"), "", {}).status, 200);
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"outcome", "forbidden_host"}, {"method", "GET"}}));
 }
 
 TEST_F(HttpServerTest, MissingOrWrongKeyIs401WithBearerChallenge) {
@@ -318,6 +364,90 @@ TEST_F(HttpServerTest, MissingOrWrongKeyIs401WithBearerChallenge) {
   EXPECT_EQ(r.status, 401);
   server_->stop();
   EXPECT_NE(server_->audit().find("\"outcome\":\"unauthorized\""), std::string::npos);
+}
+
+// Issue #18: a burst of wrong keys from one source gets 429 with Retry-After after a few
+// failures, with one audit line (source, count; never the key) and a metric; a valid key from
+// the same source is still admitted during the backoff.
+TEST_F(HttpServerTest, WrongKeyBurstIsThrottledValidKeyIsNot) {
+  startServer("  auth_throttle: {free_failures: 3, base_backoff_ms: 5000}\n" + clientsYaml());
+  const std::string wrong = kKeyA.substr(0, kKeyA.size() - 1) + "Z";
+  std::vector<long> statuses;
+  Reply last;
+  for (int i = 0; i < 20; ++i) {
+    last = request("POST", server_->url(), initBody(), mcpHeaders(wrong));
+    statuses.push_back(last.status);
+  }
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 401), 3);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), 17);
+  EXPECT_EQ(last.status, 429);
+  const long retry = std::atol(last.header("retry-after").value_or("0").c_str());
+  EXPECT_GE(retry, 5);
+  // A valid key from the same source is checked and admitted.
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyA)).status, 200);
+  Reply m = request("GET", server_->url("/metrics"), "", {});
+  EXPECT_NE(m.body.find(R"(mcpdb_http_refusals_total{client="-",reason="auth_throttled"} 17)"),
+            std::string::npos)
+      << m.body;
+  EXPECT_EQ(metricValue(m.body, "mcpdb_http_auth_backoff_sources"), 1.0) << m.body;
+  server_->stop();
+  const std::string audit = server_->audit();
+  EXPECT_TRUE(auditHas(
+      audit,
+      {{"outcome", "auth_throttled"}, {"status", 429}, {"source", "127.0.0.1"}, {"failures", 4}}))
+      << audit;
+  // One line per backoff period, not one per throttled attempt.
+  std::size_t lines = 0;
+  for (auto at = audit.find("auth_throttled"); at != std::string::npos;
+       at = audit.find("auth_throttled", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << audit;
+  EXPECT_EQ(audit.find(wrong), std::string::npos);
+}
+
+// Behind a trusted proxy each forwarded client is its own source; without one (the test above)
+// X-Forwarded-For is never read.
+TEST_F(HttpServerTest, WrongKeysAreThrottledPerForwardedClientBehindATrustedProxy) {
+  startServer("  trusted_proxies: [\"127.0.0.1\"]\n  auth_throttle: {free_failures: 2}\n" +
+              clientsYaml());
+  const std::string wrong = kKeyB.substr(0, kKeyB.size() - 1) + "Z";
+  auto from = [&](const std::string& client) {
+    auto h = mcpHeaders(wrong);
+    h.emplace_back("X-Forwarded-For", "6.6.6.6, " + client);
+    return request("POST", server_->url(), initBody(), h).status;
+  };
+  EXPECT_EQ(from("198.51.100.1"), 401);
+  EXPECT_EQ(from("198.51.100.1"), 401);
+  EXPECT_EQ(from("198.51.100.1"), 429);
+  EXPECT_EQ(from("198.51.100.2"), 401);  // another client behind the same proxy
+  server_->stop();
+  EXPECT_TRUE(
+      auditHas(server_->audit(), {{"outcome", "auth_throttled"}, {"source", "198.51.100.1"}}))
+      << server_->audit();
+  EXPECT_EQ(server_->audit().find("6.6.6.6"), std::string::npos);
+}
+
+// Issue #18: a cursor issued to one client is refused from another (the client id is signed into
+// it); the client it was issued to pages on, from any of its sessions.
+TEST_F(HttpServerTest, ACursorOfOneClientIsRefusedFromAnother) {
+  startServer("  rate_limit: {rate: 1000000, burst: 1000000}\n" + clientsYaml());
+  const std::string a = initialize(*server_, kKeySingle);
+  const std::string b = initialize(*server_, kKeyLimited);
+  Reply r = request("POST", server_->url(), callBody(2, "ddb_page"), mcpHeaders(kKeySingle, a));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json first = r.json()["result"]["structuredContent"];
+  ASSERT_TRUE(first["next_cursor"].is_string()) << r.body;
+  const std::string cursor = first["next_cursor"];
+  r = request("POST", server_->url(), callBody(3, "ddb_page", {{"cursor", cursor}}),
+              mcpHeaders(kKeyLimited, b));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.json()["result"]["isError"].get<bool>()) << r.body;
+  EXPECT_NE(r.body.find("invalid cursor"), std::string::npos) << r.body;
+  const std::string a2 = initialize(*server_, kKeySingle);
+  r = request("POST", server_->url(), callBody(4, "ddb_page", {{"cursor", cursor}}),
+              mcpHeaders(kKeySingle, a2));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["result"]["structuredContent"]["page"], 1) << r.body;
 }
 
 TEST_F(HttpServerTest, ScopeFiltersToolsListAndCalls) {
@@ -765,6 +895,123 @@ class RawConn {
   std::string in_;
 };
 
+// A TCP connection to the server that sends `data` and then nothing.
+int halfOpen(int port, const std::string& data) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  if (!data.empty()) (void)::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+  return fd;
+}
+
+// True when the server has closed `fd` (EOF or reset) within `wait`.
+bool closedWithin(int fd, std::chrono::milliseconds wait) {
+  timeval tv{static_cast<time_t>(wait.count() / 1000),
+             static_cast<suseconds_t>((wait.count() % 1000) * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+// Issue #18: 300 half-open connections from one source hold no slot a client with a valid key
+// needs: at the per-source cap of unauthenticated connections the oldest is closed, so the valid
+// client (same source, newest) initializes promptly, and the flood keeps only its cap open.
+TEST_F(HttpServerTest, HalfOpenFloodDoesNotStarveAValidKey) {
+  startServer(
+      "  idle_timeout_ms: 60000\n  unauthenticated_timeout_ms: 60000\n"
+      "  max_unauthenticated_per_source: 16\n  connection_rate: {rate: 100000, burst: 100000}\n" +
+      clientsYaml());
+  std::vector<int> fds;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = halfOpen(server_->port(), "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA));
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Far below the 60 s header timeout the flood would otherwise hold its slots for.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  int still_open = 0;
+  for (int fd : fds) {
+    if (!closedWithin(fd, 50ms)) ++still_open;
+    ::close(fd);
+  }
+  EXPECT_LE(still_open, 16);
+}
+
+// Unauthenticated connections get the short header timeout; once a request on a connection
+// presented a valid key, the connection keeps the ordinary idle timeout.
+TEST_F(HttpServerTest, UnauthenticatedConnectionsGetAShortHeaderTimeout) {
+  startServer("  idle_timeout_ms: 20000\n  unauthenticated_timeout_ms: 300\n" + clientsYaml());
+  const int fd = halfOpen(server_->port(), "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(closedWithin(fd, 8000ms));
+  ::close(fd);
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.post(initBody(), kKeyA));
+  auto a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK");
+  std::this_thread::sleep_for(1000ms);  // past the unauthenticated timeout
+  ASSERT_TRUE(conn.post(rpc(2, "ping"), kKeyA, a->field("Mcp-Session-Id").value_or("")));
+  a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK") << a->body;
+}
+
+// New connections per second per source: past the burst they are closed at once.
+TEST_F(HttpServerTest, NewConnectionRatePerSource) {
+  startServer("  connection_rate: {rate: 0.5, burst: 4}\n" + clientsYaml(), {});
+  std::vector<int> fds;
+  for (int i = 0; i < 10; ++i) fds.push_back(halfOpen(server_->port(), ""));
+  int closed = 0;
+  for (int fd : fds) {
+    if (fd < 0 || closedWithin(fd, 300ms)) ++closed;
+    if (fd >= 0) ::close(fd);
+  }
+  EXPECT_GE(closed, 5);  // 4 admitted from the burst (at most one more refilled meanwhile)
+  EXPECT_LE(closed, 6);
+}
+
+// Issue #18: one key cannot fill the session table. At its cap its least recently used idle
+// session makes room; with every one of its sessions busy it gets a clear 429; another key still
+// initializes.
+TEST_F(HttpServerTest, SessionsPerClientCap) {
+  startServer("  max_sessions_per_client: 2\n  max_sessions: 3\n" + kNoRateLimit + clientsYaml());
+  std::vector<std::string> sids;
+  for (int i = 0; i < 5; ++i) sids.push_back(initialize(*server_, kKeyA));
+  // The older ones were ended to make room; the two newest work.
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "ping"), mcpHeaders(kKeyA, sids[0])).status,
+            404);
+  EXPECT_EQ(request("POST", server_->url(), rpc(2, "ping"), mcpHeaders(kKeyA, sids[4])).status,
+            200);
+  // Both sessions busy: a third is refused with a clear error, not another client's slot.
+  std::vector<std::future<Reply>> busy;
+  for (int i = 3; i < 5; ++i) {
+    busy.push_back(std::async(std::launch::async, [&, i] {
+      return request("POST", server_->url(), callBody(3, "pg_slow", {{"ms", 1500}}),
+                     mcpHeaders(kKeyA, sids[static_cast<std::size_t>(i)]));
+    }));
+  }
+  std::this_thread::sleep_for(400ms);
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA));
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_NE(r.body.find("max_sessions_per_client"), std::string::npos) << r.body;
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyB)).status, 200);
+  for (auto& f : busy) EXPECT_EQ(f.get().status, 200);
+  server_->stop();
+  EXPECT_TRUE(
+      auditHas(server_->audit(), {{"outcome", "sessions_per_client"}, {"client", "client-a"}}));
+}
+
 // Several keep-alive connections (spread over the I/O threads), each a session, with tool calls
 // (answered by the worker that ran them), lifecycle requests (answered at once), notifications and
 // refusals interleaved: every answer arrives whole, in order, with the same head as before.
@@ -1042,7 +1289,33 @@ TEST_F(HttpServerTest, TlsWithThrowawayCa) {
     EXPECT_NE(out.find("New, " + name), std::string::npos) << flag << ": " << out;
     EXPECT_NE(out.find("Verify return code: 0 (ok)"), std::string::npos) << flag << ": " << out;
   }
+  // Issue #18: TLS 1.2 offers forward-secret AEAD suites only; a client offering only CBC
+  // suites (with or without ECDHE) or only static-key suites gets no handshake.
+  for (const std::string c : {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384",
+                              "ECDHE-ECDSA-AES128-SHA256", "AES128-GCM-SHA256", "AES128-SHA"}) {
+    const auto [rc, out] = run("openssl s_client -connect 127.0.0.1:" + port + " -tls1_2 -cipher " +
+                               c + "@SECLEVEL=0 -CAfile " + ca + " </dev/null");
+    EXPECT_NE(rc, 0) << c << ": " << out;
+  }
+  for (const std::string c : {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                              "ECDHE-ECDSA-CHACHA20-POLY1305"}) {
+    const auto [rc, out] = run("openssl s_client -connect 127.0.0.1:" + port + " -tls1_2 -cipher " +
+                               c + " -CAfile " + ca + " </dev/null");
+    EXPECT_EQ(rc, 0) << c << ": " << out;
+    EXPECT_NE(out.find("Cipher is " + c), std::string::npos) << c << ": " << out;
+  }
   expectNoSecretsInLogs();
+
+  // A cipher list OpenSSL cannot use refuses to start (no silent fallback).
+  {
+    ServerProcess bad(MCPDB_HTTP_TEST_SERVER, {"--config", "@CONFIG", "--listen", "127.0.0.1:0"},
+                      "  tls: {cert_file: " + (dir / "server.pem").string() +
+                          ", key_file: " + (dir / "server.key").string() +
+                          ", ciphers: NO-SUCH-CIPHER}\n" + clientsYaml(),
+                      false);
+    EXPECT_NE(bad.waitExit(), 0);
+    EXPECT_NE(bad.log().find("http.tls.ciphers"), std::string::npos) << bad.log();
+  }
 
   // A certificate from the trusted CA but for another host name: the host name check refuses it.
   startServer(tlsYaml(dir, "wrong-name") + clientsYaml());

@@ -164,6 +164,20 @@ TEST_F(OperatorMistakes, AnEngineDeclaredWithoutItsEnvironmentIsNamed) {
   EXPECT_EQ(set.out.find("warning:"), std::string::npos) << set.out;
 }
 
+// Issue #18: a cursor signing key too short to resist forgery is refused at load, with a message
+// that says how long it must be and never shows the key.
+TEST_F(OperatorMistakes, AShortCursorKeyIsRefusedAtLoad) {
+  const auto r = checkConfig(
+      kPgTools, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}, {"MCPDB_CURSOR_KEY", "k3y-x"}}));
+  EXPECT_EQ(r.code, kExitConfig) << r.out << r.err;
+  EXPECT_NE(r.err.find("MCPDB_CURSOR_KEY is too short (5 bytes; at least 32"), std::string::npos)
+      << r.err;
+  EXPECT_EQ((r.out + r.err).find("k3y-x"), std::string::npos);
+  const auto ok = checkConfig(kPgTools, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"},
+                                                      {"MCPDB_CURSOR_KEY", std::string(32, 'k')}}));
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+}
+
 TEST_F(OperatorMistakes, AToolNameClashAcrossEnginesSaysWhere) {
   const auto r = checkConfig(R"(postgres:
   tools:

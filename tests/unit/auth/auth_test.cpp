@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "auth/api_key.hpp"
+#include "auth/auth_throttle.hpp"
 #include "auth/clients.hpp"
 #include "auth/keys_command.hpp"
 #include "auth/rate_limiter.hpp"
@@ -218,6 +219,43 @@ TEST(Clients, KeysNewRejectsBadArguments) {
   EXPECT_EQ(runKeysNew({"ok", "Bad", {}, {}, {}}, out, err), 2);
   EXPECT_EQ(runKeysNew({"ok", "postgres", -1.0, {}, {}}, out, err), 2);
   EXPECT_TRUE(out.str().empty());
+}
+
+}  // namespace
+}  // namespace mcpdb::auth
+
+namespace mcpdb::auth {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(AuthThrottle, BacksOffExponentiallyAfterTheFreeFailures) {
+  AuthThrottle t({3, 1000ms, 8000ms, 600000ms, 100});
+  const auto t0 = AuthThrottle::Clock::time_point{} + 1h;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t.onFailure("10.0.0.1", t0).retry_after, 0ms);
+  auto f = t.onFailure("10.0.0.1", t0);
+  EXPECT_EQ(f.retry_after, 1000ms);
+  EXPECT_TRUE(f.backoff_started);
+  f = t.onFailure("10.0.0.1", t0 + 10ms);  // still backing off: longer, no new audit line
+  EXPECT_EQ(f.retry_after, 2000ms);
+  EXPECT_FALSE(f.backoff_started);
+  for (int i = 0; i < 40; ++i) f = t.onFailure("10.0.0.1", t0 + 20ms);
+  EXPECT_EQ(f.retry_after, 8000ms);  // capped
+  EXPECT_EQ(t.inBackoff(t0 + 20ms), 1u);
+  // Other sources are not affected.
+  EXPECT_EQ(t.onFailure("10.0.0.2", t0).retry_after, 0ms);
+  // Quiet for longer than forget_after: the source starts over.
+  EXPECT_EQ(t.onFailure("10.0.0.1", t0 + 700s).retry_after, 0ms);
+}
+
+TEST(AuthThrottle, TracksABoundedNumberOfSources) {
+  AuthThrottle t({1, 1000ms, 8000ms, 600000ms, 16});
+  const auto t0 = AuthThrottle::Clock::time_point{} + 1h;
+  for (int i = 0; i < 10000; ++i) (void)t.onFailure("10.1." + std::to_string(i), t0);
+  EXPECT_EQ(t.size(), 16u);
+  // The most recent sources are the ones kept.
+  EXPECT_GT(t.onFailure("10.1.9999", t0).retry_after, 0ms);
+  EXPECT_EQ(t.onFailure("10.1.0", t0).retry_after, 0ms);
 }
 
 }  // namespace

@@ -14,6 +14,20 @@ TEST(Cursor, RoundTripsWithinContext) {
   EXPECT_EQ(*back, pos);
 }
 
+// Issue #18: over HTTP a cursor is bound to the client it was issued to.
+TEST(Cursor, ACursorOfOneClientIsRefusedFromAnother) {
+  CursorCodec codec(std::string(32, 'k'));
+  const std::string base = "mongodb:list_mongodb_documents:orders";
+  const std::string c = codec.encode(clientCursorContext(base, "client-a"), Json{{"x", 1}});
+  EXPECT_TRUE(codec.decode(clientCursorContext(base, "client-a"), c).ok());
+  const auto other = codec.decode(clientCursorContext(base, "client-b"), c);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, Code::InvalidArgument);
+  EXPECT_FALSE(codec.decode(base, c).ok());
+  // A client id cannot be extended into another context ("a" + "\nclient:b" tricks).
+  EXPECT_NE(clientCursorContext(base, "a\nclient:b"), clientCursorContext(base, "b"));
+}
+
 TEST(Cursor, RefusesOtherContextKeyOrTampering) {
   CursorCodec codec("k1");
   const std::string c = codec.encode("dynamodb:scan:orders", Json{{"x", 1}});

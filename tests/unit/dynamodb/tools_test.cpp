@@ -241,7 +241,7 @@ TEST_F(DynamoTools, ScanIssuesACursorBoundToTheTarget) {
 
 TEST_F(DynamoTools, ForgedCursorsSignedForTheRightContextStillNeedTheRightTableAndKey) {
   CursorCodec codec("test-cursor-key");
-  const std::string ctx = "dynamodb:scan_dynamodb_table:events";
+  const std::string ctx = clientCursorContext("dynamodb:scan_dynamodb_table:events", "stdio");
   const Json good_key = {{"category", {{"S", "c"}}}, {"seq", {{"N", "2"}}}};
   // Wrong table in the payload (e.g. the operator re-pointed the target).
   auto r = call("scan_dynamodb_table",

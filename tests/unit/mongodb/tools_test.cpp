@@ -107,6 +107,9 @@ TEST(MongoTools, ArgumentsAreRefusedBeforeAnythingIsSent) {
   expectInvalid("search_b", {{"query", "q"}, {"k", 21}}, "arguments.k: must be at most 20");
 }
 
+// The signing context of target a's cursors for the harness's client (stdio).
+const std::string kListA = clientCursorContext("mongodb:list_mongodb_documents:a", "stdio");
+
 TEST(MongoTools, CursorsAreSignedAndBoundToTheirTarget) {
   ToolHarness h(kTwoTargets, kEnv);
   ASSERT_TRUE(h.ok());
@@ -116,7 +119,7 @@ TEST(MongoTools, CursorsAreSignedAndBoundToTheirTarget) {
   BSON_APPEND_UTF8(pos.get(), "v", "k1");
   const std::string bytes(reinterpret_cast<const char*>(bson_get_data(pos.get())), pos->len);
   const Json payload = {{"after", base64UrlEncode(bytes)}, {"desc", false}};
-  const std::string for_a = codec.encode("mongodb:list_mongodb_documents:a", payload);
+  const std::string for_a = codec.encode(kListA, payload);
 
   // Replayed against another target: refused before any I/O.
   auto other = h.call("list_mongodb_documents", {{"target", "b"}, {"cursor", for_a}});
@@ -129,15 +132,14 @@ TEST(MongoTools, CursorsAreSignedAndBoundToTheirTarget) {
   auto f1 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", forged}});
   ASSERT_FALSE(f1.ok());
   EXPECT_EQ(f1.error().code, Code::InvalidArgument);
-  const std::string other_key =
-      CursorCodec("another-key").encode("mongodb:list_mongodb_documents:a", payload);
+  const std::string other_key = CursorCodec("another-key").encode(kListA, payload);
   auto f2 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", other_key}});
   ASSERT_FALSE(f2.ok());
   EXPECT_EQ(f2.error().code, Code::InvalidArgument);
 
   // Signed but not a position: refused.
-  const std::string junk = codec.encode("mongodb:list_mongodb_documents:a",
-                                        {{"after", base64UrlEncode("xx")}, {"desc", false}});
+  const std::string junk =
+      codec.encode(kListA, {{"after", base64UrlEncode("xx")}, {"desc", false}});
   auto f3 = h.call("list_mongodb_documents", {{"target", "a"}, {"cursor", junk}});
   ASSERT_FALSE(f3.ok());
   EXPECT_EQ(f3.error().message, "arguments.cursor: malformed cursor");

@@ -146,7 +146,7 @@ TEST(AuditLog, CallLineShape) {
 }
 
 TEST(AuditLog, RefusalLineShape) {
-  Refusal r{"", "rate_limited", 429, "POST", "0123456789abcdef"};
+  Refusal r{"", "rate_limited", 429, "POST", "0123456789abcdef", {}, 0};
   const auto at = AuditLog::SystemClock::time_point{} + std::chrono::milliseconds(1700000000123LL);
   const Json j = Json::parse(AuditLog::formatRefusal(r, at));
   EXPECT_EQ(j["time"], "2023-11-14T22:13:20.123Z");
@@ -319,7 +319,7 @@ TEST(AuditLog, DirectFormattingIsByteForByteTheJsonForm) {
   r.outcome = "unknown_tool";
   EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
 
-  Refusal f{"", "rate_limited", 429, "POST", "0123456789abcdef"};
+  Refusal f{"", "rate_limited", 429, "POST", "0123456789abcdef", {}, 0};
   EXPECT_EQ(AuditLog::formatRefusal(f, at), protocol::serialize(Json{
                                                 {"time", "2023-11-14T22:13:20.123Z"},
                                                 {"event", "refused"},
@@ -328,6 +328,19 @@ TEST(AuditLog, DirectFormattingIsByteForByteTheJsonForm) {
                                                 {"status", 429},
                                                 {"method", "POST"},
                                                 {"request_id", "0123456789abcdef"},
+                                            }));
+  // A failed-auth backoff line names the source and the failure count (never a key).
+  Refusal t{"", "auth_throttled", 429, "POST", "0123456789abcdef", "198.51.100.7", 6};
+  EXPECT_EQ(AuditLog::formatRefusal(t, at), protocol::serialize(Json{
+                                                {"time", "2023-11-14T22:13:20.123Z"},
+                                                {"event", "refused"},
+                                                {"client", "-"},
+                                                {"failures", 6},
+                                                {"outcome", "auth_throttled"},
+                                                {"status", 429},
+                                                {"method", "POST"},
+                                                {"request_id", "0123456789abcdef"},
+                                                {"source", "198.51.100.7"},
                                             }));
 }
 

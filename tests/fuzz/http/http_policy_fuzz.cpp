@@ -1,0 +1,68 @@
+// libFuzzer target: the HTTP transport's checks of client-controlled header values (Host, Origin,
+// X-Forwarded-For, Accept, MCP-Protocol-Version) and the listen-address parser. The input is
+// split at '\n' into those values, in that order; every check must answer without crashing,
+// and the exact-match invariants must hold (a Host that passes is one the policy names).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/http/http_config.hpp"
+#include "transport/http/policy.hpp"
+
+namespace {
+
+using namespace mcpdb::transport::http;
+
+const OriginPolicy& loopbackPolicy() {
+  static const OriginPolicy p({}, {}, "127.0.0.1", true);
+  return p;
+}
+const OriginPolicy& listedPolicy() {
+  static const OriginPolicy p({"mcp.example", "api.example:8443"}, {"https://app.example"},
+                              "0.0.0.0", false);
+  return p;
+}
+const SourcePolicy& proxies() {
+  static const SourcePolicy p({"10.0.0.0/8", "::1", "2001:db8::/32"});
+  return p;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string_view> parts;
+  std::size_t at = 0;
+  while (parts.size() < 6) {
+    const auto nl = in.find('\n', at);
+    parts.push_back(in.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at));
+    if (nl == std::string_view::npos) break;
+    at = nl + 1;
+  }
+  parts.resize(6);
+  const std::string_view host = parts[0];
+  const std::string_view origin = parts[1];
+
+  (void)listedPolicy().hostAllowed(host);
+  (void)loopbackPolicy().originAllowed(origin);
+  (void)listedPolicy().originAllowed(origin);
+  if (auto o = parseOrigin(origin)) {
+    if (o->authority.port == 0 || o->authority.port > 65535) std::abort();
+    if (loopbackPolicy().originAllowed(origin) && !isLoopbackName(o->authority.host)) std::abort();
+  }
+  // Only loopback names pass the default policy, never a longer name that starts like one.
+  if (auto a = parseAuthority(host)) {
+    if (a->port > 65535) std::abort();
+    if (loopbackPolicy().hostAllowed(host) && !isLoopbackName(a->host)) std::abort();
+  }
+  (void)proxies().source(parts[3], parts[2]);
+  (void)sourceKey(parts[3]);
+  (void)validProxyEntry(parts[3]);
+  (void)parseAccept(parts[4]);
+  (void)protocolVersionHeaderOk(parts[5]);
+  (void)parseListenAddress(parts[3]);
+  return 0;
+}
