@@ -14,6 +14,16 @@ namespace mcpdb::mongodb {
 
 namespace {
 
+// A document's JSON is at least its BSON length over this: the most compact case is an array of
+// zero int64 values, up to 17 BSON bytes per element in a 16 MiB document (type, a seven-digit
+// index key and its NUL, the value) against "0," in JSON. A document that cannot fit the byte cap
+// even so is not converted (its BSON, at most 16 MiB, is all the memory it takes).
+constexpr std::uint64_t kBsonPerJsonByte = 9;
+
+bool admits(RowBudget& budget, const bson_t& doc) {
+  return budget.admits(doc.len / kBsonPerJsonByte);
+}
+
 constexpr std::size_t kMaxQueryChars = 2000;
 constexpr std::size_t kMaxCursorChars = 4096;
 
@@ -162,7 +172,7 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
     bool found = false;
     auto st = (*client)->find(t.collection, *filter, *opts, boundsOf(ctx), [&](const bson_t& doc) {
       found = true;
-      budget.add(bsonToJson(doc));
+      if (admits(budget, doc)) budget.add(bsonToJson(doc));
       return false;
     });
     if (!st) return st.error();
@@ -306,7 +316,7 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     BsonPtr oversized_id;  // a first document too large for the byte cap
     bool more = false;
     auto st = (*client)->find(t.collection, *filter, *opts, boundsOf(ctx), [&](const bson_t& doc) {
-      if (budget.add(bsonToJson(doc))) {
+      if (admits(budget, doc) && budget.add(bsonToJson(doc))) {
         bson_iter_t it;
         if (bson_iter_init_find(&it, &doc, "_id")) {
           last_id = newDoc();

@@ -288,6 +288,60 @@ TEST_F(Fixture, OversizedDocumentIsSkippedWithANote) {
   ASSERT_TRUE(all.ok());
 }
 
+// A document far over the byte cap (a 4 MiB string; an array of 200,000 int64 zeros, whose BSON
+// is 8 times its JSON) is refused before it is converted, with the same note; a document whose
+// BSON is much larger than its JSON but whose JSON fits (an array of 300 int64 zeros: about 4 KiB
+// of BSON, 600 bytes of JSON, under a 1 KiB cap) is still returned whole.
+TEST_F(Fixture, DocumentsFarOverTheCapAreRefusedBeforeConversion) {
+  const std::string c = collection("huge");
+  auto zeros = [](int n) {
+    BsonPtr d = newDoc();
+    bson_t arr;
+    BSON_APPEND_ARRAY_BEGIN(d.get(), "z", &arr);
+    for (int i = 0; i < n; ++i) {
+      const std::string key = std::to_string(i);
+      bson_append_int64(&arr, key.c_str(), -1, 0);
+    }
+    bson_append_array_end(d.get(), &arr);
+    return d;
+  };
+  {
+    BsonPtr d = newDoc();
+    BSON_APPEND_INT32(d.get(), "n", 0);
+    BSON_APPEND_UTF8(d.get(), "title", std::string(4 << 20, 'x').c_str());
+    insert(c, std::move(d));
+  }
+  {
+    BsonPtr d = zeros(200000);
+    BSON_APPEND_INT32(d.get(), "n", 1);
+    insert(c, std::move(d));
+  }
+  {
+    BsonPtr d = zeros(300);
+    BSON_APPEND_INT32(d.get(), "n", 2);
+    insert(c, std::move(d));
+  }
+  ToolHarness h("mongodb:\n  limits: {max_bytes: 1024}\n  targets:\n    t:\n      collection: " +
+                    c + "\n      projection: [n, title, z]\n",
+                env());
+  ASSERT_TRUE(h.ok());
+  Json cursor;
+  std::vector<int> returned;
+  int skipped = 0;
+  for (int page = 0; page < 6; ++page) {
+    Json args = {{"target", "t"}, {"limit", 10}};
+    if (!cursor.is_null()) args["cursor"] = cursor;
+    auto p = h.call("list_mongodb_documents", args);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (const Json& d : (*p)["documents"]) returned.push_back(d["n"].get<int>());
+    if ((*p).value("note", "").find("was skipped") != std::string::npos) ++skipped;
+    if (!(*p).contains("next_cursor")) break;
+    cursor = (*p)["next_cursor"];
+  }
+  EXPECT_EQ(returned, std::vector<int>{2});
+  EXPECT_EQ(skipped, 2);
+}
+
 TEST_F(Fixture, ForgedAndReplayedCursorsAreRefused) {
   const std::string a = numbered("ca", 12);
   const std::string b = numbered("cb", 12);
