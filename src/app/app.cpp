@@ -801,6 +801,7 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
   so.workers = a.config.server.workers;
   so.max_queue = a.config.server.max_queue;
   so.parse.max_bytes = a.config.server.max_message_bytes;
+  so.max_result_memory = a.config.server.max_result_memory;
   return so;
 }
 
@@ -823,14 +824,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   std::optional<DelayedTask> self_check;
   if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
 
-  protocol::ServerOptions so;
-  so.version = options.version;
-  so.instructions = instructionsFor(*a);
-  so.page_size = a->config.server.page_size;
-  so.workers = a->config.server.workers;
-  so.max_queue = a->config.server.max_queue;
-  so.parse.max_bytes = a->config.server.max_message_bytes;
-  protocol::ServerCore core(so, a->registry);
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   if (auto audit = openAudit(*a)) core.addObserver(audit);
   auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
   auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);

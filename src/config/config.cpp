@@ -131,7 +131,7 @@ void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
 void readServer(const Node& server, ServerSettings& out) {
   if (!server.present() ||
       !server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
-                         "drain_ms", "require_environment"})) {
+                         "drain_ms", "require_environment", "max_result_memory"})) {
     return;
   }
   if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
@@ -146,6 +146,8 @@ void readServer(const Node& server, ServerSettings& out) {
   if (auto v = server.integer("page_size", 1, 1000)) out.page_size = static_cast<std::size_t>(*v);
   if (auto v = server.integer("drain_ms", 0, 600000)) out.drain_ms = static_cast<std::uint32_t>(*v);
   if (auto v = server.boolean("require_environment")) out.require_environment = *v;
+  if (auto v = server.integer("max_result_memory", 1LL << 20, 64LL << 30))
+    out.max_result_memory = static_cast<std::uint64_t>(*v);
 }
 
 // Each toolset is checked on its own, so every bad name and every bad list is reported.

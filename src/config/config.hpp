@@ -26,6 +26,8 @@ struct ServerSettings {
   std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;
   std::size_t page_size = 50;
   std::uint32_t drain_ms = 10000;
+  // Memory for results in flight over all clients (protocol::ServerOptions::max_result_memory).
+  std::uint64_t max_result_memory = std::uint64_t{512} << 20;
   // An engine the config declares tools for while its environment is unset: a warning (false) or
   // a startup error (true).
   bool require_environment = false;

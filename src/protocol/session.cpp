@@ -131,6 +131,7 @@ int logLevelRank(std::string_view level) {
 ServerCore::ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry)
     : options_(std::move(options)),
       registry_(std::move(registry)),
+      result_memory_(options_.max_result_memory),
       pool_(options_.workers, options_.max_queue) {}
 
 ServerCore::~ServerCore() {
@@ -510,11 +511,21 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     };
   }
   Result<ToolOutput> result = makeError(Code::Internal, "the tool did not run");
-  try {
-    result = tool->handler(arguments, ctx);
-  } catch (const std::exception&) {
-    // Handlers must not throw; if one does, the agent gets a safe message and nothing else.
-    result = makeError(Code::Internal, "internal error in tool '" + tool->name + "'");
+  // The result's memory is held from before the call until its answer is written.
+  const auto held = core_.resultMemory().tryReserve(kResultCopies * ctx.limits.max_bytes);
+  if (!held) {
+    result = makeError(Code::ResourceExhausted,
+                       "the server holds as much memory for results in flight as it may "
+                       "(server.max_result_memory, " +
+                           std::to_string(core_.resultMemory().total() >> 20) +
+                           " MiB); retry in a moment");
+  } else {
+    try {
+      result = tool->handler(arguments, ctx);
+    } catch (const std::exception&) {
+      // Handlers must not throw; if one does, the agent gets a safe message and nothing else.
+      result = makeError(Code::Internal, "internal error in tool '" + tool->name + "'");
+    }
   }
   record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   if (stop.stop_requested()) {

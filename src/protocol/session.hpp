@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/memory_budget.hpp"
 #include "common/json.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/tool.hpp"
@@ -76,8 +77,15 @@ struct ServerOptions {
   std::size_t page_size = 50;  // tools per tools/list page
   std::size_t workers = 8;     // concurrent tool calls
   std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
+  // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves
+  // kResultCopies times its byte cap while it runs and its answer is written.
+  std::uint64_t max_result_memory = std::uint64_t{512} << 20;
   ParseLimits parse;
 };
+
+// What one call's result may cost in memory, in multiples of its byte cap: the rows as a JSON
+// tree, their serialised text, and the response line that carries the text twice.
+inline constexpr std::uint64_t kResultCopies = 5;
 
 // State shared by all sessions of one server process.
 class ServerCore {
@@ -90,6 +98,7 @@ class ServerCore {
   const ServerOptions& options() const { return options_; }
   const ToolRegistry& registry() const { return *registry_; }
   WorkerPool& pool() { return pool_; }
+  MemoryBudget& resultMemory() { return result_memory_; }
   void addObserver(std::shared_ptr<CallObserver> observer) {
     observers_.push_back(std::move(observer));
   }
@@ -104,6 +113,7 @@ class ServerCore {
   std::map<std::size_t, std::string> pages_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
+  MemoryBudget result_memory_;
   WorkerPool pool_;
 };
 

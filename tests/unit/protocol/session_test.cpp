@@ -214,6 +214,44 @@ TEST(Session, BusyPoolIsAToolErrorNotAHang) {
   f.session->drain(std::chrono::milliseconds(3000));
 }
 
+// The server-wide budget of memory for results in flight: a call that would exceed it is refused
+// at once with a retryable error (not queued, not run), and runs once the memory is given back.
+TEST(Session, ResultMemoryBudgetRefusesCallsBeyondIt) {
+  ServerOptions o;
+  o.max_result_memory = 1 << 20;  // less than one call's kResultCopies x 256 KiB: one at a time
+  Fixture f(o);
+  f.init();
+  f.out->waitFor(1);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}})",
+      f.out);
+  for (int i = 0; i < 200 && f.core.resultMemory().inUse() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(f.core.resultMemory().inUse(), f.core.resultMemory().total());
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"abc"}}})",
+      f.out);
+  auto msgs = f.out->waitFor(2);
+  ASSERT_GE(msgs.size(), 2U);
+  EXPECT_EQ(msgs[1]["id"], 2);
+  EXPECT_TRUE(msgs[1]["result"]["isError"].get<bool>());
+  const std::string text = msgs[1]["result"]["content"][0]["text"].get<std::string>();
+  EXPECT_NE(text.find("resource_exhausted"), std::string::npos) << text;
+  EXPECT_NE(text.find("server.max_result_memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("retry"), std::string::npos) << text;
+  f.session->cancelAll();
+  f.session->drain(std::chrono::milliseconds(3000));
+  EXPECT_EQ(f.core.resultMemory().inUse(), 0U);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"abc"}}})",
+      f.out);
+  msgs = f.out->waitFor(3);
+  ASSERT_GE(msgs.size(), 3U);
+  EXPECT_EQ(msgs.back()["id"], 3);
+  EXPECT_FALSE(msgs.back()["result"]["isError"].get<bool>());
+  f.session->drain(std::chrono::milliseconds(3000));
+}
+
 TEST(Session, ToolsListPaginatesWithOpaqueCursor) {
   ServerOptions o;
   o.page_size = 3;
