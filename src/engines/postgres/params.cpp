@@ -3,9 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <regex>
 
+#include "common/json_integer.hpp"
 #include "engines/postgres/schema_gen.hpp"
+#include "protocol/pattern.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::postgres {
@@ -51,7 +52,7 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
     if (auto st = protocol::validateJson(*spec.check_schema, value, path); !st) return st.error();
     if (spec.pattern) {
       if (!spec.compiled_pattern || !value.is_string() ||
-          !std::regex_search(value.get_ref<const std::string&>(), *spec.compiled_pattern)) {
+          !protocol::patternFinds(*spec.compiled_pattern, value.get_ref<const std::string&>())) {
         return makeError(Code::InvalidArgument, path + ": does not match the required pattern");
       }
     }

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <regex>
+#include <map>
 #include <set>
 
 #include "config/config.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
+#include "protocol/pattern.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -34,12 +35,8 @@ void finalizeScalar(ScalarSpec& spec) {
   spec.check_schema = std::make_shared<const Json>(std::move(schema));
   spec.compiled_pattern.reset();
   if (spec.pattern) {
-    try {
-      spec.compiled_pattern =
-          std::make_shared<const std::regex>(*spec.pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      // Reported by the parser; an invalid pattern never reaches a call.
-    }
+    // Reported by the parser when it does not compile; an invalid pattern never reaches a call.
+    if (auto re = protocol::sharedPattern(*spec.pattern)) spec.compiled_pattern = *re;
   }
 }
 
@@ -101,8 +98,9 @@ void refuseInapplicable(const Node& node, ScalarType type) {
   }
 }
 
-// Reads the constraints of a scalar (the parameter itself, an array's items, or a filter).
-ScalarSpec parseScalar(const Node& node, ScalarType type) {
+// Reads the constraints of a scalar (the parameter itself, an array's items, or a filter);
+// `owner` names it in messages ("parameter 'id'").
+ScalarSpec parseScalar(const Node& node, ScalarType type, const std::string& owner) {
   ScalarSpec s;
   s.type = type;
   refuseInapplicable(node, type);
@@ -115,11 +113,10 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
       node.child("min_length").error("must not exceed max_length");
     }
     if (auto v = node.string("pattern")) {
-      try {
-        std::regex re(*v, std::regex::ECMAScript);
+      if (auto re = protocol::sharedPattern(*v)) {
         s.pattern = *v;
-      } catch (const std::regex_error&) {
-        node.child("pattern").error("is not a valid ECMAScript regular expression");
+      } else {
+        node.child("pattern").error(owner + ": " + re.error().message);
       }
     }
     if (node.has("enum")) {
@@ -227,7 +224,8 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
     auto itype = items.choice(
         "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
     if (!itype) return std::nullopt;
-    p.scalar = parseScalar(items, *scalarTypeFrom(*itype));
+    p.scalar =
+        parseScalar(items, *scalarTypeFrom(*itype), "the items of parameter '" + p.name + "'");
     if (auto v = node.integer("min_items", 0, kMaxArrayItems))
       p.min_items = static_cast<std::uint32_t>(*v);
     if (auto v = node.integer("max_items", 1, kMaxArrayItems))
@@ -237,7 +235,7 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
     for (const char* key : {"items", "min_items", "max_items"}) {
       if (node.has(key)) node.child(key).error("applies only to array parameters");
     }
-    p.scalar = parseScalar(node, *scalarTypeFrom(*type));
+    p.scalar = parseScalar(node, *scalarTypeFrom(*type), "parameter '" + p.name + "'");
   }
   const auto required = node.boolean("required");
   Node def = node.child("default");
@@ -524,7 +522,7 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out,
           filter.op = *op == "equals" ? SearchFilter::Op::Equals : SearchFilter::Op::Contains;
         }
         if (!type) continue;
-        filter.scalar = parseScalar(f, *scalarTypeFrom(*type));
+        filter.scalar = parseScalar(f, *scalarTypeFrom(*type), "filter '" + filter.name + "'");
         s.filters.push_back(std::move(filter));
       }
     }
