@@ -317,8 +317,23 @@ void checkStatement(const Node& at, const std::string& statement, std::size_t de
   }
 }
 
-void parseTools(const Node& node, const Limits& defaults, Section& out,
-                std::set<std::string>& tool_names) {
+// Tool names of the section, folded to lower case (unique regardless of case) -> as written.
+using ToolNames = std::map<std::string, std::string>;
+
+// Records `name`, or reports at `where` the name it clashes with (exactly or in case only).
+bool claimToolName(ToolNames& names, const std::string& name, const Node& where) {
+  auto [it, inserted] = names.emplace(protocol::foldToolName(name), name);
+  if (inserted) return true;
+  if (it->second == name) {
+    where.error("duplicate tool name '" + name + "'");
+  } else {
+    where.error("tool names '" + it->second + "' and '" + name +
+                "' differ only in case; tool names must be unique regardless of case");
+  }
+  return false;
+}
+
+void parseTools(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
   if (!node.present()) return;
   if (!node.isMap()) {
     node.error("must map tool names to tool definitions");
@@ -329,10 +344,7 @@ void parseTools(const Node& node, const Limits& defaults, Section& out,
       t.error("invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
       continue;
     }
-    if (!tool_names.insert(name).second) {
-      t.error("duplicate tool name");
-      continue;
-    }
+    if (!claimToolName(tool_names, name, t)) continue;
     if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"}))
       continue;
     QueryTool tool;
@@ -434,8 +446,7 @@ std::string buildSearchStatement(const SemanticSearch& s) {
 
 namespace {
 
-void parseSearch(const Node& node, const Limits& defaults, Section& out,
-                 std::set<std::string>& tool_names) {
+void parseSearch(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
   if (!node.present()) return;
   if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column",
                        "text_column", "metadata_columns", "vector_column", "distance", "k_default",
@@ -447,8 +458,8 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out,
   if (auto v = node.string("tool")) s.tool = *v;
   if (!protocol::isValidToolName(s.tool)) {
     errorAt(node, "tool", "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
-  } else if (!tool_names.insert(s.tool).second) {
-    errorAt(node, "tool", "duplicate tool name '" + s.tool + "'");
+  } else {
+    (void)claimToolName(tool_names, s.tool, node.has("tool") ? node.child("tool") : node);
   }
   s.title = node.string("title").value_or(titleFromName(s.tool));
   s.description = node.string("description")
@@ -650,7 +661,7 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
   if (!section.present()) return out;
   out.present = true;
   if (!section.expectMap({"pool", "search_path", "proof", "tools", "semantic_search"})) return out;
-  std::set<std::string> tool_names;
+  ToolNames tool_names;
   parsePool(section.child("pool"), defaults, out.pool);
   parseSearchPath(section, out.pool.search_path);
   out.proof.search_path = out.pool.search_path;
