@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { bin, rawServer, serverEnv } from './helpers.mjs';
 
 const EXIT_CONFIG = 3;
@@ -50,6 +50,46 @@ test('a lone surrogate in a request is answered with the request id, not a parse
   assert.deepEqual(await s.next(), { jsonrpc: '2.0', id: 8, result: {} });
   s.child.stdin.end();
   assert.equal((await s.exited()).code, 0);
+});
+
+// The same over Streamable HTTP: both transports parse through one entry (protocol::parseMessage).
+test('over HTTP too, a lone surrogate is answered with the request id', async (t) => {
+  if (!process.env.POSTGRES_DSN) { t.skip('POSTGRES_DSN is not set: run through scripts/test.sh'); return; }
+  const keyOut = execFileSync(bin, ['keys', 'new', '--name', 'hostile-agent', '--scope', 'postgres']).toString();
+  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
+  assert.ok(key, 'keys new printed a key');
+  const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
+  const cfg = configFile(builtIn + '\nhttp:\n' + keyOut.slice(keyOut.indexOf('  clients:')).trimEnd() + '\n');
+  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
+    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let log = '';
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
+      child.stderr.on('data', (d) => {
+        log += d.toString();
+        const m = log.match(/listening on (http:\/\/[^\s]+\/mcp)/);
+        if (m) { clearTimeout(timer); resolve(m[1]); }
+      });
+    });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${key}` };
+    const post = async (body, sid) => {
+      const r = await fetch(url, { method: 'POST', body, headers: sid ? { ...headers, 'Mcp-Session-Id': sid } : headers });
+      const text = await r.text();
+      // A JSON body, or one SSE event carrying it.
+      const json = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+      return { status: r.status, sid: r.headers.get('mcp-session-id'), body: json ? JSON.parse(json) : null };
+    };
+    const init = await post('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}');
+    assert.equal(init.status, 200);
+    await post('{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sid);
+    const r = await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"q":"\\ud800"}}}', init.sid);
+    assert.equal(r.body.id, 7, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, -32602);
+  } finally {
+    child.kill('SIGTERM');
+  }
 });
 
 test('a 1 MiB argument against a nested-quantifier pattern is answered in milliseconds; the server keeps serving', async (t) => {
