@@ -1,5 +1,6 @@
 #include "protocol/pattern.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -64,6 +65,22 @@ Result<CompiledPattern> compilePattern(std::string_view pattern) {
 
 bool patternFinds(const RE2& pattern, std::string_view text) {
   return RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), pattern);
+}
+
+Status checkPatternCost(const RE2& pattern, std::uint64_t max_length_code_points) {
+  const auto size = static_cast<std::uint64_t>(pattern.ProgramSize());
+  const std::uint64_t length = max_length_code_points;
+  if (length != 0 && size > kMaxPatternWork / length) {
+    return makeError(Code::InvalidArgument,
+                     "pattern is too complex for a value of up to " +
+                         std::to_string(max_length_code_points) + " characters (" +
+                         std::to_string(size) +
+                         " RE2 instructions; matching could take seconds): lower max_length "
+                         "to at most " +
+                         std::to_string(std::max<std::uint64_t>(1, kMaxPatternWork / size)) +
+                         " or simplify the pattern");
+  }
+  return {};
 }
 
 Result<CompiledPattern> sharedPattern(const std::string& pattern) {

@@ -10,6 +10,7 @@
 // point); `\d`, `\w`, `\b` are ASCII as in ECMAScript; `\s` is ASCII whitespace only
 // ([\t\n\f\r ], where ECMAScript also has \v and the Unicode spaces).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,15 @@ Result<CompiledPattern> compilePattern(std::string_view pattern);
 
 // True when `text` contains a match of `pattern` anywhere (JSON Schema / ECMAScript search).
 bool patternFinds(const re2::RE2& pattern, std::string_view text);
+
+// RE2 matches in time linear in the text, with the compiled program's size as the constant: its
+// DFA is fast while its state cache suffices, and falls back to an NFA costing about 15 ns per
+// byte per instruction when it does not (`[a-z]{500}[0-9]`, 505 instructions, takes ~6 s on
+// 1 MiB). So a pattern is accepted only with a bound on the text it meets: instructions x
+// `max_length` at most kMaxPatternWork (2^25: ~0.5 s in the worst case for ASCII text, up to 4x
+// that for 4-byte characters; milliseconds in the usual, DFA case). The error says which to lower.
+inline constexpr std::uint64_t kMaxPatternWork = std::uint64_t{1} << 25;
+Status checkPatternCost(const re2::RE2& pattern, std::uint64_t max_length_code_points);
 
 // The process-wide compiled form of a configured pattern: compiled on first use (at config load,
 // by validateSchemaSubset) and reused by every call. Patterns come only from the config, so the set

@@ -131,6 +131,14 @@ Status validateSchemaSubset(const Json& schema, const std::string& path) {
       if (!val.is_string()) return invalid(path, "pattern must be a string");
       auto compiled = sharedPattern(val.get_ref<const std::string&>());
       if (!compiled) return invalid(path, compiled.error().message);
+      // The text a pattern meets is bounded, so its worst-case matching time is (pattern.hpp).
+      const auto max_length = schema.find("maxLength");
+      if (max_length == schema.end() || !max_length->is_number_integer() ||
+          max_length->get<std::int64_t>() < 0) {
+        return invalid(path, "a pattern needs a maxLength (it bounds the matching time)");
+      }
+      if (auto st = checkPatternCost(**compiled, max_length->get<std::uint64_t>()); !st)
+        return invalid(path, st.error().message);
     }
     if (key == "format") {
       const auto f = val.get<std::string>();

@@ -114,7 +114,11 @@ ScalarSpec parseScalar(const Node& node, ScalarType type, const std::string& own
     }
     if (auto v = node.string("pattern")) {
       if (auto re = protocol::sharedPattern(*v)) {
-        s.pattern = *v;
+        if (auto st = protocol::checkPatternCost(**re, s.max_length); !st) {
+          node.child("pattern").error(owner + ": " + st.error().message);
+        } else {
+          s.pattern = *v;
+        }
       } else {
         node.child("pattern").error(owner + ": " + re.error().message);
       }

@@ -95,8 +95,8 @@ TEST(Pattern, OneMebibyteArgumentIsAnsweredQuicklyForAnyPattern) {
 }
 
 TEST(Pattern, SchemaValidationOfAHugeArgumentNeitherCrashesNorStalls) {
-  const Json schema =
-      Json::parse(R"({"type":"object","properties":{"q":{"type":"string","pattern":"^(a+)+$"}}})");
+  const Json schema = Json::parse(
+      R"({"type":"object","properties":{"q":{"type":"string","maxLength":2097152,"pattern":"^(a+)+$"}}})");
   ASSERT_TRUE(validateSchemaSubset(schema));
   Json args = {{"q", std::string(1 << 20, 'a') + "!"}};
   const auto t0 = std::chrono::steady_clock::now();
@@ -106,6 +106,36 @@ TEST(Pattern, SchemaValidationOfAHugeArgumentNeitherCrashesNorStalls) {
   EXPECT_EQ(st.error().message, R"(arguments.q: does not match the required pattern "^(a+)+$")");
   args["q"] = std::string(1 << 20, 'a');
   EXPECT_TRUE(validateJson(schema, args));
+}
+
+// RE2 is linear with the program size as the constant, and its NFA fallback is slow for large
+// programs, so a pattern is accepted only with a maxLength that bounds the worst case.
+TEST(Pattern, APatternsCostIsBoundedByTheLengthItMeets) {
+  auto big = compilePattern("[a-z]{500}[0-9]");  // 505 instructions
+  ASSERT_TRUE(big);
+  EXPECT_TRUE(checkPatternCost(**big, 1024));
+  auto refused = checkPatternCost(**big, 1 << 20);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "pattern is too complex for a value of up to 1048576 characters (505 RE2 instructions; "
+            "matching could take seconds): lower max_length to at most 66444 or simplify the "
+            "pattern");
+  EXPECT_TRUE(checkPatternCost(**big, 66444));
+  EXPECT_FALSE(checkPatternCost(**big, 66445));
+  // At the largest accepted length, the worst input (the NFA fallback) still takes well under
+  // a second (loose for ASan builds).
+  const std::string worst(66444, 'a');
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(patternFinds(**big, worst));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  // Simple patterns take any length the config allows (1 MiB).
+  EXPECT_TRUE(checkPatternCost(**compilePattern("^[A-Za-z0-9_.-]+$"), 1 << 20));
+  // In a schema: a pattern needs a maxLength within the bound.
+  EXPECT_FALSE(validateSchemaSubset(Json{{"type", "string"}, {"pattern", "^a$"}}));
+  EXPECT_FALSE(validateSchemaSubset(
+      Json{{"type", "string"}, {"maxLength", 1 << 20}, {"pattern", "[a-z]{500}[0-9]"}}));
+  EXPECT_TRUE(validateSchemaSubset(
+      Json{{"type", "string"}, {"maxLength", 1024}, {"pattern", "[a-z]{500}[0-9]"}}));
 }
 
 TEST(Pattern, SharedPatternsAreCompiledOnce) {
