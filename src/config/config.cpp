@@ -9,7 +9,9 @@
 #include <memory>
 #include <system_error>
 
+#include "common/utf8.hpp"
 #include "config/secret_patterns.hpp"
+#include "config/yaml_shape.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::config {
@@ -91,11 +93,20 @@ void scan(const YAML::Node& node, std::string& path, Diagnostics& diag) {
   }
 }
 
+constexpr const char* kNotUtf8 =
+    "is not valid UTF-8; config text must be UTF-8 (the bytes are not shown)";
+
 // Every mapping key must be a plain scalar: a config names things, and a key that is itself a
 // mapping or a list (YAML's `? ...` complex keys) has no meaning here. Each is reported once, with
 // its line; the walks after this one skip such keys. A key given twice in one mapping is reported
 // too: YAML readers keep one of the two silently, so half of what the operator wrote would be lost.
+// Every key and value must be UTF-8: the text reaches agents (descriptions, enums) and messages,
+// and yaml-cpp passes any byte through.
 void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
+  if (node.IsScalar()) {
+    if (!isValidUtf8(node.Scalar())) diag.error(lineOf(node), path, kNotUtf8);
+    return;
+  }
   if (node.IsMap()) {
     // The keys seen so far in this mapping (handles, not copies); a linear search, as mappings
     // here are short and this walk runs over the built-in allowlist at every start.
@@ -108,6 +119,7 @@ void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
       }
       const std::string& key = kv.first.Scalar();
       const KeyInPath in(path, key);
+      if (!isValidUtf8(key)) diag.error(lineOf(kv.first), path, std::string("key ") + kNotUtf8);
       for (const auto& k : keys) {
         if (k.Scalar() == key) {
           diag.error(lineOf(kv.first), path,
@@ -197,6 +209,14 @@ void scanForSecrets(const Node& root) {
 
 Config parseConfig(const std::string& text, const std::string& source,
                    const std::vector<std::string>& extra_sections, Diagnostics& diag) {
+  // Measured from the parser's events before a tree is built: an alias bomb, deep nesting or an
+  // oversized text is refused in milliseconds, before any walk could revisit shared nodes.
+  if (const YamlShape shape = checkYamlShape(text); !shape.problem.empty()) {
+    diag.error(shape.line, "", shape.problem);
+    Config cfg;
+    cfg.source = source;
+    return cfg;
+  }
   YAML::Node document;
   try {
     document = YAML::Load(text);
@@ -254,9 +274,13 @@ int readWholeFile(const std::string& path, std::string& text) {
   struct stat st {};
   if (fstat(fileno(f.get()), &st) != 0) return errno;
   if (S_ISDIR(st.st_mode)) return EISDIR;
+  // Bounded: a byte past the size limit is enough for parseConfig to refuse the file (a path such
+  // as /dev/zero would otherwise be read forever).
+  const std::size_t cap = YamlShapeLimits{}.max_bytes + 1;
   char buf[16384];
   std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
+  while (text.size() < cap && (n = std::fread(buf, 1, sizeof buf, f.get())) > 0)
+    text.append(buf, std::min(n, cap - text.size()));
   if (std::ferror(f.get()) != 0) return errno != 0 ? errno : EIO;
   return 0;
 }

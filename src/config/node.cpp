@@ -1,6 +1,7 @@
 #include "config/node.hpp"
 
 #include "common/suggest.hpp"
+#include "common/utf8.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,7 +17,9 @@ std::string Diagnostics::format(int line, const std::string& key_path,
   if (line > 0) s += ":" + std::to_string(line);
   s += ": ";
   if (!key_path.empty()) s += key_path + ": ";
-  return s + message;
+  // A message may quote config text (a key, a name): bytes that are not UTF-8 are replaced, so no
+  // report can carry them and printing it as JSON (check-config --json) can never throw.
+  return withInvalidUtf8Replaced(s + message);
 }
 
 void Diagnostics::error(int line, const std::string& key_path, const std::string& message) {

@@ -33,6 +33,13 @@ Parsed parseMessage(std::string_view text, const ParseLimits& limits);
 // pre-scan (strings and escapes aware) so hostile nesting is refused before any tree is built.
 std::size_t nestingDepth(std::string_view text, std::size_t limit);
 
+// `text` with every escaped lone surrogate (`\uD800`-`\uDFFF` not part of a high-low pair)
+// inside a string replaced by `\uFFFD`, as Go's decoder reads it; nullopt when there is none (the
+// common case: no copy). JavaScript clients send them for an emoji cut in half; the grammar allows
+// them and nlohmann::json refuses them, so without this the request would go unanswered. One pass,
+// string and escape aware (`\\ud800` is a backslash and text); the length never changes.
+std::optional<std::string> replaceLoneSurrogates(std::string_view text);
+
 Json makeErrorResponse(const Json& id, int code, std::string_view message);
 Json makeResultResponse(const Json& id, Json result);
 Json makeNotification(std::string_view method, Json params);

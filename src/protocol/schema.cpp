@@ -1,12 +1,11 @@
 #include "protocol/schema.hpp"
 
 #include <cmath>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <regex>
 #include <set>
 #include <string_view>
+
+#include "common/json_integer.hpp"
+#include "protocol/pattern.hpp"
 
 namespace mcpdb::protocol {
 namespace {
@@ -80,32 +79,14 @@ bool typeMatches(const std::string& type, const Json& v) {
   if (type == "object") return v.is_object();
   if (type == "array") return v.is_array();
   if (type == "number") return v.is_number();
-  if (type == "integer") {
-    if (v.is_number_integer()) return true;
-    if (v.is_number_float()) {
-      const double d = v.get<double>();
-      return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9007199254740992.0;
-    }
-  }
+  if (type == "integer") return isIntegral(v);  // 1.0 is an integer (json_integer.hpp)
   return false;
 }
 
-std::string fmtNumber(const Json& n) {
-  return n.dump();
-}
-
-// Patterns come from the operator's config, so the set is small and fixed: compile each once
-// (compiling per call was ~10% of a call's CPU). std::regex is safe for concurrent const use.
-const std::regex& compiledPattern(const std::string& pattern) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<const std::regex>, std::less<>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(pattern);
-  if (it == cache.end()) {
-    it = cache.emplace(pattern, std::make_unique<const std::regex>(pattern, std::regex::ECMAScript))
-             .first;
-  }
-  return *it->second;
+// Schema values quoted in a message. Invalid UTF-8 is replaced, never thrown on: the schema comes
+// from the config, and a message built while answering a call must not abort the process.
+std::string safeDump(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Error invalid(const std::string& path, const std::string& what) {
@@ -146,11 +127,18 @@ Status validateSchemaSubset(const Json& schema, const std::string& path) {
     if (supportedKeywords().count(key) == 0)
       return invalid(path, "unsupported schema keyword '" + key + "'");
     if (key == "pattern") {
-      try {
-        std::regex re(val.get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::exception&) {
-        return invalid(path, "pattern is not a valid regular expression");
+      // Compiled here, at load, into the shared cache every call reads.
+      if (!val.is_string()) return invalid(path, "pattern must be a string");
+      auto compiled = sharedPattern(val.get_ref<const std::string&>());
+      if (!compiled) return invalid(path, compiled.error().message);
+      // The text a pattern meets is bounded, so its worst-case matching time is (pattern.hpp).
+      const auto max_length = schema.find("maxLength");
+      if (max_length == schema.end() || !max_length->is_number_integer() ||
+          max_length->get<std::int64_t>() < 0) {
+        return invalid(path, "a pattern needs a maxLength (it bounds the matching time)");
       }
+      if (auto st = checkPatternCost(**compiled, max_length->get<std::uint64_t>()); !st)
+        return invalid(path, st.error().message);
     }
     if (key == "format") {
       const auto f = val.get<std::string>();
@@ -196,36 +184,36 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
     for (const auto& e : *it) found = found || (e == value);
     if (!found) {
       std::string allowed;
-      for (const auto& e : *it) allowed += (allowed.empty() ? "" : ", ") + e.dump();
+      for (const auto& e : *it) allowed += (allowed.empty() ? "" : ", ") + safeDump(e);
       return invalid(path, "must be one of: " + allowed);
     }
   }
   if (auto it = schema.find("const"); it != schema.end() && *it != value) {
-    return invalid(path, "must be " + it->dump());
+    return invalid(path, "must be " + safeDump(*it));
   }
   if (value.is_number()) {
     const double d = value.get<double>();
     if (auto it = schema.find("minimum"); it != schema.end() && d < it->get<double>()) {
-      return invalid(path, "must be at least " + fmtNumber(*it));
+      return invalid(path, "must be at least " + safeDump(*it));
     }
     if (auto it = schema.find("maximum"); it != schema.end() && d > it->get<double>()) {
-      return invalid(path, "must be at most " + fmtNumber(*it));
+      return invalid(path, "must be at most " + safeDump(*it));
     }
     if (auto it = schema.find("exclusiveMinimum"); it != schema.end() && d <= it->get<double>()) {
-      return invalid(path, "must be greater than " + fmtNumber(*it));
+      return invalid(path, "must be greater than " + safeDump(*it));
     }
     if (auto it = schema.find("exclusiveMaximum"); it != schema.end() && d >= it->get<double>()) {
-      return invalid(path, "must be less than " + fmtNumber(*it));
+      return invalid(path, "must be less than " + safeDump(*it));
     }
   }
   if (value.is_string()) {
     const auto& s = value.get_ref<const std::string&>();
     const std::size_t len = codePoints(s);
     if (auto it = schema.find("minLength"); it != schema.end() && len < it->get<std::size_t>()) {
-      return invalid(path, "must be at least " + it->dump() + " characters long");
+      return invalid(path, "must be at least " + safeDump(*it) + " characters long");
     }
     if (auto it = schema.find("maxLength"); it != schema.end() && len > it->get<std::size_t>()) {
-      return invalid(path, "must be at most " + it->dump() + " characters long");
+      return invalid(path, "must be at most " + safeDump(*it) + " characters long");
     }
     if (auto it = schema.find("format"); it != schema.end()) {
       const auto& f = it->get_ref<const std::string&>();
@@ -234,24 +222,21 @@ Status validateJson(const Json& schema, const Json& value, const std::string& pa
       if (f == "uuid" && !isUuid(s)) return invalid(path, "must be a UUID");
     }
     if (auto it = schema.find("pattern"); it != schema.end()) {
-      // Length bounds are checked first, so the regex only ever sees bounded input.
-      try {
-        const std::regex& re = compiledPattern(it->get_ref<const std::string&>());
-        if (!std::regex_search(s, re))
-          return invalid(path, "does not match the required pattern " + it->dump());
-      } catch (const std::exception&) {
-        return invalid(path, "could not be checked against the pattern");
-      }
+      // RE2: linear in the argument, bounded memory (see pattern.hpp).
+      const auto re = sharedPattern(it->get_ref<const std::string&>());
+      if (!re) return invalid(path, "could not be checked against the pattern");
+      if (!patternFinds(**re, s))
+        return invalid(path, "does not match the required pattern " + safeDump(*it));
     }
   }
   if (value.is_array()) {
     if (auto it = schema.find("minItems");
         it != schema.end() && value.size() < it->get<std::size_t>()) {
-      return invalid(path, "must have at least " + it->dump() + " items");
+      return invalid(path, "must have at least " + safeDump(*it) + " items");
     }
     if (auto it = schema.find("maxItems");
         it != schema.end() && value.size() > it->get<std::size_t>()) {
-      return invalid(path, "must have at most " + it->dump() + " items");
+      return invalid(path, "must have at most " + safeDump(*it) + " items");
     }
     if (auto it = schema.find("items"); it != schema.end()) {
       for (std::size_t i = 0; i < value.size(); ++i) {

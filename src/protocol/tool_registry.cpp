@@ -12,6 +12,14 @@ bool isValidToolName(std::string_view name) {
   return true;
 }
 
+std::string foldToolName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 Status ToolRegistry::add(Tool tool) {
   if (!isValidToolName(tool.name)) {
     return makeError(Code::InvalidArgument, "invalid tool name '" + tool.name +
@@ -19,6 +27,11 @@ Status ToolRegistry::add(Tool tool) {
   }
   if (by_name_.count(tool.name) != 0) {
     return makeError(Code::InvalidArgument, "duplicate tool name '" + tool.name + "'");
+  }
+  if (auto it = by_folded_name_.find(foldToolName(tool.name)); it != by_folded_name_.end()) {
+    return makeError(Code::InvalidArgument, "tool names '" + it->second + "' and '" + tool.name +
+                                                "' differ only in case; tool names must be "
+                                                "unique regardless of case");
   }
   if (!tool.input_schema.is_object() || tool.input_schema.value("type", "") != "object") {
     return makeError(Code::InvalidArgument,
@@ -29,6 +42,7 @@ Status ToolRegistry::add(Tool tool) {
   }
   auto shared = std::make_shared<const Tool>(std::move(tool));
   by_name_.emplace(shared->name, shared);
+  by_folded_name_.emplace(foldToolName(shared->name), shared->name);
   tools_.push_back(std::move(shared));
   return {};
 }

@@ -16,11 +16,16 @@ namespace mcpdb::protocol {
 // True when `name` follows the MCP tool-name rules: 1-128 characters of A-Z a-z 0-9 _ - .
 bool isValidToolName(std::string_view name);
 
+// `name` in ASCII lower case: tool names are unique regardless of case, since clients and models
+// may not tell `Find_User` from `find_user` apart (some match names case-insensitively).
+std::string foldToolName(std::string_view name);
+
 // The fixed tool surface. Filled once at startup (one registration call per engine), then read
 // concurrently without locks.
 class ToolRegistry {
  public:
-  // Adds a tool; refuses an invalid or duplicate name and a schema that is not an object schema.
+  // Adds a tool; refuses an invalid name, one already taken (in any case) and a schema that is not
+  // an object schema.
   Status add(Tool tool);
 
   const Tool* find(std::string_view name) const;
@@ -33,6 +38,7 @@ class ToolRegistry {
  private:
   std::vector<std::shared_ptr<const Tool>> tools_;
   std::map<std::string, std::shared_ptr<const Tool>, std::less<>> by_name_;
+  std::map<std::string, std::string, std::less<>> by_folded_name_;  // folded -> registered name
 };
 
 }  // namespace mcpdb::protocol

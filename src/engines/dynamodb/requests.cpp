@@ -1,5 +1,6 @@
 #include "engines/dynamodb/requests.hpp"
 
+#include "common/json_integer.hpp"
 #include "engines/dynamodb/attribute_value.hpp"
 
 namespace mcpdb::dynamodb {
@@ -37,6 +38,8 @@ Result<Json> typedKeyValue(const Target& target, const KeyAttribute& key, const 
       std::string text;
       if (v.is_number_integer()) {
         text = v.dump();
+      } else if (auto n = integerValue(v)) {
+        text = std::to_string(*n);  // 1.0 is an integer, as the schema says (json_integer.hpp)
       } else if (v.is_string()) {
         text = v.get<std::string>();
       } else {

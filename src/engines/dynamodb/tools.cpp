@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/cursor.hpp"
+#include "common/json_integer.hpp"
 #include "common/row_budget.hpp"
 #include "engines/dynamodb/attribute_value.hpp"
 #include "engines/dynamodb/reply.hpp"
@@ -286,14 +287,15 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
     if (target == nullptr) return unknownTarget();
     const Limits limits = effectiveLimits(ctx.limits, target->limits);
     std::uint32_t limit = std::min(kDefaultScanLimit, limits.max_rows);
-    if (auto it = args.find("limit"); it != args.end() && it->is_number_integer()) {
-      const auto v = it->get<std::int64_t>();
-      if (v < 1 || v > static_cast<std::int64_t>(limits.max_rows)) {
+    if (auto it = args.find("limit"); it != args.end() && !it->is_null()) {
+      // 1.0 is an integer, as the schema says (json_integer.hpp).
+      const std::optional<std::int64_t> v = integerValue(*it);
+      if (!v || *v < 1 || *v > static_cast<std::int64_t>(limits.max_rows)) {
         return makeError(Code::InvalidArgument, "arguments.limit: must be between 1 and " +
                                                     std::to_string(limits.max_rows) +
                                                     " for target '" + target->name + "'");
       }
-      limit = static_cast<std::uint32_t>(v);
+      limit = static_cast<std::uint32_t>(*v);
     }
     std::optional<Json> start;
     if (auto it = args.find("cursor"); it != args.end() && it->is_string()) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <random>
-#include <regex>
+#include <vector>
 
 #include "aws/credential_provider.hpp"
 #include "aws/sigv4.hpp"
@@ -21,9 +21,40 @@ bool isThrottling(std::string_view type) {
 
 // An exception name is safe to show only when it looks like one.
 std::string safeTypeName(std::string_view type) {
-  static const std::regex kName("[A-Za-z][A-Za-z0-9]{0,79}");
-  std::string s(type);
-  return std::regex_match(s, kName) ? s : std::string("unknown error");
+  // [A-Za-z][A-Za-z0-9]{0,79}
+  const auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  bool ok = !type.empty() && type.size() <= 80 && alpha(type[0]);
+  for (std::size_t i = 1; ok && i < type.size(); ++i) ok = alpha(type[i]) || digit(type[i]);
+  return ok ? std::string(type) : std::string("unknown error");
+}
+
+// [a-z]{2}(-[a-z0-9]+)+-[0-9]+ : two letters, then dash-separated parts of [a-z0-9], the last of
+// which is all digits, with at least one part between.
+bool looksLikeRegion(std::string_view region) {
+  if (region.size() < 2 || !(region[0] >= 'a' && region[0] <= 'z') ||
+      !(region[1] >= 'a' && region[1] <= 'z')) {
+    return false;
+  }
+  std::vector<std::string_view> parts;
+  std::string_view rest = region.substr(2);
+  while (!rest.empty()) {
+    if (rest[0] != '-') return false;
+    rest.remove_prefix(1);
+    const std::size_t end = std::min(rest.find('-'), rest.size());
+    const std::string_view part = rest.substr(0, end);
+    if (part.empty()) return false;
+    for (char c : part) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+    }
+    parts.push_back(part);
+    rest.remove_prefix(end);
+  }
+  if (parts.size() < 2) return false;
+  for (char c : parts.back()) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
 }
 
 std::chrono::milliseconds backoff(const RetryPolicy& p, int attempt) {
@@ -79,8 +110,7 @@ Result<Endpoint> parseEndpoint(std::string_view url) {
 Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region) {
   if (auto v = env.get("AWS_ENDPOINT_URL_DYNAMODB")) return parseEndpoint(*v);
   if (auto v = env.get("AWS_ENDPOINT_URL")) return parseEndpoint(*v);
-  static const std::regex kRegion("[a-z]{2}(-[a-z0-9]+)+-[0-9]+");
-  if (!std::regex_match(region, kRegion)) {
+  if (!looksLikeRegion(region)) {
     return makeError(Code::FailedPrecondition,
                      "AWS_REGION does not look like an AWS region (e.g. eu-west-1)");
   }

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "common/json_integer.hpp"
+
 namespace mcpdb::mongodb {
 
 namespace {
@@ -38,14 +40,11 @@ Result<TypedId> convertId(const Json& arg, IdType type) {
       return TypedId{s};
     }
     case IdType::Int: {
-      // nlohmann reports unsigned numbers as integers too: check the unsigned range first.
+      // A JSON integer or an integral float such as 7.0, as the schema reads it.
+      if (auto n = integerValue(arg)) return TypedId{*n};
       if (arg.is_number_unsigned()) {
-        if (arg.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-          return makeError(Code::InvalidArgument, "arguments.id: must be a 64-bit signed integer");
-        }
-        return TypedId{static_cast<std::int64_t>(arg.get<std::uint64_t>())};
+        return makeError(Code::InvalidArgument, "arguments.id: must be a 64-bit signed integer");
       }
-      if (arg.is_number_integer()) return TypedId{arg.get<std::int64_t>()};
       if (arg.is_string()) {
         const auto& s = arg.get_ref<const std::string&>();
         std::int64_t v = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/json_integer.hpp"
 #include "common/row_budget.hpp"
 #include "embed/embedder.hpp"
 #include "engines/mongodb/bson_json.hpp"
@@ -286,10 +287,11 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     const Target& t = **target;
     const std::uint32_t cap = std::max<std::uint32_t>(1, ctx.limits.max_rows);
     std::uint32_t limit = std::min<std::uint32_t>(20, cap);
-    if (args.contains("limit") && args["limit"].is_number()) {
-      const double l = args["limit"].get<double>();
-      if (l < 1) return makeError(Code::InvalidArgument, "arguments.limit: must be at least 1");
-      limit = static_cast<std::uint32_t>(std::min<double>(l, cap));
+    if (args.contains("limit") && !args["limit"].is_null()) {
+      const std::optional<std::int64_t> l = integerValue(args["limit"]);
+      if (!l) return makeError(Code::InvalidArgument, "arguments.limit: must be an integer");
+      if (*l < 1) return makeError(Code::InvalidArgument, "arguments.limit: must be at least 1");
+      limit = static_cast<std::uint32_t>(std::min<std::int64_t>(*l, cap));
     }
     BsonPtr after_doc;
     bson_iter_t after_it;
@@ -461,11 +463,8 @@ Result<std::vector<FilterValue>> parseFilters(const VectorSearch& vs, const Json
         fv.value = v.get<std::string>();
         break;
       case FilterType::Integer:
-        if (v.is_number_integer()) {
-          fv.value = v.get<std::int64_t>();
-        } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
-                   std::fabs(v.get<double>()) < 9007199254740992.0) {
-          fv.value = static_cast<std::int64_t>(v.get<double>());
+        if (auto n = integerValue(v)) {
+          fv.value = *n;
         } else {
           return makeError(Code::InvalidArgument, where + ": must be an integer");
         }
@@ -569,12 +568,12 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
       return makeError(Code::InvalidArgument, "arguments.query: must be a string");
     }
     std::uint32_t k = v.default_k;
-    if (args.contains("k") && args["k"].is_number()) {
-      const double kk = args["k"].get<double>();
-      if (kk < 1 || kk > v.max_k)
+    if (args.contains("k") && !args["k"].is_null()) {
+      const std::optional<std::int64_t> kk = integerValue(args["k"]);
+      if (!kk || *kk < 1 || *kk > v.max_k)
         return makeError(Code::InvalidArgument,
                          "arguments.k: must be between 1 and " + std::to_string(v.max_k));
-      k = static_cast<std::uint32_t>(kk);
+      k = static_cast<std::uint32_t>(*kk);
     }
     auto filters = parseFilters(v, args);
     if (!filters) return filters.error();

@@ -3,9 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <regex>
 
+#include "common/json_integer.hpp"
 #include "engines/postgres/schema_gen.hpp"
+#include "protocol/pattern.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::postgres {
@@ -51,7 +52,7 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
     if (auto st = protocol::validateJson(*spec.check_schema, value, path); !st) return st.error();
     if (spec.pattern) {
       if (!spec.compiled_pattern || !value.is_string() ||
-          !std::regex_search(value.get_ref<const std::string&>(), *spec.compiled_pattern)) {
+          !protocol::patternFinds(*spec.compiled_pattern, value.get_ref<const std::string&>())) {
         return makeError(Code::InvalidArgument, path + ": does not match the required pattern");
       }
     }
@@ -60,20 +61,11 @@ Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
   }
   switch (spec.type) {
     case ScalarType::Integer: {
-      if (value.is_number_integer()) {
-        if (value.is_number_unsigned() &&
-            value.get<std::uint64_t>() >
-                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-          return makeError(Code::InvalidArgument, path + ": must fit in a 64-bit signed integer");
-        }
-        return std::to_string(value.get<std::int64_t>());
-      }
-      // An integral float such as 5.0 (JSON does not distinguish); refuse anything outside int64.
-      const double d = value.get<double>();
-      if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) || d != std::floor(d)) {
-        return makeError(Code::InvalidArgument, path + ": must be an integer");
-      }
-      return std::to_string(static_cast<std::int64_t>(d));
+      // A JSON integer or an integral float such as 5.0, as the schema reads it.
+      if (auto n = integerValue(value)) return std::to_string(*n);
+      return makeError(Code::InvalidArgument,
+                       path + (value.is_number_unsigned() ? ": must fit in a 64-bit signed integer"
+                                                          : ": must be an integer"));
     }
     case ScalarType::Float: {
       const double d = value.get<double>();

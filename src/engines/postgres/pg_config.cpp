@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <regex>
+#include <map>
 #include <set>
 
 #include "config/config.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
+#include "protocol/pattern.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -34,12 +35,8 @@ void finalizeScalar(ScalarSpec& spec) {
   spec.check_schema = std::make_shared<const Json>(std::move(schema));
   spec.compiled_pattern.reset();
   if (spec.pattern) {
-    try {
-      spec.compiled_pattern =
-          std::make_shared<const std::regex>(*spec.pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      // Reported by the parser; an invalid pattern never reaches a call.
-    }
+    // Reported by the parser when it does not compile; an invalid pattern never reaches a call.
+    if (auto re = protocol::sharedPattern(*spec.pattern)) spec.compiled_pattern = *re;
   }
 }
 
@@ -101,8 +98,9 @@ void refuseInapplicable(const Node& node, ScalarType type) {
   }
 }
 
-// Reads the constraints of a scalar (the parameter itself, an array's items, or a filter).
-ScalarSpec parseScalar(const Node& node, ScalarType type) {
+// Reads the constraints of a scalar (the parameter itself, an array's items, or a filter);
+// `owner` names it in messages ("parameter 'id'").
+ScalarSpec parseScalar(const Node& node, ScalarType type, const std::string& owner) {
   ScalarSpec s;
   s.type = type;
   refuseInapplicable(node, type);
@@ -115,11 +113,14 @@ ScalarSpec parseScalar(const Node& node, ScalarType type) {
       node.child("min_length").error("must not exceed max_length");
     }
     if (auto v = node.string("pattern")) {
-      try {
-        std::regex re(*v, std::regex::ECMAScript);
-        s.pattern = *v;
-      } catch (const std::regex_error&) {
-        node.child("pattern").error("is not a valid ECMAScript regular expression");
+      if (auto re = protocol::sharedPattern(*v)) {
+        if (auto st = protocol::checkPatternCost(**re, s.max_length); !st) {
+          node.child("pattern").error(owner + ": " + st.error().message);
+        } else {
+          s.pattern = *v;
+        }
+      } else {
+        node.child("pattern").error(owner + ": " + re.error().message);
       }
     }
     if (node.has("enum")) {
@@ -227,7 +228,8 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
     auto itype = items.choice(
         "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
     if (!itype) return std::nullopt;
-    p.scalar = parseScalar(items, *scalarTypeFrom(*itype));
+    p.scalar =
+        parseScalar(items, *scalarTypeFrom(*itype), "the items of parameter '" + p.name + "'");
     if (auto v = node.integer("min_items", 0, kMaxArrayItems))
       p.min_items = static_cast<std::uint32_t>(*v);
     if (auto v = node.integer("max_items", 1, kMaxArrayItems))
@@ -237,7 +239,7 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
     for (const char* key : {"items", "min_items", "max_items"}) {
       if (node.has(key)) node.child(key).error("applies only to array parameters");
     }
-    p.scalar = parseScalar(node, *scalarTypeFrom(*type));
+    p.scalar = parseScalar(node, *scalarTypeFrom(*type), "parameter '" + p.name + "'");
   }
   const auto required = node.boolean("required");
   Node def = node.child("default");
@@ -319,8 +321,23 @@ void checkStatement(const Node& at, const std::string& statement, std::size_t de
   }
 }
 
-void parseTools(const Node& node, const Limits& defaults, Section& out,
-                std::set<std::string>& tool_names) {
+// Tool names of the section, folded to lower case (unique regardless of case) -> as written.
+using ToolNames = std::map<std::string, std::string>;
+
+// Records `name`, or reports at `where` the name it clashes with (exactly or in case only).
+bool claimToolName(ToolNames& names, const std::string& name, const Node& where) {
+  auto [it, inserted] = names.emplace(protocol::foldToolName(name), name);
+  if (inserted) return true;
+  if (it->second == name) {
+    where.error("duplicate tool name '" + name + "'");
+  } else {
+    where.error("tool names '" + it->second + "' and '" + name +
+                "' differ only in case; tool names must be unique regardless of case");
+  }
+  return false;
+}
+
+void parseTools(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
   if (!node.present()) return;
   if (!node.isMap()) {
     node.error("must map tool names to tool definitions");
@@ -331,10 +348,7 @@ void parseTools(const Node& node, const Limits& defaults, Section& out,
       t.error("invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
       continue;
     }
-    if (!tool_names.insert(name).second) {
-      t.error("duplicate tool name");
-      continue;
-    }
+    if (!claimToolName(tool_names, name, t)) continue;
     if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"}))
       continue;
     QueryTool tool;
@@ -436,8 +450,7 @@ std::string buildSearchStatement(const SemanticSearch& s) {
 
 namespace {
 
-void parseSearch(const Node& node, const Limits& defaults, Section& out,
-                 std::set<std::string>& tool_names) {
+void parseSearch(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
   if (!node.present()) return;
   if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column",
                        "text_column", "metadata_columns", "vector_column", "distance", "k_default",
@@ -449,8 +462,8 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out,
   if (auto v = node.string("tool")) s.tool = *v;
   if (!protocol::isValidToolName(s.tool)) {
     errorAt(node, "tool", "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
-  } else if (!tool_names.insert(s.tool).second) {
-    errorAt(node, "tool", "duplicate tool name '" + s.tool + "'");
+  } else {
+    (void)claimToolName(tool_names, s.tool, node.has("tool") ? node.child("tool") : node);
   }
   s.title = node.string("title").value_or(titleFromName(s.tool));
   s.description = node.string("description")
@@ -524,7 +537,7 @@ void parseSearch(const Node& node, const Limits& defaults, Section& out,
           filter.op = *op == "equals" ? SearchFilter::Op::Equals : SearchFilter::Op::Contains;
         }
         if (!type) continue;
-        filter.scalar = parseScalar(f, *scalarTypeFrom(*type));
+        filter.scalar = parseScalar(f, *scalarTypeFrom(*type), "filter '" + filter.name + "'");
         s.filters.push_back(std::move(filter));
       }
     }
@@ -652,7 +665,7 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
   if (!section.present()) return out;
   out.present = true;
   if (!section.expectMap({"pool", "search_path", "proof", "tools", "semantic_search"})) return out;
-  std::set<std::string> tool_names;
+  ToolNames tool_names;
   parsePool(section.child("pool"), defaults, out.pool);
   parseSearchPath(section, out.pool.search_path);
   out.proof.search_path = out.pool.search_path;

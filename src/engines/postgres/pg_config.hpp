@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "common/limits.hpp"
 #include "config/node.hpp"
 #include "engines/postgres/proof.hpp"
+#include "protocol/pattern.hpp"
 
 namespace mcpdb::postgres {
 
@@ -39,12 +39,12 @@ struct ScalarSpec {
   std::optional<double> min_num, max_num;        // float
   std::optional<std::uint32_t> min_length;       // string
   std::uint32_t max_length = 1024;               // string; bounded by default
-  std::optional<std::string> pattern;            // string, ECMAScript, search semantics
+  std::optional<std::string> pattern;            // string, RE2 syntax, search semantics
   std::vector<std::string> enum_values;          // string
   // Compiled once at configure time (finalizeScalar) so calls do not recompile: the schema without
   // its pattern, and the pattern itself.
   std::shared_ptr<const Json> check_schema;
-  std::shared_ptr<const std::regex> compiled_pattern;
+  protocol::CompiledPattern compiled_pattern;
 };
 
 // Fills check_schema / compiled_pattern (call after the constraints are set).

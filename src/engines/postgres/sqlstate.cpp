@@ -1,6 +1,6 @@
 #include "engines/postgres/sqlstate.hpp"
 
-#include <regex>
+#include <re2/re2.h>
 
 namespace mcpdb::postgres {
 namespace {
@@ -213,13 +213,27 @@ Error connectError(std::string_view message, std::string_view where) {
                     where, message);
 }
 
+namespace {
+
+// Byte-wise (Latin-1) so a message that is not valid UTF-8 is redacted all the same; RE2 runs in
+// time linear in the message (std::regex recursed per character and could exhaust the stack).
+RE2::Options redactOptions() {
+  RE2::Options o;
+  o.set_encoding(RE2::Options::EncodingLatin1);
+  o.set_log_errors(false);
+  return o;
+}
+
+}  // namespace
+
 std::string redactLibpqMessage(std::string_view message) {
-  static const std::regex kQuoted(R"("[^"]*")");
-  static const std::regex kHostPort(R"((at |host |port )\S+)");
-  static const std::regex kUser(R"(user \S+)");
-  std::string s = std::regex_replace(std::string(message), kQuoted, "\"***\"");
-  s = std::regex_replace(s, kHostPort, "$1***");
-  s = std::regex_replace(s, kUser, "user ***");
+  static const RE2 kQuoted(R"("[^"]*")", redactOptions());
+  static const RE2 kHostPort(R"((at |host |port )\S+)", redactOptions());
+  static const RE2 kUser(R"(user \S+)", redactOptions());
+  std::string s(message);
+  RE2::GlobalReplace(&s, kQuoted, R"("***")");
+  RE2::GlobalReplace(&s, kHostPort, R"(\1***)");
+  RE2::GlobalReplace(&s, kUser, "user ***");
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "common/suggest.hpp"
 #include "config/config.hpp"
+#include "support/golden.hpp"
 
 namespace mcpdb::config {
 namespace {
@@ -37,7 +39,7 @@ TEST(ConfigGolden, BadConfigsGiveExactMessages) {
     for (const auto& e : diag.errors()) got += e + "\n";
     auto expected_path = entry.path();
     expected_path.replace_extension(".expected");
-    EXPECT_EQ(readFile(expected_path), got);
+    testsupport::expectMatchesGolden(got, expected_path);  // MCPDB_UPDATE_GOLDEN=1 rewrites
     EXPECT_FALSE(diag.ok());
   }
   EXPECT_GE(cases, 6);
@@ -90,6 +92,77 @@ TEST(Config, DsnWithoutPasswordIsNotASecret) {
   parseConfig("postgres:\n  note: see postgresql://host/db for details\n", "x.yaml", kSections,
               diag);
   EXPECT_TRUE(diag.ok());
+}
+
+// Near misses of the secret scanner in a whole config: SQL naming password and token columns,
+// prose about passwords, environment references, a client's key digest.
+TEST(Config, NearMissesOfTheSecretScannerAreAccepted) {
+  Diagnostics diag("x.yaml");
+  parseConfig(R"(version: 1
+postgres:
+  tools:
+    login_check:
+      description: >-
+        Whether a user exists. The password is never returned; set PGPASSWORD=${PGPASSWORD}
+        in the environment, not here. Returns token: a row id, max token: 512.
+      statement: SELECT u.id FROM users u WHERE u.email = $1 AND u.password = crypt($2, u.password)
+    session_lookup:
+      description: Sessions by token (ListSessionsByTokenV2Response).
+      statement: SELECT s.id FROM sessions s JOIN tokens t ON t.token = s.token WHERE t.token = $1
+http:
+  clients:
+    - {name: ci, key_sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
+)",
+              "x.yaml", kSections, diag);
+  for (const auto& e : diag.errors()) ADD_FAILURE() << e;
+}
+
+// Config text that is not UTF-8 is refused at its line and path, the bytes never echoed; a
+// message that would quote such bytes has them replaced.
+TEST(Config, TextThatIsNotUtf8IsRefusedWithoutEchoingIt) {
+  Diagnostics diag("x.yaml");
+  parseConfig("postgres:\n  note: \"caf\xe9\"\n  \"k\xffy\": 1\n", "x.yaml", kSections, diag);
+  ASSERT_EQ(diag.errors().size(), 2U);
+  EXPECT_EQ(diag.errors()[0],
+            "x.yaml:2: postgres.note: is not valid UTF-8; config text must be UTF-8 (the bytes are "
+            "not shown)");
+  EXPECT_EQ(diag.errors()[1],
+            "x.yaml:3: postgres.k\xEF\xBF\xBDy: key is not valid UTF-8; config text must be UTF-8 "
+            "(the bytes are not shown)");
+}
+
+// A billion-laughs document is refused while it is parsed, in milliseconds; so is deep nesting
+// and an oversized text. Aliases that expand to a sane size are fine.
+TEST(Config, AliasBombsDeepNestingAndHugeTextsAreRefusedQuickly) {
+  std::string bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n";
+  for (char c = 'b'; c <= 'k'; ++c) {
+    const char prev = static_cast<char>(c - 1);
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += std::string(i ? "," : "") + "*" + prev;
+    bomb += "]\n";
+  }
+  ASSERT_LT(bomb.size(), 1024U);
+  const auto t0 = std::chrono::steady_clock::now();
+  Diagnostics diag("x.yaml");
+  parseConfig(bomb, "x.yaml", kSections, diag);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  ASSERT_EQ(diag.errors().size(), 1U);
+  EXPECT_NE(diag.errors()[0].find("expands to more than 200000 nodes"), std::string::npos)
+      << diag.errors()[0];
+
+  Diagnostics deep("x.yaml");
+  parseConfig("x: " + std::string(5000, '[') + std::string(5000, ']'), "x.yaml", kSections, deep);
+  ASSERT_EQ(deep.errors().size(), 1U);
+  EXPECT_NE(deep.errors()[0].find("nesting is deeper than 128"), std::string::npos);
+
+  Diagnostics huge("x.yaml");
+  parseConfig("# " + std::string(5u << 20, 'x') + "\n", "x.yaml", kSections, huge);
+  ASSERT_EQ(huge.errors().size(), 1U);
+  EXPECT_NE(huge.errors()[0].find("larger than 4 MiB"), std::string::npos);
+
+  Diagnostics fine("x.yaml");
+  parseConfig("limits: &l {max_rows: 5}\npostgres:\n  a: *l\n  b: *l\n", "x.yaml", kSections, fine);
+  EXPECT_TRUE(fine.ok());
 }
 
 TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {

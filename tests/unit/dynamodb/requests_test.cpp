@@ -107,6 +107,18 @@ TEST(DynamoRequests, NumberKeys) {
   }
 }
 
+// The schema types number keys as integer: 42.0 is one (JSON Schema), and becomes "42"; 1.5 is not
+// an integer and is not a digit string either.
+TEST(DynamoRequests, NumberKeysAcceptIntegralFloats) {
+  Target t = compositeTarget();
+  Json sk = 42.0;
+  auto key = buildKey(t, "c", &sk);
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  EXPECT_EQ((*key)["seq"]["N"], "42");
+  Json frac = 1.5;
+  EXPECT_FALSE(buildKey(t, "c", &frac).ok());
+}
+
 TEST(DynamoRequests, KeyTypeConfusionRefused) {
   struct Case {
     Target target;

@@ -271,6 +271,26 @@ TEST_F(DynamoTools, ScanLimitIsBoundedByTheTargetsMaxRows) {
   EXPECT_FALSE(call("scan_dynamodb_table", {{"target", "events"}, {"limit", 0}}).ok());
 }
 
+// JSON Schema counts 2.0 as an integer, so the handler does too (it used to read only JSON
+// integers: `limit: 2.0` silently became the default); 2.5 is refused by the schema and, past it,
+// by the handler alike.
+TEST_F(DynamoTools, ScanLimitAcceptsIntegralFloatsLikeTheSchema) {
+  onRequest([](const FakeRequest&) { return reply({{"Items", Json::array()}}); });
+  auto r = call("scan_dynamodb_table", {{"target", "events"}, {"limit", 2.0}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(Json::parse(server_->requests().back().body)["Limit"], 2);
+  auto frac = call("scan_dynamodb_table", {{"target", "events"}, {"limit", 2.5}});
+  ASSERT_FALSE(frac.ok());
+  EXPECT_EQ(frac.error().message, "arguments.limit: must be an integer");
+  const protocol::Tool* t = registry_.find("scan_dynamodb_table");
+  protocol::CallContext ctx;
+  ctx.limits = t->limits;
+  ctx.deadline = std::chrono::steady_clock::now() + 5s;
+  auto direct = t->handler({{"target", "events"}, {"limit", 2.5}}, ctx);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.error().code, Code::InvalidArgument);
+}
+
 TEST_F(DynamoTools, ScanByteCapTruncatesAndResumesAfterTheLastReturnedItem) {
   onRequest([](const FakeRequest&) {
     return reply({{"Items", {eventItem(1, 400), eventItem(2, 400), eventItem(3, 400)}},

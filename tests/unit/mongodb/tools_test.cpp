@@ -4,6 +4,7 @@
 
 #include "common/cursor.hpp"
 #include "engines/mongodb/commands.hpp"
+#include "engines/mongodb/ids.hpp"
 #include "engines/mongodb/settings.hpp"
 #include "unit/mongodb/tool_harness.hpp"
 
@@ -105,6 +106,37 @@ TEST(MongoTools, ArgumentsAreRefusedBeforeAnythingIsSent) {
                 "arguments.filter.lang: must be a string");
   expectInvalid("search_b", {{"query", "q"}, {"filter", {{"$where", "1"}}}}, "");
   expectInvalid("search_b", {{"query", "q"}, {"k", 21}}, "arguments.k: must be at most 20");
+}
+
+// JSON Schema counts 2.0 as an integer, so the handlers do too; 2.5 is refused by the schema and,
+// past it, by the handler alike (list used to truncate it to 2).
+TEST(MongoTools, IntegralFloatsAreIntegersLikeTheSchema) {
+  ToolHarness h(kTwoTargets, kEnv);
+  ASSERT_TRUE(h.ok());
+  // Accepted: the call goes on to the (absent) server.
+  auto list = h.call("list_mongodb_documents", {{"target", "a"}, {"limit", 2.0}});
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.error().code, Code::InvalidArgument) << list.error().message;
+  auto get = h.call("get_mongodb_document", {{"target", "b"}, {"id", 7.0}});
+  ASSERT_FALSE(get.ok());
+  EXPECT_NE(get.error().code, Code::InvalidArgument) << get.error().message;
+  auto id = convertId(Json(7.0), IdType::Int);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(std::get<std::int64_t>(id->value), 7);
+  EXPECT_FALSE(convertId(Json(7.5), IdType::Int).ok());
+  // Past the schema, the handlers refuse what is not integral.
+  for (const auto& [tool, args] : std::vector<std::pair<std::string, Json>>{
+           {"list_mongodb_documents", {{"target", "a"}, {"limit", 2.5}}},
+           {"search_b", {{"query", "q"}, {"k", 2.5}}}}) {
+    const protocol::Tool* t = h.registry().find(tool);
+    ASSERT_NE(t, nullptr) << tool;
+    protocol::CallContext ctx;
+    ctx.limits = t->limits;
+    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    auto r = t->handler(args, ctx);
+    ASSERT_FALSE(r.ok()) << tool;
+    EXPECT_EQ(r.error().code, Code::InvalidArgument) << tool << ": " << r.error().message;
+  }
 }
 
 // The signing context of target a's cursors for the harness's client (stdio).

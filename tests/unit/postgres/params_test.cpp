@@ -95,5 +95,22 @@ TEST(PostgresParams, IntegersKeepFullRange) {
   EXPECT_EQ(*encodeScalar(spec, Json(4.0), "x"), "4");
 }
 
+// An integer is what the schema says it is: integral floats count (4.0), others do not (4.5, and
+// 1e17, beyond 2^53, where a float no longer says which integer was meant).
+TEST(PostgresParams, IntegralFloatsAreIntegersLikeTheSchema) {
+  ScalarSpec spec;
+  spec.type = ScalarType::Integer;
+  finalizeScalar(spec);
+  EXPECT_EQ(*encodeScalar(spec, Json(-3.0), "x"), "-3");
+  EXPECT_EQ(encodeScalar(spec, Json(4.5), "x").error().message, "x: must be an integer");
+  EXPECT_EQ(encodeScalar(spec, Json(1e17), "x").error().message, "x: must be an integer");
+  std::vector<ParamSpec> p(1);
+  p[0].name = "n";
+  p[0].scalar = spec;
+  auto bound = bindArguments(p, Json{{"n", 7.0}});
+  ASSERT_TRUE(bound.ok()) << bound.error().message;
+  EXPECT_EQ(*bound->values[0], "7");
+}
+
 }  // namespace
 }  // namespace mcpdb::postgres

@@ -83,6 +83,30 @@ TEST(ToolNames, FollowMcpRules) {
   EXPECT_TRUE(isValidToolName(std::string(128, 'a')));
 }
 
+// Tool names are unique regardless of case, across engines too; the refusal names both.
+TEST(ToolNames, AreUniqueRegardlessOfCase) {
+  ToolRegistry reg;
+  Tool t;
+  t.name = "find_user";
+  t.engine = "a";
+  t.input_schema = {{"type", "object"}};
+  t.handler = [](const Json&, CallContext&) -> Result<ToolOutput> { return ToolOutput{}; };
+  ASSERT_TRUE(reg.add(t));
+  t.engine = "b";
+  auto exact = reg.add(t);
+  ASSERT_FALSE(exact);
+  EXPECT_EQ(exact.error().message, "duplicate tool name 'find_user'");
+  t.name = "Find_USER";
+  auto folded = reg.add(t);
+  ASSERT_FALSE(folded);
+  EXPECT_EQ(folded.error().message,
+            "tool names 'find_user' and 'Find_USER' differ only in case; tool names must be unique "
+            "regardless of case");
+  t.name = "find_user2";
+  EXPECT_TRUE(reg.add(t));
+  EXPECT_EQ(reg.size(), 2U);
+}
+
 TEST(Framing, RefusesOversizeAndDeepNesting) {
   ParseLimits limits;
   limits.max_bytes = 100;
