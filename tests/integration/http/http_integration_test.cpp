@@ -1410,6 +1410,46 @@ std::string tlsYaml(const fs::path& dir, const std::string& name) {
          ", key_file: " + (dir / (name + ".key")).string() + "}\n";
 }
 
+// Issue #18 over TLS: a client that gives up mid-call (its own timeout closes the connection) has
+// the call cancelled; `single`'s one slot frees long before the call's 5 s.
+TEST_F(HttpServerTest, AClosedTlsConnectionCancelsItsCall) {
+  const fs::path dir = tempDir();
+  const std::string ca = makeCa(dir, "test-ca");
+  makeServerCert(dir, "test-ca", "server", "IP:127.0.0.1,DNS:localhost");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  startServer(tlsYaml(dir, "server") + clientsYaml());
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeySingle), ca);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string sid = r.header("mcp-session-id").value_or("");
+  request("POST", server_->url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+          mcpHeaders(kKeySingle, sid), ca);
+  {
+    HttpClientOptions o;
+    o.totalTimeout = 700ms;
+    o.caFile = ca;
+    HttpClient client(o);
+    HttpRequest req;
+    req.method = "POST";
+    req.url = server_->url();
+    req.body = callBody(7, "pg_slow", {{"ms", 5000}});
+    req.headers = mcpHeaders(kKeySingle, sid);
+    EXPECT_FALSE(client.send(req)) << "the call answered before the client gave up";
+  }
+  const auto started = std::chrono::steady_clock::now();
+  long status = 0;
+  while (std::chrono::steady_clock::now() - started < 4s) {
+    status =
+        request("POST", server_->url(), callBody(8, "pg_lookup"), mcpHeaders(kKeySingle, sid), ca)
+            .status;
+    if (status == 200) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(status, 200) << "the abandoned call still holds the client's slot";
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"tool", "pg_slow"}, {"outcome", "cancelled"}}))
+      << server_->audit();
+}
+
 // TLS with a CA made for the test: the client verifies the chain against that CA only, with the
 // host name checked; untrusted CAs, wrong names, old protocol versions and plain HTTP all fail.
 TEST_F(HttpServerTest, TlsWithThrowawayCa) {
