@@ -65,6 +65,8 @@ class BatchOutbox : public Outbox {
     }
     add(std::move(text));
   }
+  std::optional<CallRefusal> admitCall() override { return parent_->admitCall(); }
+  std::stop_token gone() const override { return parent_->gone(); }
   // A cancelled request sends nothing; stop waiting for it.
   void forget() {
     std::string done;
@@ -111,6 +113,19 @@ class BatchOutbox : public Outbox {
 
 void Outbox::sendSerialized(std::string text, bool /*response*/) {
   send(Json::parse(text, nullptr, /*allow_exceptions=*/false));
+}
+
+bool getsAnswer(const Json& message) {
+  if (!message.is_object()) return true;
+  if (!message.contains("id")) return false;
+  // A client's response to a request of ours (no method, a result or an error) is not answered.
+  return message.contains("method") || !(message.contains("result") || message.contains("error"));
+}
+
+bool isToolCall(const Json& message) {
+  if (!message.is_object() || !message.contains("id") || !validId(message["id"])) return false;
+  const auto method = message.find("method");
+  return method != message.end() && *method == "tools/call";
 }
 
 std::string requestIdText(const Json& id) {
@@ -221,14 +236,10 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
     out->send(makeErrorResponse(nullptr, rpc::kInvalidRequest, "empty batch"));
     return;
   }
-  std::size_t expected = 0;
-  for (const auto& m : message) {
-    // Everything but a well-formed notification or a client response gets exactly one answer.
-    const bool is_notification = m.is_object() && m.contains("method") && !m.contains("id");
-    const bool is_response =
-        m.is_object() && !m.contains("method") && (m.contains("result") || m.contains("error"));
-    if (!is_notification && !is_response) ++expected;
-  }
+  // The same predicate decides what handleOne answers, so the batch is sent exactly when every
+  // answer is in: never early (with calls still running and their results lost), never late.
+  const auto expected = static_cast<std::size_t>(
+      std::count_if(message.begin(), message.end(), [](const Json& m) { return getsAnswer(m); }));
   if (expected == 0) {
     for (const auto& m : message) handleOne(m, out);
     return;
@@ -244,35 +255,35 @@ void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out) {
         makeErrorResponse(nullptr, rpc::kInvalidRequest, "a JSON-RPC message must be an object"));
     return;
   }
-  const bool has_id = message.contains("id");
-  const Json id = has_id && validId(message["id"]) ? message["id"] : Json(nullptr);
+  // A message without an id (a notification, well-formed or not) or a client's response is never
+  // answered (JSON-RPC 2.0); one with an id is answered exactly once, with id null when the id is
+  // unreadable. getsAnswer() is that rule; Session::handle counts batch answers with it.
+  const bool answer = getsAnswer(message);
+  const Json id = answer && validId(message["id"]) ? message["id"] : Json(nullptr);
+  auto refuse = [&](int code, const std::string& text, const Json& with_id) {
+    if (answer) out->send(makeErrorResponse(with_id, code, text));
+  };
   if (message.value("jsonrpc", Json()) != "2.0") {
-    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "jsonrpc must be \"2.0\""));
-    return;
+    return refuse(rpc::kInvalidRequest, "jsonrpc must be \"2.0\"", id);
   }
   if (!message.contains("method")) {
-    // A response to a request of ours: this server sends none, so there is nothing to match.
-    if (message.contains("result") || message.contains("error")) return;
-    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "missing method"));
-    return;
+    // A response to a request of ours (getsAnswer is false): this server sends none, so there is
+    // nothing to match.
+    return refuse(rpc::kInvalidRequest, "missing method", id);
   }
   if (!message["method"].is_string()) {
-    out->send(makeErrorResponse(id, rpc::kInvalidRequest, "method must be a string"));
-    return;
+    return refuse(rpc::kInvalidRequest, "method must be a string", id);
   }
-  if (has_id && !validId(message["id"])) {
-    out->send(
-        makeErrorResponse(nullptr, rpc::kInvalidRequest, "id must be a string or an integer"));
-    return;
+  if (answer && !validId(message["id"])) {
+    return refuse(rpc::kInvalidRequest, "id must be a string or an integer", nullptr);
   }
   const auto& method = message["method"].get_ref<const std::string&>();
   auto found_params = owned.find("params");
   Json params = found_params != owned.end() ? std::move(*found_params) : Json::object();
   if (!params.is_object()) {
-    if (has_id) out->send(makeErrorResponse(id, rpc::kInvalidParams, "params must be an object"));
-    return;
+    return refuse(rpc::kInvalidParams, "params must be an object", id);
   }
-  if (!has_id) {
+  if (!answer) {
     handleNotification(method, params);
     return;
   }
@@ -448,6 +459,7 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   }
   const std::string key = id.dump();
   std::stop_token stop;
+  std::stop_source source;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (in_flight_.count(key) != 0) {
@@ -455,7 +467,22 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
                                   "a request with this id is already in progress"));
       return;
     }
-    stop = in_flight_[key].get_token();
+    source = in_flight_[key];
+    stop = source.get_token();
+  }
+  if (auto refusal = out->admitCall()) {
+    finishCall(key);
+    record.outcome = refusal->outcome;
+    core_.notify(record);
+    out->send(makeErrorResponse(id, kLimitExceeded, refusal->message));
+    return;
+  }
+  // The call is cancelled when whoever waits for its answer goes away (a closed HTTP connection).
+  using OnGone = std::stop_callback<std::function<void()>>;
+  std::shared_ptr<OnGone> on_gone;
+  if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
+    on_gone = std::make_shared<OnGone>(
+        gone, std::function<void()>([source]() mutable { source.request_stop(); }));
   }
   // Share ownership of the registered tool so it outlives this call even across a reload.
   std::shared_ptr<const Tool> tool;
@@ -464,7 +491,8 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   }
   auto self = shared_from_this();
   std::function<void()> job = [self, id, tool, arguments = std::move(arguments),
-                               progress_token = std::move(progress_token), stop, out]() mutable {
+                               progress_token = std::move(progress_token), stop, out,
+                               on_gone]() mutable {
     self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
   };
   const bool queued =

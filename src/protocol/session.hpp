@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -42,7 +43,24 @@ class Outbox {
   // batch of them) rather than being a notification. Transports override this to write the bytes
   // as they are; the default parses them back for outboxes that keep Json (tests).
   virtual void sendSerialized(std::string text, bool response);
+
+  // A transport's refusal of one tools/call (its per-client limits): the audit outcome and the
+  // message of the JSON-RPC error (kLimitExceeded) that answers the call.
+  struct CallRefusal {
+    std::string outcome;
+    std::string message;
+  };
+  // Asked once for every tools/call about to be dispatched through this outbox, in the order the
+  // calls came: nullopt lets it run. So limits count calls, not requests (a batch holds many).
+  virtual std::optional<CallRefusal> admitCall() { return std::nullopt; }
+  // Stops when nobody waits for these answers any more (HTTP: the connection closed): every call
+  // started through this outbox is then cancelled, down to the database.
+  virtual std::stop_token gone() const { return {}; }
 };
+
+// The JSON-RPC error code of a call refused by a transport limit (rate or concurrency); the same
+// code the HTTP transport's 429 bodies carry.
+inline constexpr int kLimitExceeded = -32000;
 
 // One finished (or refused) tool call, for the audit log and metrics. Never holds argument values
 // or result rows.
@@ -50,8 +68,8 @@ struct CallRecord {
   std::string client_id;
   std::string tool;
   std::string engine;
-  std::string
-      outcome;  // "ok", a Code name, "cancelled", "unknown_tool", "invalid_arguments", "busy"
+  std::string outcome;  // "ok", a Code name, "cancelled", "unknown_tool", "invalid_arguments",
+                        // "busy", or a transport's refusal ("rate_limited", "concurrency_limited")
   std::chrono::microseconds duration{0};
   std::uint64_t rows = 0;
   std::uint64_t bytes = 0;
@@ -59,6 +77,14 @@ struct CallRecord {
   // decimal), so an audit line can be matched to the client's request.
   std::string request_id;
 };
+
+// Whether a session answers `message` (one element of a batch, or a message alone): a non-object
+// always (one error, id null); an object only when it has an `id` and is not a client's response.
+// Notifications, valid or not, are never answered (JSON-RPC 2.0). The one rule for counting a
+// batch's answers, answering, and a transport deciding whether a POST waits for an answer.
+bool getsAnswer(const Json& message);
+// A tools/call request with a usable id (a string or an integer): one call that may run.
+bool isToolCall(const Json& message);
 
 // The text form of a JSON-RPC request id for logs: a string id as is (at most 64 bytes, then
 // "..."), an integer in decimal, anything else empty.

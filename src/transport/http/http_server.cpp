@@ -23,6 +23,7 @@
 #include <random>
 #include <set>
 #include <shared_mutex>
+#include <stop_token>
 #include <thread>
 #include <type_traits>
 
@@ -95,6 +96,55 @@ struct PostGate {
   bool open = true;
 };
 
+// What the tool calls of one POST may start: each call takes a token of the client's rate bucket
+// and a slot of its concurrency cap, in the order the calls come, so a batch counts as the calls it
+// holds. The request's own token (taken before the body was handled) pays for its first call; a
+// single call's slot is reserved before the session sees it (over the cap, the POST is answered
+// 429 as before). Slots are held until the POST is answered. Used on the connection's I/O thread
+// (Session::handle dispatches calls synchronously); `entered` is read when the POST ends.
+struct CallBudget {
+  CallBudget(auth::RateLimiter& l, std::string c, auth::RateSettings r, bool reserved)
+      : limiter(l),
+        client(std::move(c)),
+        rate(r),
+        prereserved(reserved ? 1 : 0),
+        entered(reserved ? 1 : 0) {}
+
+  std::optional<protocol::Outbox::CallRefusal> admit() {
+    if (prereserved > 0) {
+      --prereserved;
+      prepaid = false;
+      return std::nullopt;
+    }
+    if (prepaid) {
+      prepaid = false;
+    } else if (auto wait = limiter.admit(client, rate)) {
+      const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
+      return refused("rate_limited",
+                     "rate limit exceeded: retry after " + std::to_string(secs) + " s");
+    }
+    if (!limiter.enterCalls(client, 1, rate.max_concurrent)) {
+      return refused("concurrency_limited", "too many concurrent tool calls for this client");
+    }
+    entered.fetch_add(1);
+    if (on_started) on_started();
+    return std::nullopt;
+  }
+  protocol::Outbox::CallRefusal refused(std::string reason, std::string message) {
+    if (on_refused) on_refused(reason);
+    return {std::move(reason), std::move(message)};
+  }
+
+  auth::RateLimiter& limiter;
+  std::string client;
+  auth::RateSettings rate;
+  std::size_t prereserved;
+  bool prepaid = true;
+  std::atomic<std::size_t> entered;
+  std::function<void()> on_started;                  // metrics: one call started
+  std::function<void(std::string_view)> on_refused;  // audit and metrics of one refused call
+};
+
 // Responses and notifications of one POST. An SSE POST (`stream`) hands every message to its
 // connection's I/O thread as it comes (`deliver`) and ends when the last reference goes (every
 // call of the POST finished or was cancelled). A JSON POST ends with its one response: `finish`
@@ -104,8 +154,13 @@ struct PostGate {
 class PostOutbox : public protocol::Outbox {
  public:
   PostOutbox(bool stream, std::function<void(std::string, bool)> deliver,
-             std::function<void(std::optional<std::string>)> finish)
-      : stream_(stream), deliver_(std::move(deliver)), finish_(std::move(finish)) {}
+             std::function<void(std::optional<std::string>)> finish,
+             std::shared_ptr<CallBudget> budget, std::stop_token gone)
+      : stream_(stream),
+        deliver_(std::move(deliver)),
+        finish_(std::move(finish)),
+        budget_(std::move(budget)),
+        gone_(std::move(gone)) {}
   ~PostOutbox() override {
     if (!finished_.exchange(true)) finish_(std::nullopt);
   }
@@ -119,12 +174,16 @@ class PostOutbox : public protocol::Outbox {
     if (stream_) return deliver_(std::move(text), response);
     if (response && !finished_.exchange(true)) finish_(std::move(text));
   }
+  std::optional<CallRefusal> admitCall() override { return budget_->admit(); }
+  std::stop_token gone() const override { return gone_; }
 
  private:
   const bool stream_;
   std::atomic<bool> finished_{false};
   std::function<void(std::string, bool)> deliver_;
   std::function<void(std::optional<std::string>)> finish_;
+  std::shared_ptr<CallBudget> budget_;
+  std::stop_token gone_;
 };
 
 class NullOutbox : public protocol::Outbox {
@@ -132,12 +191,6 @@ class NullOutbox : public protocol::Outbox {
   void send(const Json&) override {}
   void sendSerialized(std::string, bool) override {}  // not parsed back only to be dropped
 };
-
-bool isNotificationOrResponse(const Json& m) {
-  if (!m.is_object()) return false;
-  if (m.contains("method")) return !m.contains("id");
-  return m.contains("result") || m.contains("error");
-}
 
 bool wantsProgress(const Json& m) {
   if (!m.is_object() || m.value("method", Json()) != "tools/call" || !m.contains("id"))
@@ -330,7 +383,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
     std::optional<std::string> response;  // serialised
     std::string session_id;
     std::string client;
-    std::size_t tool_calls = 0;
+    std::shared_ptr<CallBudget> budget;  // the slots its calls hold
     std::shared_ptr<protocol::Session> stateless;
   };
   struct Write {
@@ -606,26 +659,25 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
     std::size_t tool_calls = 0;
     bool progress = false;
     if (message.is_array()) {
+      // An empty batch is answered (an error); otherwise the session's own rule says which
+      // elements get answers (protocol::getsAnswer), so the POST waits exactly when one is due.
       bool all_quiet = !message.empty();
       for (const auto& m : message) {
-        all_quiet = all_quiet && isNotificationOrResponse(m);
+        all_quiet = all_quiet && !protocol::getsAnswer(m);
         if (m.is_object() && m.value("method", Json()) == "initialize") {
           return respondJson(
               400,
               rpcError(protocol::rpc::kInvalidRequest, "initialize must not be part of a batch"),
               {});
         }
-        if (m.is_object() && m.value("method", Json()) == "tools/call" && m.contains("id"))
-          ++tool_calls;
+        if (protocol::isToolCall(m)) ++tool_calls;
         progress = progress || wantsProgress(m);
       }
       expects_response = !all_quiet;
     } else {
-      expects_response = !isNotificationOrResponse(message);
+      expects_response = protocol::getsAnswer(message);
       is_initialize = message.is_object() && message.value("method", Json()) == "initialize";
-      if (message.is_object() && message.value("method", Json()) == "tools/call" &&
-          message.contains("id"))
-        tool_calls = 1;
+      if (protocol::isToolCall(message)) tool_calls = 1;
       progress = wantsProgress(message);
     }
 
@@ -684,19 +736,32 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
       session->handle(message, std::make_shared<NullOutbox>());
       return respond(202, {}, {});
     }
-    if (tool_calls > 0 &&
-        !srv_.limiter.enterCalls(caller.name, tool_calls, caller.rate.max_concurrent)) {
+    // A single call over the concurrency cap is answered 429; the calls of a batch are admitted
+    // one by one as the session dispatches them (CallBudget), each over-limit call answered with
+    // its own error inside the batch's answer.
+    const bool single_call = !message.is_array() && tool_calls == 1;
+    if (single_call && !srv_.limiter.enterCalls(caller.name, 1, caller.rate.max_concurrent)) {
       srv_.refuse(&caller, "concurrency_limited", 429, "POST", request_id_);
       return respondError(429, "too many concurrent tool calls for this client",
                           {{"Retry-After", "1"}});
     }
-    if (srv_.metrics && tool_calls > 0)
-      srv_.metrics->callsStarted(static_cast<std::int64_t>(tool_calls));
+    if (srv_.metrics && single_call) srv_.metrics->callsStarted(1);
+    auto budget = std::make_shared<CallBudget>(srv_.limiter, caller.name, caller.rate, single_call);
+    budget->on_started = [m = srv_.metrics] {
+      if (m) m->callsStarted(1);
+    };
+    budget->on_refused = [this, client = caller.name](std::string_view reason) {
+      // Counted, and audited with this request's id (one line per refused call).
+      const Caller who{client, {}, false};
+      srv_.refuse(&who, reason, 429, "POST", request_id_);
+    };
     pending_.emplace();
     pending_->sse = progress && accept.sse;
     pending_->session_id = new_session_id;
     pending_->client = caller.name;
-    pending_->tool_calls = tool_calls;
+    pending_->budget = budget;
+    post_gone_ = std::stop_source();
+    awaiting_answer_.store(true);
     if (stateless_session) {
       pending_->stateless = session;
       std::lock_guard<std::mutex> lock(srv_.stateless_mu);
@@ -725,8 +790,11 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
             if (response) self->deliver(std::move(*response), true);
             self->complete();
           });
-        });
+        },
+        budget, post_gone_.get_token());
     session->handle(message, out);
+    // Calls are running: watch the connection, so that a client that goes away cancels them.
+    if (budget->entered.load() > 0) watchPeer();
   }
 
   // ---- answering a POST that waits for calls
@@ -752,9 +820,10 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
 
   // The POST is over: its calls no longer count against the client, before the answer leaves.
   void release(const Pending& p) {
-    if (p.tool_calls > 0) {
-      srv_.limiter.leaveCalls(p.client, p.tool_calls);
-      if (srv_.metrics) srv_.metrics->callsFinished(static_cast<std::int64_t>(p.tool_calls));
+    const std::size_t calls = p.budget ? p.budget->entered.load() : 0;
+    if (calls > 0) {
+      srv_.limiter.leaveCalls(p.client, calls);
+      if (srv_.metrics) srv_.metrics->callsFinished(static_cast<std::int64_t>(calls));
     }
     if (p.stateless) {
       std::lock_guard<std::mutex> lock(srv_.stateless_mu);
@@ -763,6 +832,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   }
 
   void complete() {
+    awaiting_answer_.store(false);
     if (!pending_) return;
     Pending p = std::move(*pending_);
     pending_.reset();
@@ -785,6 +855,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   // (held by the caller) keeps the socket open. Whatever the socket does not take at once, and
   // what follows (the next request, or the close), is left to the I/O thread.
   void answerInPlace(std::string body, const net::any_io_executor& exec) {
+    awaiting_answer_.store(false);
     if (!pending_) return;
     Pending p = std::move(*pending_);
     pending_.reset();
@@ -889,8 +960,47 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
                      });
   }
 
+  // ---- watching the peer while calls run ----------------------------------------------------
+  // While a POST's calls run, a read stays pending on the connection: an error or EOF means the
+  // client has gone, and the POST's calls are cancelled (Outbox::gone). Bytes that arrive instead
+  // (a pipelined next request) are kept in buffer_ for readHeader; past max_header_bytes of them
+  // the watch stops (the calls then run to their end). Only the I/O thread touches the watch
+  // state; answerInPlace (a worker) touches none of it and never closes the socket.
+  void watchPeer() {
+    if (watching_ || closed_ || !awaiting_answer_.load() ||
+        buffer_.size() >= srv_.settings.max_header_bytes)
+      return;
+    watching_ = true;
+    // No timeout on the watch (the calls have their own); a write's timeout stays its own.
+    beast::get_lowest_layer(stream_).expires_never();
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->onPeerRead(ec, n);
+                            });
+  }
+
+  void onPeerRead(beast::error_code ec, std::size_t n) {
+    watching_ = false;
+    buffer_.commit(n);
+    if (resume_after_watch_) {
+      resume_after_watch_ = false;
+      return answered();
+    }
+    if (ec) {
+      post_gone_.request_stop();  // the socket closes when the POST's (now empty) answer fails
+      return;
+    }
+    watchPeer();
+  }
+
   // The last byte of an answer is written: the next request, or the close.
   void answered() {
+    if (watching_) {
+      // The next read (or the close) waits until the watch's read has ended.
+      resume_after_watch_ = true;
+      beast::get_lowest_layer(stream_).cancel();
+      return;
+    }
     endRequest();
     if (!keep_alive_ || srv_.draining) return lingerClose();
     if (writes_.empty()) {
@@ -942,6 +1052,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   }
 
   void close() {
+    post_gone_.request_stop();  // an SSE stream or an answer that cannot be written
     if (closed_) return;
     closed_ = true;
     endRequest();
@@ -969,6 +1080,10 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   bool writing_ = false;
   std::deque<Write> writes_;
   std::optional<Pending> pending_;
+  std::stop_source post_gone_;                // of the current POST: its client has gone
+  std::atomic<bool> awaiting_answer_{false};  // the current POST is not answered yet
+  bool watching_ = false;                     // watchPeer's read is pending
+  bool resume_after_watch_ = false;           // answered() waits for that read to end
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -34,6 +35,8 @@ const std::string kKeyA = "mcpdb_test-key-A-0123456789abcdefghijklmnopqrstu";
 const std::string kKeyB = "mcpdb_test-key-B-0123456789abcdefghijklmnopqrstu";
 const std::string kKeyLimited = "mcpdb_test-key-L-0123456789abcdefghijklmnopqrstu";
 const std::string kKeySingle = "mcpdb_test-key-S-0123456789abcdefghijklmnopqrstu";
+const std::string kKeyPair = "mcpdb_test-key-P-0123456789abcdefghijklmnopqrstu";
+const std::string kNoRateLimit = "  rate_limit: {rate: 1000000, burst: 1000000}\n";
 const std::string kSecretArg = "SECRET-ARG-hunter2-5b1e";
 const std::string kRowValue = "ROWVALUE-zq81-private";
 
@@ -278,7 +281,8 @@ class HttpServerTest : public ::testing::Test {
     if (!server_) return;
     server_->stop();
     const std::string logs = server_->log() + server_->audit();
-    for (const auto& secret : {kKeyA, kKeyB, kKeyLimited, kKeySingle, kSecretArg, kRowValue}) {
+    for (const auto& secret :
+         {kKeyA, kKeyB, kKeyLimited, kKeySingle, kKeyPair, kSecretArg, kRowValue}) {
       EXPECT_EQ(logs.find(secret), std::string::npos) << "found '" << secret << "' in the logs:\n"
                                                       << logs;
     }
@@ -673,6 +677,131 @@ TEST_F(HttpServerTest, ProtocolVersionHeaderAndBatches) {
   EXPECT_EQ(request("POST", server_->url(), rpc(7, "ping"), h).status, 406);
 }
 
+// A client allowed two calls at a time.
+std::string pairClientYaml() {
+  return "    - {name: pair, key_sha256: " + auth::toHex(auth::sha256(kKeyPair)) +
+         ", scope: \"*\", max_concurrent_calls: 2}\n";
+}
+
+// Initializes a 2025-03-26 session (the last version with JSON-RPC batches) for `key`.
+std::string initializeBatching(const ServerProcess& s, const std::string& key) {
+  std::string body = initBody();
+  body.replace(body.find("2025-11-25"), 10, "2025-03-26");
+  Reply r = request("POST", s.url(), body, mcpHeaders(key));
+  EXPECT_EQ(r.status, 200) << r.body;
+  const std::string sid = r.header("mcp-session-id").value_or("");
+  request("POST", s.url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+          mcpHeaders(key, sid));
+  return sid;
+}
+
+std::string batchOf(const std::vector<std::string>& messages) {
+  std::string out = "[";
+  for (const auto& m : messages) out += (out.size() > 1 ? "," : "") + m;
+  return out + "]";
+}
+
+// Issue #18: limits count tool calls, not HTTP requests. A batch of five slow calls against a cap
+// of two runs two; each other call gets its own limit error, and the batch is answered when
+// every call has its answer.
+TEST_F(HttpServerTest, BatchCallsCountAgainstTheConcurrencyCap) {
+  startServer(kNoRateLimit + clientsYaml(pairClientYaml()));
+  const std::string sid = initializeBatching(*server_, kKeyPair);
+  std::vector<std::string> calls;
+  for (int id = 1; id <= 5; ++id) calls.push_back(callBody(id, "pg_slow", {{"ms", 300}}));
+  Reply r = request("POST", server_->url(), batchOf(calls), mcpHeaders(kKeyPair, sid));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json answers = r.json();
+  ASSERT_TRUE(answers.is_array()) << r.body;
+  ASSERT_EQ(answers.size(), 5u) << r.body;
+  int ran = 0;
+  int refused = 0;
+  for (const auto& a : answers) {
+    if (a.contains("error")) {
+      ++refused;
+      EXPECT_EQ(a["error"]["code"], -32000) << a.dump();
+      EXPECT_NE(a["error"]["message"].get<std::string>().find("concurrent"), std::string::npos);
+    } else {
+      ++ran;
+      EXPECT_EQ(a["result"]["structuredContent"]["slept_ms"], 300) << a.dump();
+    }
+  }
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(refused, 3);
+  // The slots are free again once the batch is answered.
+  r = request("POST", server_->url(), batchOf({callBody(6, "pg_lookup"), callBody(7, "pg_lookup")}),
+              mcpHeaders(kKeyPair, sid));
+  ASSERT_EQ(r.status, 200);
+  for (const auto& a : r.json()) {
+    EXPECT_FALSE(a.contains("error")) << r.body;
+  }
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"client", "pair"}, {"outcome", "concurrency_limited"}}));
+}
+
+// Each call of a batch takes a token of the client's rate bucket; the request's own token pays
+// for the first.
+TEST_F(HttpServerTest, BatchCallsCountAgainstTheRateLimit) {
+  startServer(clientsYaml());
+  // `limited`: burst 3, one token every 2 s; initialize and notifications/initialized take two.
+  const std::string sid = initializeBatching(*server_, kKeyLimited);
+  Reply r = request(
+      "POST", server_->url(),
+      batchOf({callBody(1, "pg_lookup"), callBody(2, "pg_lookup"), callBody(3, "pg_lookup")}),
+      mcpHeaders(kKeyLimited, sid));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json answers = r.json();
+  ASSERT_TRUE(answers.is_array()) << r.body;
+  ASSERT_EQ(answers.size(), 3u) << r.body;
+  int refused = 0;
+  for (const auto& a : answers) {
+    if (a["id"] == 1) {
+      EXPECT_FALSE(a.contains("error")) << a.dump();
+    }
+    if (!a.contains("error")) continue;
+    ++refused;
+    EXPECT_EQ(a["error"]["code"], -32000);
+    EXPECT_NE(a["error"]["message"].get<std::string>().find("rate limit"), std::string::npos);
+  }
+  EXPECT_GE(refused, 1);  // two, unless the test ran slower than a token's refill
+}
+
+// Malformed notifications in a batch take no answer slot: every call is answered with its real
+// result (an early answer lost the results of calls still running).
+TEST_F(HttpServerTest, BatchPaddedWithInvalidNotificationsAnswersEveryCall) {
+  startServer(kNoRateLimit + clientsYaml());
+  const std::string sid = initializeBatching(*server_, kKeyA);
+  std::vector<std::string> batch;
+  for (int i = 0; i < 10; ++i) {
+    batch.push_back(R"({"jsonrpc":"2.0","method":5})");
+    batch.push_back(R"({"jsonrpc":"1.0","method":"x"})");
+    batch.push_back(R"({"foo":"boo"})");
+    batch.push_back(R"({"jsonrpc":"2.0","method":"notifications/x","params":7})");
+  }
+  batch.push_back(callBody(1, "pg_slow", {{"ms", 300}}));
+  batch.push_back(callBody(2, "pg_slow", {{"ms", 200}}));
+  batch.push_back("42");  // a non-object: one error, id null
+  Reply r = request("POST", server_->url(), batchOf(batch), mcpHeaders(kKeyA, sid));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json answers = r.json();
+  ASSERT_TRUE(answers.is_array()) << r.body;
+  ASSERT_EQ(answers.size(), 3u) << r.body;
+  std::set<int> slept;
+  for (const auto& a : answers) {
+    if (a["id"].is_null()) {
+      EXPECT_EQ(a["error"]["code"], -32600);
+    } else {
+      slept.insert(a["result"]["structuredContent"]["slept_ms"].get<int>());
+    }
+  }
+  EXPECT_EQ(slept, (std::set<int>{200, 300}));
+  // Only notifications: nothing to answer (202).
+  r = request("POST", server_->url(),
+              batchOf({R"({"jsonrpc":"2.0","method":5})", R"({"foo":"boo"})"}),
+              mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(r.status, 202) << r.body;
+}
+
 TEST_F(HttpServerTest, ProgressStreamsAsServerSentEvents) {
   startServer(clientsYaml());
   const std::string sid = initialize(*server_, kKeyA);
@@ -791,7 +920,6 @@ TEST_F(HttpServerTest, SlowClientDoesNotStarveOthers) {
 }
 
 // A request rate that tests making many requests do not reach (clients without their own).
-const std::string kNoRateLimit = "  rate_limit: {rate: 1000000, burst: 1000000}\n";
 
 // One raw HTTP/1.x keep-alive connection: requests written as given, answers read one at a time
 // (Content-Length bodies), so tests see exactly what the server writes, in order.
@@ -1179,6 +1307,60 @@ TEST_F(HttpServerTest, CancelledCallEndsItsPostWith202) {
   EXPECT_EQ(a->status_line, "HTTP/1.1 200 OK") << a->body;
 }
 
+// Issue #18: a client that goes away cancels its running calls. `single` may run one call at a
+// time, so its slot frees only when the abandoned call has ended: long before the call's 5 s
+// when it is cancelled.
+void expectAbandonedCallCancelled(ServerProcess& server, bool sse) {
+  const std::string sid = initialize(server, kKeySingle);
+  {
+    RawConn conn(server.port());
+    Json params = {{"name", "pg_slow"}, {"arguments", {{"ms", 5000}}}};
+    if (sse) params["_meta"] = {{"progressToken", "p"}};
+    ASSERT_TRUE(conn.post(rpc(7, "tools/call", params), kKeySingle, sid));
+    std::this_thread::sleep_for(300ms);
+  }  // closed mid-call
+  const auto started = std::chrono::steady_clock::now();
+  long status = 0;
+  while (std::chrono::steady_clock::now() - started < 4s) {
+    status =
+        request("POST", server.url(), callBody(8, "pg_lookup"), mcpHeaders(kKeySingle, sid)).status;
+    if (status == 200) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(status, 200) << "the abandoned call still holds the client's slot";
+  server.stop();
+  EXPECT_TRUE(auditHas(server.audit(), {{"tool", "pg_slow"}, {"outcome", "cancelled"}}))
+      << server.audit();
+}
+
+TEST_F(HttpServerTest, AClosedConnectionCancelsItsCall) {
+  startServer(clientsYaml());
+  expectAbandonedCallCancelled(*server_, false);
+}
+
+TEST_F(HttpServerTest, AClosedEventStreamCancelsItsCall) {
+  startServer(clientsYaml());
+  expectAbandonedCallCancelled(*server_, true);
+}
+
+// A request pipelined behind a running call is kept (the disconnect watch reads it into the
+// connection's buffer) and answered after the call, in order.
+TEST_F(HttpServerTest, ARequestPipelinedBehindARunningCallIsAnsweredInOrder) {
+  startServer(kNoRateLimit + clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.post(callBody(7, "pg_slow", {{"ms", 300}}), kKeyA, sid));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(conn.post(rpc(8, "ping"), kKeyA, sid));
+  auto a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->json()["id"], 7) << a->body;
+  EXPECT_EQ(a->json()["result"]["structuredContent"]["slept_ms"], 300) << a->body;
+  a = conn.read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->json()["id"], 8) << a->body;
+}
+
 // Runs a shell command; its exit code and combined output.
 std::pair<int, std::string> run(const std::string& cmd) {
   std::string output;
@@ -1226,6 +1408,46 @@ void makeServerCert(const fs::path& dir, const std::string& ca, const std::strin
 std::string tlsYaml(const fs::path& dir, const std::string& name) {
   return "  tls: {cert_file: " + (dir / (name + ".pem")).string() +
          ", key_file: " + (dir / (name + ".key")).string() + "}\n";
+}
+
+// Issue #18 over TLS: a client that gives up mid-call (its own timeout closes the connection) has
+// the call cancelled; `single`'s one slot frees long before the call's 5 s.
+TEST_F(HttpServerTest, AClosedTlsConnectionCancelsItsCall) {
+  const fs::path dir = tempDir();
+  const std::string ca = makeCa(dir, "test-ca");
+  makeServerCert(dir, "test-ca", "server", "IP:127.0.0.1,DNS:localhost");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  startServer(tlsYaml(dir, "server") + clientsYaml());
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeySingle), ca);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string sid = r.header("mcp-session-id").value_or("");
+  request("POST", server_->url(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+          mcpHeaders(kKeySingle, sid), ca);
+  {
+    HttpClientOptions o;
+    o.totalTimeout = 700ms;
+    o.caFile = ca;
+    HttpClient client(o);
+    HttpRequest req;
+    req.method = "POST";
+    req.url = server_->url();
+    req.body = callBody(7, "pg_slow", {{"ms", 5000}});
+    req.headers = mcpHeaders(kKeySingle, sid);
+    EXPECT_FALSE(client.send(req)) << "the call answered before the client gave up";
+  }
+  const auto started = std::chrono::steady_clock::now();
+  long status = 0;
+  while (std::chrono::steady_clock::now() - started < 4s) {
+    status =
+        request("POST", server_->url(), callBody(8, "pg_lookup"), mcpHeaders(kKeySingle, sid), ca)
+            .status;
+    if (status == 200) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(status, 200) << "the abandoned call still holds the client's slot";
+  server_->stop();
+  EXPECT_TRUE(auditHas(server_->audit(), {{"tool", "pg_slow"}, {"outcome", "cancelled"}}))
+      << server_->audit();
 }
 
 // TLS with a CA made for the test: the client verifies the chain against that CA only, with the
@@ -1383,6 +1605,48 @@ const std::string kPostgresSection =
     "      statement: SELECT id, title FROM demo.documents WHERE id = $1\n"
     "      parameters:\n"
     "        - {name: id, type: string, description: The document id., max_length: 64}\n";
+
+// Issue #18: a client that closes its connection mid-call has its PostgreSQL query cancelled (the
+// backend stops running it long before the statement could end).
+TEST(RealBinary, AClosedConnectionCancelsThePostgresQuery) {
+  ASSERT_NE(std::getenv("POSTGRES_DSN"), nullptr)
+      << "POSTGRES_DSN is not set: run eval \"$(bash scripts/servers.sh env)\" first";
+  // Runs for minutes unless cancelled (pg_sleep is refused by the guardrail); the first bound is
+  // this test's own, so parallel tests do not see each other's statement.
+  const std::string section =
+      "limits: {timeout_ms: 60000}\n" + kPostgresSection +
+      "    slow_count:\n"
+      "      description: A long-running aggregate.\n"
+      "      statement: SELECT count(*) AS n FROM generate_series(1, 200018) "
+      "a, generate_series(1, 200000) b\n"
+      "      limits: {timeout_ms: 60000}\n";
+  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
+                  clientsYaml("", "mongodb") + section);
+  ASSERT_TRUE(s.running()) << s.log();
+  // The DSN stays in the environment (never on a command line or in a log).
+  auto running = [] {
+    const auto [rc, out] =
+        run("psql \"$POSTGRES_DSN\" -Atc \"SELECT count(*) FROM pg_stat_activity WHERE state = "
+            "'active' AND query LIKE 'SELECT count(*) AS n FROM generate_series(1, 200018)%'\"");
+    return rc == 0 && out.rfind("0", 0) != 0;
+  };
+  auto waitFor = [&](bool want) {
+    for (int i = 0; i < 300; ++i) {  // 30 s: generous, no timing is asserted
+      if (running() == want) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  };
+  const std::string sid = initialize(s, kKeyA);
+  {
+    RawConn conn(s.port());
+    ASSERT_TRUE(conn.post(callBody(2, "slow_count"), kKeyA, sid));
+    ASSERT_TRUE(waitFor(true)) << "the slow statement never started";
+  }  // the client goes away mid-call
+  EXPECT_TRUE(waitFor(false)) << "the query kept running after its client closed the connection";
+  s.stop();
+  EXPECT_TRUE(auditHas(s.audit(), {{"tool", "slow_count"}, {"outcome", "cancelled"}})) << s.audit();
+}
 
 // The real binary against the local PostgreSQL: /metrics shows the worker pool and the Postgres
 // connection pool, with values that fit what just happened.

@@ -367,5 +367,125 @@ TEST(Session, LogNotificationsOnlyAfterSetLevel) {
   EXPECT_EQ(msgs[2]["params"]["level"], "error");
 }
 
+// One rule decides which batch elements get answers: invalid notifications take no slot, so the
+// array is sent once, when every call has its real result (an early send threw the results away).
+TEST(SessionBatch, InvalidNotificationsTakeNoAnswerSlot) {
+  Fixture f;
+  f.init("2025-03-26");
+  f.out->waitFor(1);
+  std::string batch = "[";
+  for (int i = 0; i < 20; ++i) {
+    batch += R"({"jsonrpc":"2.0","method":5},{"jsonrpc":"1.0","method":"x"},{"method":"y"},)";
+    batch += R"({"jsonrpc":"2.0","method":"z","params":[1]},{"foo":"boo"},{},)";
+  }
+  batch += R"(7,{"jsonrpc":"2.0","id":[1],"method":"ping"},{"jsonrpc":"2.0","id":9,"result":{}},)";
+  batch +=
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"abc"}}},)";
+  batch +=
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"abcde"}}}])";
+  f.session->handleText(batch, f.out);
+  f.session->drain(std::chrono::milliseconds(3000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto msgs = f.out->snapshot();
+  ASSERT_EQ(msgs.size(), 2U);  // initialize, then the batch's one array
+  const Json& answers = msgs[1];
+  ASSERT_TRUE(answers.is_array()) << answers.dump();
+  ASSERT_EQ(answers.size(), 4U) << answers.dump();
+  int nulls = 0;
+  for (const auto& a : answers) {
+    if (a["id"].is_null()) {
+      ++nulls;
+      EXPECT_EQ(a["error"]["code"], rpc::kInvalidRequest);
+    } else if (a["id"] == 1) {
+      EXPECT_EQ(a["result"]["structuredContent"]["length"], 3);
+    } else {
+      EXPECT_EQ(a["id"], 2);
+      EXPECT_EQ(a["result"]["structuredContent"]["length"], 5);
+    }
+  }
+  EXPECT_EQ(nulls, 2);
+}
+
+TEST(SessionBatch, OnlyNotificationsGetNoAnswerAtAll) {
+  Fixture f;
+  f.init("2025-03-26");
+  f.out->waitFor(1);
+  f.session->handleText(R"([{"jsonrpc":"2.0","method":5},{"jsonrpc":"2.0","method":"n"}])", f.out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(f.out->snapshot().size(), 1U);
+}
+
+// A transport's limits count calls: each call of a batch is admitted (or refused with its own
+// error) as it is dispatched, and the batch is answered when every call has an answer.
+class BudgetOutbox : public CollectingOutbox {
+ public:
+  explicit BudgetOutbox(int allowed) : allowed_(allowed) {}
+  std::optional<CallRefusal> admitCall() override {
+    if (allowed_ > 0) {
+      --allowed_;
+      return std::nullopt;
+    }
+    return CallRefusal{"concurrency_limited", "too many concurrent tool calls for this client"};
+  }
+  std::stop_token gone() const override { return gone_.get_token(); }
+  std::stop_source gone_;
+
+ private:
+  int allowed_;
+};
+
+TEST(SessionBatch, EachCallOverTheTransportLimitGetsItsOwnError) {
+  Fixture f;
+  auto out = std::make_shared<BudgetOutbox>(2);
+  f.out = out;
+  f.init("2025-03-26");
+  f.out->waitFor(1);
+  std::string batch = "[";
+  for (int i = 1; i <= 5; ++i) {
+    if (i > 1) batch += ",";
+    batch += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
+             R"(,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"ab"}}})";
+  }
+  batch += "]";
+  f.session->handleText(batch, f.out);
+  f.session->drain(std::chrono::milliseconds(3000));
+  const auto msgs = f.out->waitFor(2);
+  ASSERT_EQ(msgs.size(), 2U);
+  ASSERT_TRUE(msgs[1].is_array());
+  ASSERT_EQ(msgs[1].size(), 5U);
+  int refused = 0;
+  for (const auto& a : msgs[1]) {
+    if (a.contains("error")) {
+      ++refused;
+      EXPECT_EQ(a["error"]["code"], kLimitExceeded);
+      EXPECT_GE(a["id"].get<int>(), 3);  // in order: the first two calls were admitted
+    } else {
+      EXPECT_EQ(a["result"]["structuredContent"]["length"], 2);
+    }
+  }
+  EXPECT_EQ(refused, 3);
+}
+
+TEST(SessionBatch, CallsStopWhenTheirClientHasGone) {
+  Fixture f;
+  auto out = std::make_shared<BudgetOutbox>(10);
+  f.out = out;
+  f.init("2025-03-26");
+  f.out->waitFor(1);
+  f.session->handleText(
+      R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}])",
+      f.out);
+  for (int i = 0; i < 200 && f.session->inFlight() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(f.session->inFlight(), 2U);
+  const auto started = std::chrono::steady_clock::now();
+  out->gone_.request_stop();
+  f.session->drain(std::chrono::milliseconds(3000));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(f.session->inFlight(), 0U);
+  EXPECT_EQ(f.out->snapshot().size(), 1U);  // cancelled calls are not answered
+}
+
 }  // namespace
 }  // namespace mcpdb::protocol
