@@ -19,7 +19,7 @@ endfunction()
 
 # mcpdb_fuzzer(NAME SOURCES ... DEPS ...): a libFuzzer target (only with MCPDB_FUZZ).
 function(mcpdb_fuzzer name)
-  cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(A "REPLAY" "" "SOURCES;DEPS;REPLAY_ARGS" ${ARGN})
   if(NOT MCPDB_FUZZ)
     return()
   endif()
@@ -27,6 +27,13 @@ function(mcpdb_fuzzer name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${name} PRIVATE ${A_DEPS} mcpdb_warnings)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  # REPLAY: replaying the seed corpus (corpus/ beside the CMakeLists.txt) is a quick regression
+  # test of the fuzz build; REPLAY_ARGS are extra libFuzzer flags for it (e.g. -dict=...).
+  if(A_REPLAY)
+    add_test(NAME ${name}_corpus
+      COMMAND ${name} -runs=0 ${A_REPLAY_ARGS} ${CMAKE_CURRENT_SOURCE_DIR}/corpus)
+    set_tests_properties(${name}_corpus PROPERTIES LABELS fuzz)
+  endif()
 endfunction()
 
 # mcpdb_prebuilt_yaml(TARGET FILE f.yaml NAMESPACE ns TEXT fn NODE fn HEADER h): compiles f.yaml
