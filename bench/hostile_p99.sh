@@ -36,11 +36,11 @@ pids+=($!)
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 legit() {
   "$LOADGEN" --url "http://127.0.0.1:$port/mcp" --bearer "$key" --method tools/call --tool get_document \
-    --args '{"id":"doc-01"}' --expect "Reading a query plan" --requests 100000000 --concurrency 4 \
-    --warmup 100 --max-seconds "$SECS" --label "$1" 2>/dev/null | tail -1 |
-    jq -c '{label, rps: (.result.throughput_rps|floor), p50_us: .result.latency_us.p50, p99_us: .result.latency_us.p99, errors: .result.errors}'
+    --args '{"id":"doc-01"}' --expect "Reading a query plan" --requests 10000000 --concurrency 4 \
+    --warmup 100 --max-seconds "$SECS" --label "$1" 2>"$work/loadgen.err" | tail -1 |
+    jq -c '{label: .label, rps: (.result.throughput_rps|floor), p50_us: .result.latency_us.p50, p99_us: .result.latency_us.p99, errors: .result.errors}'
 }
-legit unloaded | tee "$work/unloaded.json"
+legit unloaded | tee "$work/unloaded.json" || { cat "$work/loadgen.err" "$work/server.log" >&2; exit 1; }
 # 300 half-open connections, each sending a few header bytes a second (slow drip).
 python3 - "$port" <<'PY' &
 import socket, sys, time
@@ -70,7 +70,7 @@ PY
 pids+=($!)
 # A key guesser at full speed.
 "$LOADGEN" --url "http://127.0.0.1:$port/mcp" --bearer "mcpdb_wrong_key_guess_0000000000000000000000" \
-  --method tools/call --tool get_document --args '{"id":"doc-01"}' --requests 100000000 \
+  --method tools/call --tool get_document --args '{"id":"doc-01"}' --requests 10000000 \
   --concurrency 8 --max-seconds $((SECS + 3)) >/dev/null 2>&1 &
 pids+=($!)
 sleep 2
