@@ -44,27 +44,23 @@ legit unloaded | tee "$work/unloaded.json" || { cat "$work/loadgen.err" "$work/s
 # 300 half-open connections, each sending a few header bytes a second (slow drip).
 python3 - "$port" <<'PY' &
 import socket, sys, time
-socks = []
-for _ in range(300):
+def half_open():
     try:
         s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
         s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        socks.append(s)
+        return s
     except OSError:
-        pass
+        return None
+socks = [s for s in (half_open() for _ in range(300)) if s]
 end = time.time() + 120
 while time.time() < end:
     for s in list(socks):
         try:
             s.sendall(b"X-Drip: 1\r\n")
-        except OSError:
+        except OSError:  # closed by the server: open another one
             socks.remove(s)
-            try:
-                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-                s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-                socks.append(s)
-            except OSError:
-                pass
+            if (n := half_open()):
+                socks.append(n)
     time.sleep(1)
 PY
 pids+=($!)
