@@ -443,7 +443,7 @@ int runCheckConfig(const AppOptions& options, const Env& env, bool json, std::os
     Json warnings = a->warnings;
     out << Json{{"config", a->config.source}, {"valid", true},  {"warnings", warnings},
                 {"engines", engines},         {"tools", tools}, {"clients", clients}}
-               .dump(2)
+               .dump(2, ' ', false, Json::error_handler_t::replace)
         << "\n";
     return kExitOk;
   }
@@ -637,7 +637,7 @@ int runDoctor(const AppOptions& options, const Env& env, bool json, std::ostream
                                                          : "read-only";
   report["tools"] = {{"checked", tools_checked}, {"unusable", tools_unusable}};
   if (json) {
-    out << report.dump(2) << "\n";
+    out << report.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
     out << "mcp-dbserver doctor — config: " << a->config.source << "\n";
     for (const auto& f : report["config_findings"]) printFinding(out, f);
