@@ -329,17 +329,20 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
       // A clash names the tool: say where it is defined and which engine already has the name.
       int line = 0;
       std::string where;
+      // The registry names the tool already there (exactly, or the same but for case).
       for (const auto& t : a.registry->tools()) {
-        if (st.error().message != "duplicate tool name '" + t->name + "'") continue;
+        if (st.error().message.find("'" + t->name + "'") == std::string::npos) continue;
+        const bool exact = st.error().message == "duplicate tool name '" + t->name + "'";
         const std::string engines[] = {t->engine, std::string(m->name())};
         for (const auto& e : engines) {
           if (line != 0) break;
           line = toolLine(a.config.root, e, t->name);
           if (line != 0) where = e + ".tools." + t->name;
         }
-        where = ": the " + t->engine + " and " + std::string(m->name()) +
-                " engines both have a tool named '" + t->name + "'" +
+        where = ": the " + t->engine + " and " + std::string(m->name()) + " engines both have a " +
+                (exact ? "tool named '" : "tool named like '") + t->name + "'" +
                 (where.empty() ? "" : " (" + where + ")") + "; rename the configured one";
+        break;
       }
       diag.error(line, std::string(m->name()), st.error().message + where);
     }

@@ -203,6 +203,26 @@ mongodb:
       << r.err;
 }
 
+// Names that differ only in case clash across engines too (an agent or a client may fold case),
+// and the error says where the configured one is.
+TEST_F(OperatorMistakes, AToolNameClashingOnlyInCaseAcrossEnginesSaysWhere) {
+  const auto r = checkConfig(R"(mongodb:
+  targets:
+    docs:
+      collection: docs
+      projection: [title]
+postgres:
+  tools:
+    List_MongoDB_Targets:
+      kind: postgres-sql
+      description: clashes with the mongodb engine's tool but for case
+      statement: SELECT 1 AS one
+)");
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find("differ only in case"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("engines both have a tool named like"), std::string::npos) << r.err;
+}
+
 TEST_F(OperatorMistakes, EveryProblemIsReportedInOnePass) {
   // A generic-section mistake no longer hides the engine sections' mistakes.
   const auto r = checkConfig(R"(server:
