@@ -1,5 +1,8 @@
 // Shared helpers for end-to-end tests: the real binary driven by real MCP clients.
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -74,4 +77,33 @@ export function rawServer(env, args = []) {
     },
     exited() { return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))); },
   };
+}
+
+// `serve --http` on a free loopback port with the built-in allowlist and one client whose fresh
+// API key (from `keys new`, scoped to postgres) is returned with the server's URL.
+export async function startHttpServer(name = 'e2e-agent') {
+  assert.ok(process.env.POSTGRES_DSN, 'POSTGRES_DSN missing: run through scripts/test.sh');
+  const keyOut = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', 'postgres']).toString();
+  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
+  assert.ok(key, 'keys new printed a key');
+  // The printed block starts at "  clients:" and is already indented for an `http:` section.
+  const block = keyOut.slice(keyOut.indexOf('  clients:'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-http-'));
+  const cfg = path.join(dir, 'http.yaml');
+  // The built-in allowlist plus an http section with this one client.
+  const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
+  fs.writeFileSync(cfg, builtIn + '\nhttp:\n' + block.trimEnd() + '\n');
+  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
+    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
+    child.stderr.on('data', (d) => {
+      log += d.toString();
+      const m = log.match(/listening on (http:\/\/[^\s]+\/mcp)/);
+      if (m) { clearTimeout(t); resolve(m[1]); }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
+  });
+  return { child, url, key, cfg, log: () => log };
 }

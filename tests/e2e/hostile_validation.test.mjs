@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, execFileSync } from 'node:child_process';
-import { bin, rawServer, serverEnv } from './helpers.mjs';
+import { spawn } from 'node:child_process';
+import { bin, rawServer, serverEnv, startHttpServer } from './helpers.mjs';
 
 const EXIT_CONFIG = 3;
 let tmp;
@@ -55,23 +55,8 @@ test('a lone surrogate in a request is answered with the request id, not a parse
 // The same over Streamable HTTP: both transports parse through one entry (protocol::parseMessage).
 test('over HTTP too, a lone surrogate is answered with the request id', async (t) => {
   if (!process.env.POSTGRES_DSN) { t.skip('POSTGRES_DSN is not set: run through scripts/test.sh'); return; }
-  const keyOut = execFileSync(bin, ['keys', 'new', '--name', 'hostile-agent', '--scope', 'postgres']).toString();
-  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
-  assert.ok(key, 'keys new printed a key');
-  const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
-  const cfg = configFile(builtIn + '\nhttp:\n' + keyOut.slice(keyOut.indexOf('  clients:')).trimEnd() + '\n');
-  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
-    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, url, key } = await startHttpServer('hostile-agent');
   try {
-    let log = '';
-    const url = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
-      child.stderr.on('data', (d) => {
-        log += d.toString();
-        const m = log.match(/listening on (http:\/\/[^\s]+\/mcp)/);
-        if (m) { clearTimeout(timer); resolve(m[1]); }
-      });
-    });
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
       Authorization: `Bearer ${key}` };
     const post = async (body, sid) => {

@@ -2,44 +2,16 @@
 // by the MCP inspector CLI, with a per-client API key scoped to one engine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bin, inspectorCli, serverEnv, sdkClient, repoRoot } from './helpers.mjs';
+import { inspectorCli, sdkClient, repoRoot, startHttpServer } from './helpers.mjs';
 import { createRequire } from 'node:module';
 
 const run = promisify(execFile);
 const require = createRequire(path.join(repoRoot, 'tools', 'package.json'));
 const sdkHttp = require.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js');
-
-async function startHttpServer() {
-  assert.ok(process.env.POSTGRES_DSN, 'POSTGRES_DSN missing: run through scripts/test.sh');
-  const keyOut = execFileSync(bin, ['keys', 'new', '--name', 'e2e-agent', '--scope', 'postgres']).toString();
-  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
-  assert.ok(key, 'keys new printed a key: ' + keyOut.slice(0, 200));
-  // The printed block starts at "  clients:" and is already indented for an `http:` section.
-  const block = keyOut.slice(keyOut.indexOf('  clients:'));
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-http-'));
-  const cfg = path.join(dir, 'http.yaml');
-  // The built-in allowlist plus an http section with this one client.
-  const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
-  fs.writeFileSync(cfg, builtIn + '\nhttp:\n' + block.trimEnd() + '\n');
-  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
-    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
-    child.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on (http:\/\/[^\s]+\/mcp)/);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
-  });
-  return { child, url, key, cfg, log: () => log };
-}
 
 test('SDK Streamable HTTP client and inspector CLI against serve --http with an API key', async () => {
   const s = await startHttpServer();

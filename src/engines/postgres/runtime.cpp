@@ -268,11 +268,14 @@ Result<bool> Runtime::requireProof(const std::string& sql) {
     // Every attempt to make it again has failed for a whole interval: no statement runs on a
     // proof that old. One caller proves; the others wait for it and use what it made.
     std::lock_guard<std::mutex> proving(prove_mu_);
+    std::shared_ptr<const proof::Report> latest;
     {
       std::shared_lock<std::shared_mutex> lock(proof_mu_);
-      if (proof_ != current) current = proof_;
+      latest = proof_;
     }
-    if (current == proof_) {
+    if (latest != current) {
+      current = latest;  // made while this call waited for the lock
+    } else {
       auto made = proveLocked();
       if (!made) return made.error();
       current = *made;
