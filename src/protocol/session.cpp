@@ -539,8 +539,9 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     };
   }
   Result<ToolOutput> result = makeError(Code::Internal, "the tool did not run");
-  // The result's memory is held from before the call until its answer is written.
-  const auto held = core_.resultMemory().tryReserve(kResultCopies * ctx.limits.max_bytes);
+  // The result's memory is held from before the call until its answer is written, and given back
+  // before the call counts as finished (drain() and the next call see it returned).
+  auto held = core_.resultMemory().tryReserve(kResultCopies * ctx.limits.max_bytes);
   if (!held) {
     result = makeError(Code::ResourceExhausted,
                        "the server holds as much memory for results in flight as it may "
@@ -558,6 +559,7 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
   record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   if (stop.stop_requested()) {
     // MCP: a cancelled request gets no response.
+    held.reset();
     finishCall(key);
     record.outcome = "cancelled";
     core_.notify(record);
@@ -592,6 +594,7 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
   }
   core_.notify(record);
   out->sendSerialized(std::move(line), true);
+  held.reset();
   std::lock_guard<std::mutex> lock(mu_);
   --sending_;
   if (in_flight_.empty() && sending_ == 0) idle_cv_.notify_all();
