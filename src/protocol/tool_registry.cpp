@@ -1,5 +1,7 @@
 #include "protocol/tool_registry.hpp"
 
+#include <algorithm>
+
 namespace mcpdb::protocol {
 
 bool isValidToolName(std::string_view name) {
@@ -69,6 +71,62 @@ Json ToolRegistry::describe(const Tool& tool) {
     t["annotations"]["title"] = tool.title;
   }
   if (tool.output_schema.is_object()) t["outputSchema"] = tool.output_schema;
+  return t;
+}
+
+Status ToolRegistry::addResource(Resource resource) {
+  const std::string_view uri = resource.uri;
+  const bool printable = std::all_of(uri.begin(), uri.end(), [](char c) {
+    return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  if (uri.substr(0, kResourceScheme.size()) != kResourceScheme ||
+      uri.size() == kResourceScheme.size() || uri.size() > 1024 || !printable) {
+    return makeError(Code::InvalidArgument,
+                     "invalid resource URI '" + resource.uri +
+                         "': use mcpdb://... with at most 1024 printable ASCII characters");
+  }
+  if (by_uri_.count(resource.uri) != 0) {
+    return makeError(Code::InvalidArgument, "duplicate resource URI '" + resource.uri + "'");
+  }
+  if (resource.tools.empty()) {
+    return makeError(Code::Internal, "resource '" + resource.uri + "' describes no tool");
+  }
+  if (!resource.read) {
+    return makeError(Code::Internal, "resource '" + resource.uri + "' has no reader");
+  }
+  auto shared = std::make_shared<const Resource>(std::move(resource));
+  by_uri_.emplace(shared->uri, shared);
+  resources_.push_back(std::move(shared));
+  return {};
+}
+
+Status ToolRegistry::addTemplate(ResourceTemplate tmpl) {
+  for (const auto& t : templates_) {
+    if (t.uri_template == tmpl.uri_template) {
+      return makeError(Code::InvalidArgument,
+                       "duplicate resource template '" + tmpl.uri_template + "'");
+    }
+  }
+  templates_.push_back(std::move(tmpl));
+  return {};
+}
+
+const Resource* ToolRegistry::findResource(std::string_view uri) const {
+  auto it = by_uri_.find(uri);
+  return it == by_uri_.end() ? nullptr : it->second.get();
+}
+
+Json ToolRegistry::describe(const Resource& resource) {
+  Json r = {{"uri", resource.uri}, {"name", resource.name}, {"mimeType", resource.mime_type}};
+  if (!resource.title.empty()) r["title"] = resource.title;
+  if (!resource.description.empty()) r["description"] = resource.description;
+  return r;
+}
+
+Json ToolRegistry::describe(const ResourceTemplate& tmpl) {
+  Json t = {{"uriTemplate", tmpl.uri_template}, {"name", tmpl.name}, {"mimeType", tmpl.mime_type}};
+  if (!tmpl.title.empty()) t["title"] = tmpl.title;
+  if (!tmpl.description.empty()) t["description"] = tmpl.description;
   return t;
 }
 

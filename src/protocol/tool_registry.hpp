@@ -9,6 +9,7 @@
 
 #include "common/json.hpp"
 #include "common/result.hpp"
+#include "protocol/resource.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::protocol {
@@ -35,10 +36,27 @@ class ToolRegistry {
   // The MCP `Tool` object for tools/list.
   static Json describe(const Tool& tool);
 
+  // Adds a resource; refuses a URI outside the mcpdb:// scheme or already taken, one describing
+  // no tool, and one without a reader.
+  Status addResource(Resource resource);
+  // Adds a resource template; refuses one whose URI template is already listed.
+  Status addTemplate(ResourceTemplate tmpl);
+  const Resource* findResource(std::string_view uri) const;
+  const std::vector<std::shared_ptr<const Resource>>& resources() const { return resources_; }
+  const std::vector<ResourceTemplate>& templates() const { return templates_; }
+
+  // The MCP `Resource` and `ResourceTemplate` objects for resources/list and
+  // resources/templates/list.
+  static Json describe(const Resource& resource);
+  static Json describe(const ResourceTemplate& tmpl);
+
  private:
   std::vector<std::shared_ptr<const Tool>> tools_;
   std::map<std::string, std::shared_ptr<const Tool>, std::less<>> by_name_;
   std::map<std::string, std::string, std::less<>> by_folded_name_;  // folded -> registered name
+  std::vector<std::shared_ptr<const Resource>> resources_;
+  std::map<std::string, std::shared_ptr<const Resource>, std::less<>> by_uri_;
+  std::vector<ResourceTemplate> templates_;
 };
 
 }  // namespace mcpdb::protocol
