@@ -1,12 +1,13 @@
 // The real binary over Streamable HTTP, driven by the official SDK's Streamable HTTP client and
-// by the MCP inspector CLI, with a per-client API key scoped to one engine.
+// by the MCP inspector CLI, with a per-client API key scoped to one engine (tools and schema
+// resources of that engine only).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
-import { inspectorCli, sdkClient, repoRoot, startHttpServer } from './helpers.mjs';
+import { checkSchemaResources, inspectorCli, sdkClient, repoRoot, startHttpServer } from './helpers.mjs';
 import { createRequire } from 'node:module';
 
 const run = promisify(execFile);
@@ -28,6 +29,8 @@ test('SDK Streamable HTTP client and inspector CLI against serve --http with an 
     assert.ok(tools.every((t) => !t.name.includes('dynamodb') && !t.name.includes('mongodb')), 'scope: postgres only');
     const r = await client.callTool({ name: 'get_document', arguments: { id: 'doc-01' } });
     assert.equal(r.isError, false, JSON.stringify(r));
+    // Schema resources follow the key's scope exactly like tools: postgres ones only.
+    await checkSchemaResources(() => client.listResources(), (uri) => client.readResource({ uri }), ['postgres']);
     assert.deepEqual(await client.ping(), {});
     await transport.terminateSession?.();
     await client.close();
