@@ -147,7 +147,10 @@ ServerCore::ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry
     : options_(std::move(options)),
       registry_(std::move(registry)),
       result_memory_(options_.max_result_memory),
-      pool_(options_.workers, options_.max_queue) {}
+      pool_(options_.workers, options_.max_queue) {
+  const std::string info = serialize(Json{{"name", options_.name}, {"version", options_.version}});
+  server_info_meta_ = R"("_meta":{")" + std::string(meta_key::kServerInfo) + R"(":)" + info + "}";
+}
 
 ServerCore::~ServerCore() {
   pool_.shutdown();
@@ -157,18 +160,18 @@ void ServerCore::notify(const CallRecord& record) const {
   for (const auto& o : observers_) o->onCall(record);
 }
 
-std::string ServerCore::unscopedToolsPage(std::size_t start,
+std::string ServerCore::unscopedToolsPage(std::size_t start, bool modern,
                                           const std::function<std::string()>& make) {
   {
     std::lock_guard<std::mutex> lock(pages_mu_);
-    if (auto it = pages_.find(start); it != pages_.end()) return it->second;
+    if (auto it = pages_.find({start, modern}); it != pages_.end()) return it->second;
   }
   std::string page = make();
   // Only the pages this server hands out cursors for are kept (bounded by the tool count); a bad
   // cursor (an empty page) or an odd start a client made up is computed each time.
   if (page.empty() || start % std::max<std::size_t>(1, options_.page_size) != 0) return page;
   std::lock_guard<std::mutex> lock(pages_mu_);
-  return pages_.emplace(start, std::move(page)).first->second;
+  return pages_.emplace(std::make_pair(start, modern), std::move(page)).first->second;
 }
 
 Session::Session(ServerCore& core, Principal principal, ScopeFn scope)
@@ -287,6 +290,7 @@ void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out) {
     handleNotification(method, params);
     return;
   }
+  if (carriesModernMeta(params)) return handleModern(id, method, params, out);
   handleRequest(id, method, params, out);
 }
 
@@ -294,8 +298,14 @@ void Session::handleNotification(const std::string& method, const Json& params) 
   if (method == "notifications/cancelled") {
     if (!params.contains("requestId")) return;
     const std::string key = params["requestId"].dump();
+    Subscription ended;  // destroyed after the lock is released (its callback may wait on it)
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = in_flight_.find(key); it != in_flight_.end()) it->second.request_stop();
+    // A cancelled subscription ends without an answer.
+    if (auto it = subscriptions_.find(key); it != subscriptions_.end()) {
+      ended = std::move(it->second);
+      subscriptions_.erase(it);
+    }
   }
   // notifications/initialized and any other notification need no action and get no answer.
 }
@@ -324,19 +334,6 @@ void Session::handleRequest(const Json& id, const std::string& method, Json& par
                                 "the session is not initialized: send initialize first"));
     return;
   }
-  if (method == "tools/list") {
-    std::string page;
-    if (!listTools(params, page)) {
-      out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
-    } else {
-      out->sendSerialized(serializedResultResponse(id, page), true);
-    }
-    return;
-  }
-  if (method == "tools/call") {
-    callTool(id, params, out);
-    return;
-  }
   if (method == "logging/setLevel") {
     const int rank = params.contains("level") && params["level"].is_string()
                          ? logLevelRank(params["level"].get<std::string>())
@@ -351,7 +348,75 @@ void Session::handleRequest(const Json& id, const std::string& method, Json& par
     out->send(makeResultResponse(id, Json::object()));
     return;
   }
+  handleShared(id, method, params, out, /*modern=*/false);
+}
+
+void Session::handleModern(const Json& id, const std::string& method, Json& params,
+                           const std::shared_ptr<Outbox>& out) {
+  auto checked = checkModernMeta(params);
+  if (const auto* e = std::get_if<MetaError>(&checked)) {
+    Json response = makeErrorResponse(id, e->code, e->message);
+    if (!e->data.is_null()) response["error"]["data"] = e->data;
+    out->send(response);
+    return;
+  }
+  // Per-request log levels are accepted; this server has no log message that belongs to one
+  // request, so it sends none (never without the field, as 2026-07-28 requires).
+  if (method == "server/discover") {
+    out->send(makeResultResponse(id, discoverResult()));
+    return;
+  }
+  if (method == "subscriptions/listen") return listen(id, params, out);
+  if (!isModernMethod(method)) {
+    out->send(makeErrorResponse(
+        id, rpc::kMethodNotFound,
+        "method not found at " + std::string(kModernProtocolVersion) + ": " + bounded(method)));
+    return;
+  }
+  handleShared(id, method, params, out, /*modern=*/true);
+}
+
+void Session::handleShared(const Json& id, const std::string& method, Json& params,
+                           const std::shared_ptr<Outbox>& out, bool modern) {
+  if (method == "tools/list") {
+    std::string page;
+    if (!listTools(params, page, modern)) {
+      out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
+    } else {
+      out->sendSerialized(serializedResultResponse(id, page), true);
+    }
+    return;
+  }
+  if (method == "tools/call") return callTool(id, params, out, modern);
+  if (method == "resources/list") return listResources(id, params, out, modern);
+  if (method == "resources/templates/list") return listTemplates(id, params, out, modern);
+  if (method == "resources/read") return readResource(id, params, out, modern);
   out->send(makeErrorResponse(id, rpc::kMethodNotFound, "method not found: " + bounded(method)));
+}
+
+Json Session::finishResult(Json result, bool modern, bool cacheable) const {
+  if (!modern) return result;
+  result["resultType"] = "complete";
+  result["_meta"][std::string(meta_key::kServerInfo)] = {{"name", core_.options().name},
+                                                         {"version", core_.options().version}};
+  if (cacheable) {
+    result["ttlMs"] = kCacheTtlMs;
+    // A list or description filtered by the client's key is not for anyone else's cache.
+    result["cacheScope"] = scope_ ? "private" : "public";
+  }
+  return result;
+}
+
+Json Session::discoverResult() const {
+  Json result = {
+      {"supportedVersions", allProtocolVersions()},
+      {"capabilities", {{"tools", Json::object()}, {"resources", Json::object()}}},
+  };
+  if (!core_.options().instructions.empty()) result["instructions"] = core_.options().instructions;
+  result = finishResult(std::move(result), /*modern=*/true, /*cacheable=*/true);
+  // The same for every caller: versions, capabilities and instructions do not depend on the key.
+  result["cacheScope"] = "public";
+  return result;
 }
 
 Json Session::initializeResult(const Json& params) {
@@ -368,7 +433,10 @@ Json Session::initializeResult(const Json& params) {
   initialized_.store(true);
   Json result = {
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
+      {"capabilities",
+       {{"tools", {{"listChanged", false}}},
+        {"resources", {{"listChanged", false}, {"subscribe", false}}},
+        {"logging", Json::object()}}},
       {"serverInfo",
        {{"name", core_.options().name},
         {"title", "mcp-dbserver"},
@@ -378,7 +446,7 @@ Json Session::initializeResult(const Json& params) {
   return result;
 }
 
-bool Session::listTools(const Json& params, std::string& page) const {
+bool Session::listTools(const Json& params, std::string& page, bool modern) const {
   // The cursor is the decimal index of the first tool of the page; opaque to clients.
   std::size_t start = 0;
   if (params.contains("cursor")) {
@@ -393,10 +461,11 @@ bool Session::listTools(const Json& params, std::string& page) const {
   bool bad_cursor = false;
   auto make = [&] {
     Json result = toolsPage(start, bad_cursor);
-    return bad_cursor ? std::string() : serialize(result);
+    return bad_cursor ? std::string()
+                      : serialize(finishResult(std::move(result), modern, /*cacheable=*/true));
   };
   // A scope may change on reload (HTTP client tables), so only unscoped pages are cached.
-  page = scope_ ? make() : core_.unscopedToolsPage(start, make);
+  page = scope_ ? make() : core_.unscopedToolsPage(start, modern, make);
   return !page.empty();
 }
 
@@ -419,7 +488,8 @@ Json Session::toolsPage(std::size_t start, bool& bad_cursor) const {
   return result;
 }
 
-void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out) {
+void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out,
+                       bool modern) {
   if (!params.contains("name") || !params["name"].is_string()) {
     out->send(
         makeErrorResponse(id, rpc::kInvalidParams, "tools/call needs params.name (a string)"));
@@ -448,7 +518,9 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   if (auto st = validateJson(found->input_schema, arguments); !st) {
     record.outcome = "invalid_arguments";
     core_.notify(record);
-    out->send(makeResultResponse(id, toolErrorResult("Invalid arguments: " + st.error().message)));
+    out->send(makeResultResponse(
+        id, finishResult(toolErrorResult("Invalid arguments: " + st.error().message), modern,
+                         /*cacheable=*/false)));
     return;
   }
   Json progress_token;
@@ -458,18 +530,9 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     if (t.is_string() || t.is_number_integer()) progress_token = t;
   }
   const std::string key = id.dump();
-  std::stop_token stop;
   std::stop_source source;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (in_flight_.count(key) != 0) {
-      out->send(makeErrorResponse(id, rpc::kInvalidRequest,
-                                  "a request with this id is already in progress"));
-      return;
-    }
-    source = in_flight_[key];
-    stop = source.get_token();
-  }
+  if (!startRequest(id, out, source)) return;
+  const std::stop_token stop = source.get_token();
   if (auto refusal = out->admitCall()) {
     finishCall(key);
     record.outcome = refusal->outcome;
@@ -491,9 +554,9 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   }
   auto self = shared_from_this();
   std::function<void()> job = [self, id, tool, arguments = std::move(arguments),
-                               progress_token = std::move(progress_token), stop, out,
-                               on_gone]() mutable {
-    self->runCall(id, tool, arguments, std::move(progress_token), stop, out);
+                               progress_token = std::move(progress_token), stop, out, on_gone,
+                               modern]() mutable {
+    self->runCall(id, tool, arguments, std::move(progress_token), stop, out, modern);
   };
   const bool queued =
       dispatch_ ? dispatch_(job, tool->watches_input) : core_.pool().trySubmit(std::move(job));
@@ -501,14 +564,16 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     finishCall(key);
     record.outcome = "busy";
     core_.notify(record);
-    out->send(makeResultResponse(id, toolErrorResult("Error (resource_exhausted): the server is "
-                                                     "busy with other calls. Retry in a moment.")));
+    out->send(makeResultResponse(
+        id, finishResult(toolErrorResult("Error (resource_exhausted): the server is busy with "
+                                         "other calls. Retry in a moment."),
+                         modern, /*cacheable=*/false)));
   }
 }
 
 void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
                       const Json& arguments, Json progress_token, const std::stop_token& stop,
-                      const std::shared_ptr<Outbox>& out) {
+                      const std::shared_ptr<Outbox>& out, bool modern) {
   const auto started = Clock::now();
   const std::string key = id.dump();
   CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0,
@@ -575,17 +640,26 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     record.bytes = text.size();
     record.outcome = "ok";
     const std::string id_text = serialize(id);
-    line.reserve(2 * text.size() + id_text.size() + 128);
+    // Members in serialize()'s (sorted) order; at 2026-07-28 also _meta and resultType.
+    line.reserve(2 * text.size() + id_text.size() + 256);
     line.append(R"({"id":)");
     line.append(id_text);
-    line.append(R"(,"jsonrpc":"2.0","result":{"content":[{"text":)");
+    line.append(R"(,"jsonrpc":"2.0","result":{)");
+    if (modern) {
+      line.append(core_.serverInfoMetaMember());
+      line.push_back(',');
+    }
+    line.append(R"("content":[{"text":)");
     appendJsonStringUtf8(line, text);
-    line.append(R"(,"type":"text"}],"isError":false,"structuredContent":)");
+    line.append(R"(,"type":"text"}],"isError":false,)");
+    if (modern) line.append(R"("resultType":"complete",)");
+    line.append(R"("structuredContent":)");
     line.append(text);
     line.append("}}");
   } else {
     record.outcome = std::string(codeName(result.error().code));
-    line = serialize(makeResultResponse(id, toolErrorResult(errorText(result.error()))));
+    line = serialize(makeResultResponse(
+        id, finishResult(toolErrorResult(errorText(result.error())), modern, false)));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -607,17 +681,258 @@ void Session::finishCall(const std::string& key) {
 }
 
 void Session::cancelAll() {
+  std::map<std::string, Subscription> ended;  // destroyed after the lock is released
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [key, source] : in_flight_) source.request_stop();
+  ended.swap(subscriptions_);
+}
+
+void Session::closeSubscriptions() {
+  std::map<std::string, Subscription> ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended.swap(subscriptions_);
+  }
+  for (auto& [key, sub] : ended) {
+    Json result = finishResult(Json::object(), /*modern=*/true, /*cacheable=*/false);
+    result["_meta"][std::string(meta_key::kSubscriptionId)] = sub.id;
+    sub.out->send(makeResultResponse(sub.id, std::move(result)));
+  }
 }
 
 void Session::drain(std::chrono::milliseconds grace) {
+  closeSubscriptions();
   std::unique_lock<std::mutex> lock(mu_);
   auto idle = [this] { return in_flight_.empty() && sending_ == 0; };
   if (idle_cv_.wait_for(lock, grace, idle)) return;
   for (auto& [key, source] : in_flight_) source.request_stop();
   // Handlers honour stop tokens; give them a moment to unwind before the process exits.
   idle_cv_.wait_for(lock, std::chrono::seconds(5), idle);
+}
+
+bool Session::startRequest(const Json& id, const std::shared_ptr<Outbox>& out,
+                           std::stop_source& source) {
+  const std::string key = id.dump();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (in_flight_.count(key) != 0 || subscriptions_.count(key) != 0) {
+    out->send(makeErrorResponse(id, rpc::kInvalidRequest,
+                                "a request with this id is already in progress"));
+    return false;
+  }
+  source = in_flight_[key];
+  return true;
+}
+
+bool Session::visible(const Resource& resource) const {
+  for (const auto& name : resource.tools) {
+    const Tool* t = core_.registry().find(name);
+    if (t != nullptr && visible(*t)) return true;
+  }
+  return false;
+}
+
+bool Session::visible(const ResourceTemplate& tmpl) const {
+  for (const auto& t : core_.registry().tools()) {
+    if (t->engine == tmpl.engine && visible(*t)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// The start index a list cursor names (the decimal index of the page's first item, opaque to
+// clients); nullopt for a malformed one.
+std::optional<std::size_t> listStart(const Json& params) {
+  if (!params.contains("cursor")) return 0;
+  const Json& c = params["cursor"];
+  if (!c.is_string()) return std::nullopt;
+  const auto& text = c.get_ref<const std::string&>();
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return static_cast<std::size_t>(std::stoul(text));
+}
+
+// One page of `items` from `start`: the items and, when more follow, nextCursor; false when the
+// start lies beyond the list.
+bool pageOf(const std::vector<Json>& items, std::size_t start, std::size_t page_size,
+            const char* member, Json& result) {
+  if (start > items.size()) return false;
+  const std::size_t end = std::min(items.size(), start + std::max<std::size_t>(1, page_size));
+  Json page = Json::array();
+  for (std::size_t i = start; i < end; ++i) page.push_back(items[i]);
+  result = Json{{member, std::move(page)}};
+  if (end < items.size()) result["nextCursor"] = std::to_string(end);
+  return true;
+}
+
+}  // namespace
+
+void Session::listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                            bool modern) const {
+  std::vector<Json> items;
+  for (const auto& r : core_.registry().resources()) {
+    if (visible(*r)) items.push_back(ToolRegistry::describe(*r));
+  }
+  Json result;
+  const auto start = listStart(params);
+  if (!start || !pageOf(items, *start, core_.options().page_size, "resources", result)) {
+    out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
+    return;
+  }
+  out->send(makeResultResponse(id, finishResult(std::move(result), modern, true)));
+}
+
+void Session::listTemplates(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                            bool modern) const {
+  std::vector<Json> items;
+  for (const auto& t : core_.registry().templates()) {
+    if (visible(t)) items.push_back(ToolRegistry::describe(t));
+  }
+  Json result;
+  const auto start = listStart(params);
+  if (!start || !pageOf(items, *start, core_.options().page_size, "resourceTemplates", result)) {
+    out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
+    return;
+  }
+  out->send(makeResultResponse(id, finishResult(std::move(result), modern, true)));
+}
+
+void Session::readResource(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                           bool modern) {
+  if (!params.contains("uri") || !params["uri"].is_string()) {
+    out->send(
+        makeErrorResponse(id, rpc::kInvalidParams, "resources/read needs params.uri (a string)"));
+    return;
+  }
+  const auto& uri = params["uri"].get_ref<const std::string&>();
+  const Resource* found = core_.registry().findResource(uri);
+  // A resource outside the caller's scope is indistinguishable from one that does not exist.
+  if (found == nullptr || !visible(*found)) {
+    Json response = makeErrorResponse(
+        id, modern ? rpc::kInvalidParams : rpc::kResourceNotFoundLegacy, "Resource not found");
+    response["error"]["data"] = {{"uri", bounded(uri, 256)}};
+    out->send(response);
+    return;
+  }
+  std::shared_ptr<const Resource> resource;
+  for (const auto& r : core_.registry().resources()) {
+    if (r.get() == found) resource = r;
+  }
+  std::stop_source source;
+  if (!startRequest(id, out, source)) return;
+  const std::string key = id.dump();
+  using OnGone = std::stop_callback<std::function<void()>>;
+  std::shared_ptr<OnGone> on_gone;
+  if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
+    on_gone = std::make_shared<OnGone>(
+        gone, std::function<void()>([source]() mutable { source.request_stop(); }));
+  }
+  auto self = shared_from_this();
+  std::function<void()> job = [self, id, key, resource, out, modern, on_gone,
+                               stop = source.get_token()]() {
+    CallContext ctx;
+    ctx.stop = stop;
+    // The limits of the (first) tool it describes: a description asks no more of the database.
+    if (const Tool* t = self->core_.registry().find(resource->tools.front()))
+      ctx.limits = t->limits;
+    ctx.deadline = std::chrono::steady_clock::now() + ctx.limits.timeout;
+    ctx.principal = self->principal_;
+    Result<Json> description = makeError(Code::Internal, "the resource was not read");
+    try {
+      description = resource->read(ctx);
+    } catch (const std::exception&) {
+      description = makeError(Code::Internal, "internal error reading '" + resource->uri + "'");
+    }
+    if (stop.stop_requested()) {
+      self->finishCall(key);  // cancelled: no answer
+      if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
+      return;
+    }
+    Json response;
+    if (description.ok()) {
+      Json result = {{"contents", Json::array({Json{{"uri", resource->uri},
+                                                    {"mimeType", resource->mime_type},
+                                                    {"text", serialize(*description)}}})}};
+      response = makeResultResponse(id, self->finishResult(std::move(result), modern, true));
+    } else {
+      response = makeErrorResponse(id, rpc::kInternalError, errorText(description.error()));
+    }
+    self->finishCall(key);
+    out->send(response);
+  };
+  if (!(dispatch_ ? dispatch_(job, false) : core_.pool().trySubmit(std::move(job)))) {
+    finishCall(key);
+    out->send(makeErrorResponse(id, rpc::kInternalError,
+                                "the server is busy with other calls; retry in a moment"));
+  }
+}
+
+void Session::listen(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out) {
+  if (params.contains("notifications")) {
+    const Json& n = params["notifications"];
+    bool ok = n.is_object();
+    for (const char* flag : {"toolsListChanged", "promptsListChanged", "resourcesListChanged"}) {
+      ok = ok && (!n.contains(flag) || n[flag].is_boolean());
+    }
+    if (ok && n.contains("resourceSubscriptions")) {
+      const Json& uris = n["resourceSubscriptions"];
+      ok = uris.is_array() &&
+           std::all_of(uris.begin(), uris.end(), [](const Json& u) { return u.is_string(); });
+    }
+    if (!ok) {
+      out->send(makeErrorResponse(
+          id, rpc::kInvalidParams,
+          "params.notifications must be an object of booleans (toolsListChanged, "
+          "promptsListChanged, resourcesListChanged) and resourceSubscriptions (strings)"));
+      return;
+    }
+  }
+  const std::string key = id.dump();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_flight_.count(key) != 0 || subscriptions_.count(key) != 0) {
+      out->send(makeErrorResponse(id, rpc::kInvalidRequest,
+                                  "a request with this id is already in progress"));
+      return;
+    }
+    if (subscriptions_.size() >= kMaxSubscriptions) {
+      out->send(makeErrorResponse(
+          id, kLimitExceeded,
+          "too many open subscriptions (at most " + std::to_string(kMaxSubscriptions) + ")"));
+      return;
+    }
+    subscriptions_[key] = Subscription{id, out, nullptr};
+  }
+  // Nothing this server offers changes while it runs (the tool surface and the resources are
+  // fixed at start-up), so it honours none of the notification types: the acknowledgment says so
+  // with an empty filter, and the stream carries nothing more until it ends.
+  out->send(makeNotification("notifications/subscriptions/acknowledged",
+                             Json{{"_meta", {{std::string(meta_key::kSubscriptionId), id}}},
+                                  {"notifications", Json::object()}}));
+  // The stream's reader going away (HTTP) ends the subscription without an answer.
+  if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
+    std::weak_ptr<Session> weak = weak_from_this();
+    using OnGone = std::stop_callback<std::function<void()>>;
+    auto on_gone = std::make_shared<OnGone>(gone, std::function<void()>([weak, key] {
+                                              auto self = weak.lock();
+                                              if (!self) return;
+                                              Subscription ended;
+                                              std::lock_guard<std::mutex> lock(self->mu_);
+                                              if (auto it = self->subscriptions_.find(key);
+                                                  it != self->subscriptions_.end()) {
+                                                // This callback is destroyed with it, after the
+                                                // lock (allowed while it runs, on this thread).
+                                                ended = std::move(it->second);
+                                                self->subscriptions_.erase(it);
+                                              }
+                                            }));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = subscriptions_.find(key); it != subscriptions_.end()) {
+      it->second.on_gone = std::move(on_gone);
+      return;
+    }
+    // Already gone (the callback ran in its constructor): nothing is kept.
+  }
 }
 
 }  // namespace mcpdb::protocol

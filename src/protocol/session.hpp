@@ -19,19 +19,28 @@
 
 #include "common/memory_budget.hpp"
 #include "common/json.hpp"
+#include "protocol/era.hpp"
 #include "protocol/jsonrpc.hpp"
+#include "protocol/resource.hpp"
 #include "protocol/tool.hpp"
 #include "protocol/tool_registry.hpp"
 #include "protocol/worker_pool.hpp"
 
 namespace mcpdb::protocol {
 
+// The newest version served through initialize (legacy era; protocol/era.hpp).
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 // Newest first; initialize answers with the client's version when it is listed here.
 inline const std::vector<std::string>& supportedProtocolVersions() {
-  static const std::vector<std::string> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
-  return kVersions;
+  return legacyProtocolVersions();
 }
+
+// How long a client may cache a list, a discovery or a resource description (2026-07-28
+// `ttlMs`): the tool surface is fixed after start-up, a key's scope changes only on reload, and
+// a statement's columns only with the schema.
+inline constexpr std::int64_t kCacheTtlMs = 60'000;
+// At most this many open subscriptions/listen requests per session (stdio) or HTTP request.
+inline constexpr std::size_t kMaxSubscriptions = 8;
 
 // Where a session's responses and notifications go. Implementations must be thread-safe.
 class Outbox {
@@ -130,13 +139,19 @@ class ServerCore {
   }
   void notify(const CallRecord& record) const;
   // The serialised tools/list result page starting at `start` for sessions that see every tool
-  // (the registry never changes after start-up); `make` fills the cache on first use.
-  std::string unscopedToolsPage(std::size_t start, const std::function<std::string()>& make);
+  // (the registry never changes after start-up), in the legacy or the modern shape; `make` fills
+  // the cache on first use.
+  std::string unscopedToolsPage(std::size_t start, bool modern,
+                                const std::function<std::string()>& make);
+  // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` without braces around it: what every
+  // modern result carries, serialised once.
+  const std::string& serverInfoMetaMember() const { return server_info_meta_; }
 
  private:
   ServerOptions options_;
   std::mutex pages_mu_;
-  std::map<std::size_t, std::string> pages_;
+  std::map<std::pair<std::size_t, bool>, std::string> pages_;
+  std::string server_info_meta_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
   MemoryBudget result_memory_;
@@ -173,8 +188,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Waits up to `grace` for in-flight calls, then cancels the rest and waits for them to end.
   void drain(std::chrono::milliseconds grace);
-  // Cancels every in-flight call now.
+  // Cancels every in-flight call now and drops open subscriptions (no answer: they were
+  // cancelled).
   void cancelAll();
+  // Ends every open subscriptions/listen gracefully: each gets its completion result (2026-07-28
+  // basic/patterns/subscriptions, "Graceful Closure"). drain() does it first.
+  void closeSubscriptions();
 
   bool initialized() const { return initialized_.load(); }
   std::string protocolVersion() const;
@@ -187,16 +206,37 @@ class Session : public std::enable_shared_from_this<Session> {
   void handleRequest(const Json& id, const std::string& method, Json& params,
                      const std::shared_ptr<Outbox>& out);
   void handleNotification(const std::string& method, const Json& params);
+  // A request carrying 2026-07-28 per-request metadata: served on its own, whatever the session.
+  void handleModern(const Json& id, const std::string& method, Json& params,
+                    const std::shared_ptr<Outbox>& out);
+  // The methods both eras share, once the era is known (legacy: after initialize).
+  void handleShared(const Json& id, const std::string& method, Json& params,
+                    const std::shared_ptr<Outbox>& out, bool modern);
   Json initializeResult(const Json& params);
+  Json discoverResult() const;
+  // A result as the era wants it: at 2026-07-28 with resultType and the server's identity, and,
+  // when `cacheable`, the caching hints (private when the answer depends on the client's key).
+  Json finishResult(Json result, bool modern, bool cacheable) const;
   // The serialised tools/list result; false for a bad cursor.
-  bool listTools(const Json& params, std::string& page) const;
+  bool listTools(const Json& params, std::string& page, bool modern) const;
   Json toolsPage(std::size_t start, bool& bad_cursor) const;
-  void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out);
+  void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out, bool modern);
   void runCall(const Json& id, const std::shared_ptr<const Tool>& tool, const Json& arguments,
-               Json progress_token, const std::stop_token& stop,
-               const std::shared_ptr<Outbox>& out);
+               Json progress_token, const std::stop_token& stop, const std::shared_ptr<Outbox>& out,
+               bool modern);
+  void listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                     bool modern) const;
+  void listTemplates(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                     bool modern) const;
+  void readResource(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                    bool modern);
+  void listen(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out);
   bool visible(const Tool& tool) const { return !scope_ || scope_(tool); }
+  bool visible(const Resource& resource) const;
+  bool visible(const ResourceTemplate& tmpl) const;
   void finishCall(const std::string& key);
+  // Registers a request id as in flight; false (and the error sent) when it already is.
+  bool startRequest(const Json& id, const std::shared_ptr<Outbox>& out, std::stop_source& source);
 
   ServerCore& core_;
   Principal principal_;
@@ -213,6 +253,14 @@ class Session : public std::enable_shared_from_this<Session> {
   // is never lost at EOF or shutdown (the id is free for reuse as soon as the call finished).
   std::size_t sending_ = 0;
   std::shared_ptr<Outbox> log_out_;
+  // Open subscriptions/listen requests, by serialised id: where their stream goes, and the
+  // callback that ends one when its stream's reader goes away (HTTP).
+  struct Subscription {
+    Json id;
+    std::shared_ptr<Outbox> out;
+    std::shared_ptr<void> on_gone;
+  };
+  std::map<std::string, Subscription> subscriptions_;
 };
 
 }  // namespace mcpdb::protocol

@@ -646,13 +646,22 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
     if (!accept.json && !accept.sse)
       return respondError(406, "Accept must include application/json or text/event-stream");
     const auto version_header = header("MCP-Protocol-Version");
-    if (!protocolVersionHeaderOk(version_header)) {
-      return respondError(400, "bad request: unsupported MCP-Protocol-Version");
-    }
-
     protocol::Parsed parsed = protocol::parseMessage(req.body(), srv_.core.options().parse);
     if (parsed.error_response) return respondJson(400, *parsed.error_response, {});
     Json& message = *parsed.message;
+
+    // The era (protocol/era.hpp): a 2026-07-28 request names a modern version in its header or
+    // carries the per-request _meta fields; it is served on its own, without a session.
+    const Json* params = nullptr;
+    if (message.is_object()) {
+      if (auto p = message.find("params"); p != message.end()) params = &*p;
+    }
+    const bool modern = (version_header && protocol::isModernVersion(trimOws(*version_header))) ||
+                        (params != nullptr && protocol::carriesModernMeta(*params));
+    if (modern) return handleModernPost(caller, message, accept);
+    if (!protocolVersionHeaderOk(version_header)) {
+      return respondError(400, "bad request: unsupported MCP-Protocol-Version");
+    }
 
     bool expects_response = true;
     bool is_initialize = false;
@@ -736,10 +745,107 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
       session->handle(message, std::make_shared<NullOutbox>());
       return respond(202, {}, {});
     }
+    dispatchPost(caller, message, std::move(session), new_session_id, stateless_session,
+                 !message.is_array() && tool_calls == 1, progress && accept.sse);
+  }
+
+  // A 2026-07-28 POST: one request checked against its headers (Streamable HTTP, "Server
+  // Validation") and served by a session of its own. Refusals of its metadata and headers are
+  // 400, an unknown method 404, each with the JSON-RPC error and the request's id.
+  void handleModernPost(const Caller& caller, Json& message, const AcceptInfo& accept) {
+    if (!message.is_object()) {
+      return respondJson(400,
+                         rpcError(protocol::rpc::kInvalidRequest,
+                                  "a 2026-07-28 POST carries one JSON-RPC message, not a batch"),
+                         {});
+    }
+    const bool request = protocol::getsAnswer(message);
+    const Json id = request && message.contains("id") &&
+                            (message["id"].is_string() || message["id"].is_number_integer())
+                        ? message["id"]
+                        : Json(nullptr);
+    auto refuse = [&](unsigned status, int code, const std::string& text, const Json& data) {
+      Json body = protocol::makeErrorResponse(id, code, text);
+      if (!data.is_null()) body["error"]["data"] = data;
+      srv_.refuse(&caller, status == 404 ? "method_not_found" : "protocol_refused",
+                  static_cast<int>(status), "POST", request_id_, {}, 0, /*write_audit=*/false);
+      respondJson(status, body, {});
+    };
+    if (!request) {
+      // 2026-07-28 defines no client notification over HTTP (closing a stream cancels); one is
+      // accepted and has no effect.
+      if (message.contains("method") && message["method"].is_string()) return respond(202, {}, {});
+      return refuse(400, protocol::rpc::kInvalidRequest, "not a JSON-RPC request", nullptr);
+    }
+    if (!message.contains("method") || !message["method"].is_string()) {
+      return refuse(400, protocol::rpc::kInvalidRequest, "method must be a string", nullptr);
+    }
+    if (id.is_null()) {
+      return refuse(400, protocol::rpc::kInvalidRequest, "id must be a string or an integer",
+                    nullptr);
+    }
+    const std::string method = message["method"].get<std::string>();
+    static const Json kNoParams = Json::object();
+    const Json& params = message.contains("params") ? message["params"] : kNoParams;
+    auto checked = protocol::checkModernMeta(params);
+    const auto* error = std::get_if<protocol::MetaError>(&checked);
+    if (error != nullptr && error->code == protocol::rpc::kInvalidParams) {
+      return refuse(400, error->code, error->message, error->data);
+    }
+    // The version in _meta is a string here (checked above).
+    const std::string& meta_version =
+        params["_meta"][std::string(protocol::meta_key::kProtocolVersion)]
+            .get_ref<const std::string&>();
+    if (auto mismatch = mcpHeaderMismatch(mcpHeaders(), meta_version, method, params)) {
+      return refuse(400, protocol::rpc::kHeaderMismatch, *mismatch, nullptr);
+    }
+    if (error != nullptr) return refuse(400, error->code, error->message, error->data);
+    if (!protocol::isModernMethod(method)) {
+      return refuse(404, protocol::rpc::kMethodNotFound,
+                    "method not found at " + std::string(protocol::kModernProtocolVersion) + ": " +
+                        (method.size() > 64 ? method.substr(0, 64) + "..." : method),
+                    nullptr);
+    }
+    const bool listen = method == "subscriptions/listen";
+    if (listen && !accept.sse) {
+      return respondError(406,
+                          "subscriptions/listen answers with an event stream: Accept must "
+                          "include text/event-stream");
+    }
+    auto session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name},
+                                                       scopeFor(caller));
+    // A subscription holds its connection like a call holds a slot: it counts against the
+    // client's concurrency cap until its stream ends.
+    dispatchPost(caller, message, std::move(session), {}, /*stateless=*/true,
+                 method == "tools/call" || listen,
+                 listen || (accept.sse && wantsProgress(message)));
+  }
+
+  McpHeaders mcpHeaders() const {
+    McpHeaders h;
+    const auto& req = parser_->get();
+    auto all = [&req](std::string_view name, std::vector<std::string_view>& into) {
+      for (auto range = req.equal_range(beast::string_view(name.data(), name.size()));
+           range.first != range.second; ++range.first) {
+        into.emplace_back(range.first->value().data(), range.first->value().size());
+      }
+    };
+    all("MCP-Protocol-Version", h.protocol_version);
+    all("Mcp-Method", h.method);
+    all("Mcp-Name", h.name);
+    return h;
+  }
+
+  // Runs a POST's message(s) through `session` and answers it: JSON, or an event stream when
+  // `sse`. `holds_slot`: one call (or subscription) whose concurrency slot is taken first (over
+  // the cap: 429).
+  void dispatchPost(const Caller& caller, Json& message, std::shared_ptr<protocol::Session> session,
+                    const std::string& new_session_id, bool stateless_session, bool holds_slot,
+                    bool sse) {
     // A single call over the concurrency cap is answered 429; the calls of a batch are admitted
     // one by one as the session dispatches them (CallBudget), each over-limit call answered with
     // its own error inside the batch's answer.
-    const bool single_call = !message.is_array() && tool_calls == 1;
+    const bool single_call = holds_slot;
     if (single_call && !srv_.limiter.enterCalls(caller.name, 1, caller.rate.max_concurrent)) {
       srv_.refuse(&caller, "concurrency_limited", 429, "POST", request_id_);
       return respondError(429, "too many concurrent tool calls for this client",
@@ -756,7 +862,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
       srv_.refuse(&who, reason, 429, "POST", request_id_);
     };
     pending_.emplace();
-    pending_->sse = progress && accept.sse;
+    pending_->sse = sse;
     pending_->session_id = new_session_id;
     pending_->client = caller.name;
     pending_->budget = budget;
@@ -794,7 +900,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
         budget, post_gone_.get_token());
     session->handle(message, out);
     // Calls are running: watch the connection, so that a client that goes away cancels them.
-    if (budget->entered.load() > 0) watchPeer();
+    if (budget->entered.load() > 0 || sse) watchPeer();
   }
 
   // ---- answering a POST that waits for calls
@@ -806,10 +912,12 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
     if (pending_->sse) {
       if (!pending_->headers_sent) {
         pending_->headers_sent = true;
-        queueWrite(
-            head(200, false, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-store"}},
-                 std::nullopt),
-            {}, false);
+        queueWrite(head(200, false,
+                        {{"Content-Type", "text/event-stream"},
+                         {"Cache-Control", "no-store"},
+                         {"X-Accel-Buffering", "no"}},
+                        std::nullopt),
+                   {}, false);
       }
       queueWrite(chunk("event: message\ndata: " + m + "\n\n"), {}, false);
     } else if (response) {
@@ -1278,6 +1386,11 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
     if (s.metrics_acceptor) s.metrics_acceptor->close(ec);
     if (s.sweep_timer) s.sweep_timer->cancel();
   });
+  {
+    // Open subscriptions end gracefully at once: each stream gets its completion result.
+    std::lock_guard<std::mutex> lock(s.stateless_mu);
+    for (auto& session : s.stateless_live) session->closeSubscriptions();
+  }
   using Clock = std::chrono::steady_clock;
   auto waitIdle = [&s](Clock::time_point until) {
     while (s.active_requests.load() > 0 && Clock::now() < until)

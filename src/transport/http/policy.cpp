@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 
+#include <openssl/evp.h>
+
 #include "protocol/session.hpp"
 
 namespace mcpdb::transport::http {
@@ -275,6 +277,100 @@ std::string sourceKey(std::string_view text) {
     return std::string(buf) + "/64";
   }
   return std::string(text);
+}
+
+namespace {
+
+// A header value echoed in an error: at most 64 bytes of it.
+std::string echoed(std::string_view v) {
+  return v.size() > 64 ? std::string(v.substr(0, 64)) + "..." : std::string(v);
+}
+
+bool base64Char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+// Strict padded base64 (RFC 4648 section 4) decoded with OpenSSL; nullopt when malformed.
+std::optional<std::string> decodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
+  for (std::size_t i = 0; i + pad < text.size(); ++i) {
+    if (!base64Char(text[i])) return std::nullopt;
+  }
+  if (text.empty()) return std::string();
+  std::string out(text.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0 || static_cast<std::size_t>(n) != out.size()) return std::nullopt;
+  out.resize(out.size() - pad);  // EVP_DecodeBlock counts the padding as zero bytes
+  return out;
+}
+
+}  // namespace
+
+std::string_view trimOws(std::string_view s) {
+  return trim(s);
+}
+
+std::optional<std::string> decodeMcpHeaderValue(std::string_view raw) {
+  for (char c : raw) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(u == '\t' || (u >= 0x20 && u <= 0x7e))) return std::nullopt;
+  }
+  const std::string_view v = trim(raw);
+  static constexpr std::string_view kPrefix = "=?base64?";
+  static constexpr std::string_view kSuffix = "?=";
+  if (v.size() >= kPrefix.size() + kSuffix.size() && v.substr(0, kPrefix.size()) == kPrefix &&
+      v.substr(v.size() - kSuffix.size()) == kSuffix) {
+    return decodeBase64(v.substr(kPrefix.size(), v.size() - kPrefix.size() - kSuffix.size()));
+  }
+  return std::string(v);
+}
+
+std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
+                                             std::string_view meta_version, std::string_view method,
+                                             const Json& params) {
+  auto once = [](const std::vector<std::string_view>& values,
+                 std::string_view name) -> std::optional<std::string> {
+    if (values.empty()) return "Header mismatch: the " + std::string(name) + " header is required";
+    if (values.size() > 1)
+      return "Header mismatch: the " + std::string(name) + " header is sent more than once";
+    return std::nullopt;
+  };
+  if (auto e = once(headers.protocol_version, "MCP-Protocol-Version")) return e;
+  const std::string_view version = trim(headers.protocol_version.front());
+  if (version != meta_version) {
+    return "Header mismatch: MCP-Protocol-Version header value '" + echoed(version) +
+           "' does not match _meta[\"io.modelcontextprotocol/protocolVersion\"] '" +
+           echoed(meta_version) + "'";
+  }
+  if (auto e = once(headers.method, "Mcp-Method")) return e;
+  const std::string_view sent_method = trim(headers.method.front());
+  if (sent_method != method) {
+    return "Header mismatch: Mcp-Method header value '" + echoed(sent_method) +
+           "' does not match body value '" + echoed(method) + "'";
+  }
+  const char* source = method == "tools/call" || method == "prompts/get" ? "name"
+                       : method == "resources/read"                      ? "uri"
+                                                                         : nullptr;
+  if (source == nullptr) return std::nullopt;
+  if (auto e = once(headers.name, "Mcp-Name")) return e;
+  const auto name = decodeMcpHeaderValue(headers.name.front());
+  if (!name) {
+    return std::string(
+        "Header mismatch: the Mcp-Name header holds invalid characters or malformed base64");
+  }
+  const bool matches = params.is_object() && params.contains(source) &&
+                       params[source].is_string() &&
+                       params[source].get_ref<const std::string&>() == *name;
+  if (!matches) {
+    return "Header mismatch: Mcp-Name header value '" + echoed(*name) +
+           "' does not match body value params." + source;
+  }
+  return std::nullopt;
 }
 
 bool protocolVersionHeaderOk(std::optional<std::string_view> value) {

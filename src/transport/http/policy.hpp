@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json.hpp"
+
 namespace mcpdb::transport::http {
 
 // A Host header value or the authority of an origin, parsed: a lower-case host (brackets kept
@@ -99,6 +101,28 @@ std::string sourceKey(std::string_view ip);
 // a version this server supports.
 bool protocolVersionHeaderOk(std::optional<std::string_view> value);
 inline constexpr std::string_view kDefaultProtocolVersion = "2025-03-26";
+
+// The headers a 2026-07-28 POST mirrors from its body (Streamable HTTP, "Request Metadata"),
+// every occurrence of each as sent.
+struct McpHeaders {
+  std::vector<std::string_view> protocol_version;  // MCP-Protocol-Version
+  std::vector<std::string_view> method;            // Mcp-Method
+  std::vector<std::string_view> name;              // Mcp-Name
+};
+// nullopt when the headers agree with the body: MCP-Protocol-Version and Mcp-Method each present
+// once and equal to `meta_version` and `method`; Mcp-Name present once for tools/call,
+// resources/read and prompts/get and equal to params.name (params.uri for resources/read) once
+// decoded. Otherwise the HeaderMismatch (-32020) message; a header sent twice is a mismatch (an
+// intermediary may read the other one). Header values are echoed bounded, never whole.
+std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
+                                             std::string_view meta_version, std::string_view method,
+                                             const Json& params);
+// `s` without the optional whitespace (spaces, tabs) around a header value.
+std::string_view trimOws(std::string_view s);
+// The value of an Mcp-Name (or Mcp-Param-*) header as the client meant it: optional whitespace
+// trimmed, a `=?base64?...?=` sentinel decoded (strict RFC 4648 base64); nullopt when it holds a
+// byte outside visible ASCII, space and tab, or its base64 is malformed.
+std::optional<std::string> decodeMcpHeaderValue(std::string_view raw);
 
 struct AcceptInfo {
   bool json = false;

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -822,6 +823,129 @@ TEST_F(HttpServerTest, ProgressStreamsAsServerSentEvents) {
   EXPECT_EQ(r.header("content-type").value_or(""), "application/json");
 }
 
+// A 2026-07-28 request: `_meta` with the per-request fields and the headers that mirror the body.
+std::string modernBody(const Json& id, const std::string& method, Json params = Json::object(),
+                       const std::string& version = "2026-07-28") {
+  params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", version},
+                     {"io.modelcontextprotocol/clientCapabilities", Json::object()},
+                     {"io.modelcontextprotocol/clientInfo", {{"name", "it"}, {"version", "1"}}}};
+  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump();
+}
+
+HttpHeaders modernHeaders(const std::string& key, const std::string& method,
+                          const std::string& name = "", const std::string& version = "2026-07-28") {
+  HttpHeaders h = mcpHeaders(key);
+  h.emplace_back("MCP-Protocol-Version", version);
+  h.emplace_back("Mcp-Method", method);
+  if (!name.empty()) h.emplace_back("Mcp-Name", name);
+  return h;
+}
+
+TEST_F(HttpServerTest, Modern20260728RequestsNeedNoSession) {
+  startServer(clientsYaml());
+  Reply r = request("POST", server_->url(), modernBody(1, "server/discover"),
+                    modernHeaders(kKeyA, "server/discover"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(r.header("mcp-session-id"));
+  EXPECT_EQ(r.json()["result"]["supportedVersions"][0], "2026-07-28");
+  EXPECT_EQ(r.json()["result"]["resultType"], "complete");
+  r = request("POST", server_->url(), modernBody(2, "tools/list"),
+              modernHeaders(kKeyA, "tools/list"));
+  EXPECT_EQ(toolNames(r), (std::vector<std::string>{"pg_lookup", "pg_slow"})) << r.body;
+  // The list depends on the key: not for a shared cache.
+  EXPECT_EQ(r.json()["result"]["cacheScope"], "private");
+  EXPECT_GE(r.json()["result"]["ttlMs"].get<int>(), 0);
+  r = request(
+      "POST", server_->url(),
+      modernBody(3, "tools/call", {{"name", "pg_lookup"}, {"arguments", {{"email", kSecretArg}}}}),
+      modernHeaders(kKeyA, "tools/call", "pg_lookup"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
+  EXPECT_EQ(r.json()["result"]["resultType"], "complete");
+  // The base64 sentinel form of Mcp-Name is decoded before it is compared.
+  r = request("POST", server_->url(),
+              modernBody(4, "tools/call", {{"name", "pg_slow"}, {"arguments", {{"ms", 1}}}}),
+              modernHeaders(kKeyA, "tools/call", "=?base64?cGdfc2xvdw==?="));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
+  // A key is still required, and its scope still applies.
+  r = request("POST", server_->url(), modernBody(5, "tools/list"), modernHeaders("", "tools/list"));
+  EXPECT_EQ(r.status, 401);
+}
+
+// Every way a 2026-07-28 request's headers and metadata can disagree or be missing gets the
+// specified error with its id and status, and the server keeps serving.
+TEST_F(HttpServerTest, Modern20260728HeaderAndMetaRefusals) {
+  startServer(clientsYaml());
+  struct Case {
+    std::string what;
+    std::string body;
+    HttpHeaders headers;
+    long status;
+    int code;
+  };
+  const Json call = {{"name", "pg_lookup"}, {"arguments", {{"email", "a@b"}}}};
+  auto without = [](HttpHeaders h, const std::string& name) {
+    h.erase(std::remove_if(h.begin(), h.end(), [&](const auto& f) { return f.first == name; }),
+            h.end());
+    return h;
+  };
+  auto with = [](HttpHeaders h, const std::string& name, const std::string& value) {
+    h.emplace_back(name, value);
+    return h;
+  };
+  const HttpHeaders ok = modernHeaders(kKeyA, "tools/call", "pg_lookup");
+  std::vector<Case> cases = {
+      {"missing _meta", rpc(11, "tools/list"), modernHeaders(kKeyA, "tools/list"), 400, -32602},
+      {"version header and _meta differ", modernBody(12, "tools/call", call),
+       modernHeaders(kKeyA, "tools/call", "pg_lookup", "2099-01-01"), 400, -32020},
+      {"_meta names an unknown version", modernBody(13, "tools/list", {}, "v999"),
+       modernHeaders(kKeyA, "tools/list", "", "v999"), 400, -32022},
+      {"no version header", modernBody(14, "tools/call", call), without(ok, "MCP-Protocol-Version"),
+       400, -32020},
+      {"no Mcp-Method", modernBody(15, "tools/call", call), without(ok, "Mcp-Method"), 400, -32020},
+      {"Mcp-Method differs", modernBody(16, "tools/call", call),
+       modernHeaders(kKeyA, "tools/list", "pg_lookup"), 400, -32020},
+      {"no Mcp-Name", modernBody(17, "tools/call", call), without(ok, "Mcp-Name"), 400, -32020},
+      {"Mcp-Name names another tool", modernBody(18, "tools/call", call),
+       modernHeaders(kKeyA, "tools/call", "pg_slow"), 400, -32020},
+      {"Mcp-Name twice", modernBody(19, "tools/call", call), with(ok, "Mcp-Name", "pg_slow"), 400,
+       -32020},
+      {"Mcp-Method twice", modernBody(20, "tools/call", call), with(ok, "Mcp-Method", "tools/list"),
+       400, -32020},
+      {"malformed base64 Mcp-Name", modernBody(21, "tools/call", call),
+       modernHeaders(kKeyA, "tools/call", "=?base64?cGdf!?="), 400, -32020},
+      {"removed method ping", modernBody(22, "ping"), modernHeaders(kKeyA, "ping"), 404, -32601},
+      {"initialize at 2026-07-28", modernBody(23, "initialize"), modernHeaders(kKeyA, "initialize"),
+       404, -32601},
+      {"unknown method", modernBody(24, "no/such"), modernHeaders(kKeyA, "no/such"), 404, -32601},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    Reply r = request("POST", server_->url(), c.body, c.headers);
+    EXPECT_EQ(r.status, c.status) << r.body;
+    const Json j = r.json();
+    ASSERT_TRUE(j.is_object()) << r.body;
+    EXPECT_EQ(j["error"]["code"], c.code) << r.body;
+    EXPECT_EQ(j["id"], Json::parse(c.body)["id"]) << r.body;
+  }
+  Reply r = request("POST", server_->url(), modernBody(30, "tools/list", {}, "v999"),
+                    modernHeaders(kKeyA, "tools/list", "", "v999"));
+  EXPECT_EQ(r.json()["error"]["data"]["requested"], "v999");
+  EXPECT_EQ(r.json()["error"]["data"]["supported"][0], "2026-07-28");
+  // A batch is not a 2026-07-28 message.
+  r = request("POST", server_->url(), "[" + modernBody(31, "tools/list") + "]",
+              modernHeaders(kKeyA, "tools/list"));
+  EXPECT_EQ(r.status, 400);
+  // Still serving, and legacy sessions are untouched by all of it.
+  const std::string sid = initialize(*server_, kKeyA);
+  r = request("POST", server_->url(), rpc(32, "tools/list"), mcpHeaders(kKeyA, sid));
+  EXPECT_EQ(toolNames(r).size(), 2u) << r.body;
+  r = request("POST", server_->url(), modernBody(33, "tools/list"),
+              modernHeaders(kKeyA, "tools/list"));
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST_F(HttpServerTest, StatelessModeNeedsNoSession) {
   startServer("  stateless: true\n" + clientsYaml());
   Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyA));
@@ -1003,6 +1127,22 @@ class RawConn {
     return a;
   }
 
+  // Everything received until `needle` arrives, the connection ends or `limit` passes (for
+  // event streams, which have no length); what was read is consumed.
+  std::string readUntil(std::string_view needle, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (in_.find(needle) == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0 || !more()) break;
+    }
+    std::string out;
+    out.swap(in_);
+    return out;
+  }
+
   // True when the server closed the connection (after what it had sent).
   bool closedByServer() {
     char buf[256];
@@ -1051,6 +1191,23 @@ bool closedWithin(int fd, std::chrono::milliseconds wait) {
 // Issue #18: 300 half-open connections from one source hold no slot a client with a valid key
 // needs: at the per-source cap of unauthenticated connections the oldest is closed, so the valid
 // client (same source, newest) initializes promptly, and the flood keeps only its cap open.
+TEST_F(HttpServerTest, Modern20260728SubscriptionStreamAndClose) {
+  startServer(clientsYaml());
+  RawConn c(server_->port());
+  ASSERT_TRUE(c.post(modernBody(7, "subscriptions/listen", {{"notifications", Json::object()}}),
+                     kKeyA, "", "1.1",
+                     "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n"));
+  const std::string got = c.readUntil("subscriptions/acknowledged", 5s);
+  EXPECT_NE(got.find("text/event-stream"), std::string::npos) << got;
+  EXPECT_NE(got.find("\"io.modelcontextprotocol/subscriptionId\":7"), std::string::npos) << got;
+  // The stream stays open; the server's shutdown ends it with the completion result.
+  const std::string more = c.readUntil("\"resultType\"", 300ms);
+  EXPECT_EQ(more.find("\"result\""), std::string::npos) << more;
+  server_->stop();
+  const std::string rest = c.readUntil("\"resultType\":\"complete\"", 5s);
+  EXPECT_NE(rest.find("\"id\":7"), std::string::npos) << rest;
+}
+
 TEST_F(HttpServerTest, HalfOpenFloodDoesNotStarveAValidKey) {
   startServer(
       "  idle_timeout_ms: 60000\n  unauthenticated_timeout_ms: 60000\n"

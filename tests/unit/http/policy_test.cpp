@@ -356,3 +356,61 @@ http:
 
 }  // namespace
 }  // namespace mcpdb::transport::http
+
+namespace mcpdb::transport::http {
+namespace {
+
+TEST(McpHeaders, ValuesAreTrimmedAndBase64SentinelsDecoded) {
+  EXPECT_EQ(decodeMcpHeaderValue("  pg_lookup\t"), "pg_lookup");
+  EXPECT_EQ(decodeMcpHeaderValue("=?base64?SGVsbG8sIOS4lueVjA==?="),
+            "Hello, \xe4\xb8\x96\xe7\x95\x8c");
+  EXPECT_EQ(decodeMcpHeaderValue("=?base64?IHBhZGRlZCA=?="), " padded ");
+  EXPECT_EQ(decodeMcpHeaderValue("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="), "=?base64?literal?=");
+  EXPECT_EQ(decodeMcpHeaderValue("=?base64?"
+                                 "?="),
+            "");  // split: not a trigraph
+  // Malformed base64 (bad length, bad characters, padding in the middle) and bytes outside
+  // visible ASCII are refused, never guessed at.
+  for (std::string_view bad :
+       {"=?base64?abc?=", "=?base64?ab!d?=", "=?base64?a=bc?=", "=?base64?====?=", "caf\xc3\xa9",
+        "a\x01"
+        "b"}) {
+    EXPECT_FALSE(decodeMcpHeaderValue(bad)) << bad;
+  }
+  // The markers are case-sensitive: anything else is a plain value.
+  EXPECT_EQ(decodeMcpHeaderValue("=?BASE64?YQ==?="), "=?BASE64?YQ==?=");
+}
+
+TEST(McpHeaders, MustMirrorTheBodyExactlyOnce) {
+  const Json call = {{"name", "pg_lookup"}};
+  McpHeaders h{{"2026-07-28"}, {"tools/call"}, {"pg_lookup"}};
+  EXPECT_FALSE(mcpHeaderMismatch(h, "2026-07-28", "tools/call", call));
+  // Whitespace around a value is not part of it.
+  EXPECT_FALSE(mcpHeaderMismatch({{" 2026-07-28"}, {"tools/call "}, {" pg_lookup"}}, "2026-07-28",
+                                 "tools/call", call));
+  EXPECT_TRUE(
+      mcpHeaderMismatch({{}, {"tools/call"}, {"pg_lookup"}}, "2026-07-28", "tools/call", call));
+  EXPECT_TRUE(mcpHeaderMismatch({{"2026-07-28", "2026-07-28"}, {"tools/call"}, {"pg_lookup"}},
+                                "2026-07-28", "tools/call", call));
+  EXPECT_TRUE(mcpHeaderMismatch({{"2026-07-28"}, {"Tools/Call"}, {"pg_lookup"}}, "2026-07-28",
+                                "tools/call", call));
+  EXPECT_TRUE(mcpHeaderMismatch({{"2026-07-28"}, {"tools/call"}, {"pg_Lookup"}}, "2026-07-28",
+                                "tools/call", call));
+  EXPECT_TRUE(
+      mcpHeaderMismatch({{"2026-07-28"}, {"tools/call"}, {}}, "2026-07-28", "tools/call", call));
+  EXPECT_TRUE(mcpHeaderMismatch({{"2026-07-28"}, {"tools/call"}, {"pg_lookup"}}, "2026-07-28",
+                                "tools/call", Json{{"name", 5}}));
+  // resources/read mirrors the URI; other methods need no Mcp-Name and ignore one.
+  EXPECT_FALSE(mcpHeaderMismatch({{"2026-07-28"}, {"resources/read"}, {"mcpdb://x/y"}},
+                                 "2026-07-28", "resources/read", Json{{"uri", "mcpdb://x/y"}}));
+  EXPECT_FALSE(
+      mcpHeaderMismatch({{"2026-07-28"}, {"tools/list"}, {}}, "2026-07-28", "tools/list", {}));
+  // A long hostile value is echoed bounded.
+  const std::string huge(10000, 'x');
+  auto m = mcpHeaderMismatch({{"2026-07-28"}, {huge}, {}}, "2026-07-28", "tools/list", {});
+  ASSERT_TRUE(m);
+  EXPECT_LT(m->size(), 300u);
+}
+
+}  // namespace
+}  // namespace mcpdb::transport::http

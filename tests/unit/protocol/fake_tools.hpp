@@ -60,6 +60,29 @@ inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
     t.name = "extra_" + std::to_string(i);
     (void)reg->add(t);
   }
+
+  // A description of echo_length, and one of `slow` that is never readable (its reader fails).
+  Resource echo_schema;
+  echo_schema.uri = "mcpdb://fake/tools/echo_length";
+  echo_schema.name = "echo_length";
+  echo_schema.title = "echo_length: parameters and result";
+  echo_schema.engine = "fake";
+  echo_schema.tools = {"echo_length"};
+  echo_schema.read = [](CallContext&) -> Result<Json> {
+    return Json{{"tool", "echo_length"}, {"parameters", {{"text", "string"}}}};
+  };
+  (void)reg->addResource(echo_schema);
+  Resource broken = echo_schema;
+  broken.uri = "mcpdb://fake/tools/slow";
+  broken.name = "slow";
+  broken.tools = {"slow"};
+  broken.read = [](CallContext&) -> Result<Json> {
+    return makeError(Code::FailedPrecondition, "the statement is refused by the proof");
+  };
+  (void)reg->addResource(broken);
+  (void)reg->addTemplate(ResourceTemplate{"mcpdb://fake/tools/{name}", "fake-tool",
+                                          "A fake tool's parameters and result", "",
+                                          "application/json", "fake"});
   return reg;
 }
 

@@ -487,5 +487,122 @@ TEST(SessionBatch, CallsStopWhenTheirClientHasGone) {
   EXPECT_EQ(f.out->snapshot().size(), 1U);  // cancelled calls are not answered
 }
 
+// The per-request fields of a 2026-07-28 request, as the JSON text of a params member.
+constexpr const char* kModernMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+    R"("io.modelcontextprotocol/clientCapabilities":{}})";
+
+std::string modern(int id, const std::string& method, const std::string& params = "") {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method +
+         R"(","params":{)" + params + (params.empty() ? "" : ",") + kModernMeta + "}}";
+}
+
+TEST(SessionModern, ScopeHidesResourcesAndMakesListsPrivate) {
+  ServerCore core(ServerOptions{}, testing::makeFakeRegistry());
+  auto session = std::make_shared<Session>(core, Principal{"client-a"},
+                                           [](const Tool& t) { return t.name == "slow"; });
+  auto out = std::make_shared<CollectingOutbox>();
+  session->handleText(modern(1, "resources/list"), out);
+  session->handleText(modern(2, "resources/read", R"("uri":"mcpdb://fake/tools/echo_length")"),
+                      out);
+  session->handleText(modern(3, "tools/list"), out);
+  session->handleText(modern(4, "resources/templates/list"), out);
+  session->handleText(modern(5, "server/discover"), out);
+  auto msgs = out->waitFor(5);
+  ASSERT_EQ(msgs.size(), 5U);
+  ASSERT_EQ(msgs[0]["result"]["resources"].size(), 1U);
+  EXPECT_EQ(msgs[0]["result"]["resources"][0]["uri"], "mcpdb://fake/tools/slow");
+  EXPECT_EQ(msgs[0]["result"]["cacheScope"], "private");
+  // Out of scope reads exactly like a URI that does not exist.
+  EXPECT_EQ(msgs[1]["error"]["code"], -32602);
+  EXPECT_EQ(msgs[1]["error"]["message"], "Resource not found");
+  EXPECT_EQ(msgs[2]["result"]["cacheScope"], "private");
+  EXPECT_EQ(msgs[2]["result"]["tools"].size(), 1U);
+  EXPECT_EQ(msgs[3]["result"]["resourceTemplates"].size(), 1U);  // the engine has a visible tool
+  // Discovery does not depend on the key.
+  EXPECT_EQ(msgs[4]["result"]["cacheScope"], "public");
+}
+
+TEST(SessionModern, TemplatesOfAnEngineWithoutVisibleToolsAreHidden) {
+  ServerCore core(ServerOptions{}, testing::makeFakeRegistry());
+  auto session =
+      std::make_shared<Session>(core, Principal{"client-b"}, [](const Tool&) { return false; });
+  auto out = std::make_shared<CollectingOutbox>();
+  session->handleText(modern(1, "resources/templates/list"), out);
+  session->handleText(modern(2, "resources/list"), out);
+  auto msgs = out->waitFor(2);
+  ASSERT_EQ(msgs.size(), 2U);
+  EXPECT_TRUE(msgs[0]["result"]["resourceTemplates"].empty());
+  EXPECT_TRUE(msgs[1]["result"]["resources"].empty());
+}
+
+TEST(SessionModern, LegacyAndModernToolsPagesAreCachedApart) {
+  Fixture f;
+  f.session->handleText(modern(1, "tools/list"), f.out);
+  f.init();
+  f.session->handleText(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", f.out);
+  f.session->handleText(modern(3, "tools/list"), f.out);
+  auto msgs = f.out->waitFor(4);
+  ASSERT_EQ(msgs.size(), 4U);
+  EXPECT_EQ(msgs[0]["result"]["resultType"], "complete");
+  EXPECT_FALSE(msgs[2]["result"].contains("resultType"));
+  EXPECT_FALSE(msgs[2]["result"].contains("ttlMs"));
+  EXPECT_EQ(msgs[3]["result"], msgs[0]["result"]);
+}
+
+TEST(SessionModern, DrainEndsSubscriptionsWithTheirCompletion) {
+  Fixture f;
+  f.session->handleText(modern(7, "subscriptions/listen", R"("notifications":{})"), f.out);
+  f.session->handleText(modern(8, "tools/call", R"("name":"echo_length","arguments":{"text":"a"})"),
+                        f.out);
+  auto msgs = f.out->waitFor(2);
+  ASSERT_EQ(msgs.size(), 2U);
+  EXPECT_EQ(msgs[0]["method"], "notifications/subscriptions/acknowledged");
+  EXPECT_EQ(msgs[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+  f.session->drain(std::chrono::milliseconds(1000));
+  msgs = f.out->snapshot();
+  ASSERT_EQ(msgs.size(), 3U);
+  EXPECT_EQ(msgs[2]["id"], 7);
+  EXPECT_EQ(msgs[2]["result"]["resultType"], "complete");
+  EXPECT_EQ(msgs[2]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+  // Ended: a second drain answers nothing more.
+  f.session->drain(std::chrono::milliseconds(100));
+  EXPECT_EQ(f.out->snapshot().size(), 3U);
+}
+
+TEST(SessionModern, SubscriptionsAreCappedAndEndWhenTheirReaderGoes) {
+  Fixture f;
+  auto out = std::make_shared<BudgetOutbox>(0);
+  for (std::size_t i = 0; i < kMaxSubscriptions + 1; ++i) {
+    f.session->handleText(modern(static_cast<int>(100 + i), "subscriptions/listen"), out);
+  }
+  auto msgs = out->waitFor(kMaxSubscriptions + 1);
+  ASSERT_EQ(msgs.size(), kMaxSubscriptions + 1);
+  EXPECT_EQ(msgs.back()["error"]["code"], kLimitExceeded);
+  // The reader goes: every subscription ends without an answer, and their slots are free again.
+  out->gone_.request_stop();
+  f.session->drain(std::chrono::milliseconds(100));
+  EXPECT_EQ(out->snapshot().size(), kMaxSubscriptions + 1);
+  f.session->handleText(modern(300, "subscriptions/listen"), f.out);
+  msgs = f.out->waitFor(1);
+  ASSERT_EQ(msgs.size(), 1U);
+  EXPECT_EQ(msgs[0]["method"], "notifications/subscriptions/acknowledged");
+  f.session->cancelAll();  // ends it without an answer
+  f.session->drain(std::chrono::milliseconds(100));
+  EXPECT_EQ(f.out->snapshot().size(), 1U);
+}
+
+TEST(SessionModern, NoLogMessagesWithoutAPerRequestLevel) {
+  Fixture f;
+  f.init();
+  f.session->setLogOutbox(f.out);
+  f.session->handleText(modern(5, "tools/list"), f.out);
+  f.out->waitFor(2);
+  // The legacy session asked for nothing; a modern request's log level is its own.
+  f.session->log("error", "test", "boom");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (const auto& m : f.out->snapshot()) EXPECT_NE(m.value("method", ""), "notifications/message");
+}
+
 }  // namespace
 }  // namespace mcpdb::protocol
