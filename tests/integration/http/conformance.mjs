@@ -37,6 +37,7 @@ function readScenarioFile(file) {
       rows.push({ kind: 'check', version, scenario, check, pattern: new RegExp(m[1]), reason, where });
     } else if (applies === 'yes' || applies === 'no') {
       if (applies === 'no' && !reason) { problems.push(`${where}: "no" needs a reason`); return; }
+      if (applies === 'yes' && version === 'other') { problems.push(`${where}: "other" scenarios are not run; say no and why`); return; }
       rows.push({ kind: 'scenario', version, scenario: name, applies: applies === 'yes', reason, where });
     } else {
       problems.push(`${where}: applies must be yes or no, got "${applies}"`);
@@ -61,7 +62,11 @@ function checkCoverage(rows) {
   const revisions = suiteRevisions();
   const offered = new Map();  // version -> Set of scenario names
   for (const v of revisions) offered.set(v, new Set(suiteList(['--spec-version', v]).map((s) => s.name)));
-  offered.set('extension', new Set(suiteList([]).filter((s) => s.tags.includes('extension')).map((s) => s.name)));
+  const all = suiteList([]);
+  offered.set('extension', new Set(all.filter((s) => s.tags.includes('extension')).map((s) => s.name)));
+  // Anything else the suite offers (e.g. a draft-only scenario) must be named too, as "other".
+  const known = new Set([...revisions, 'extension']);
+  offered.set('other', new Set(all.filter((s) => !s.tags.some((t) => known.has(t))).map((s) => s.name)));
   const named = new Set(rows.filter((r) => r.kind === 'scenario').map((r) => `${r.version} ${r.scenario}`));
   for (const [v, names] of offered) {
     for (const n of names) if (!named.has(`${v} ${n}`)) problems.push(`the suite offers ${v} scenario "${n}", which ${path.basename(scenariosFile)} does not mention`);
@@ -166,7 +171,7 @@ try {
   const revisions = checkCoverage(rows);
   server = await startServer(dir);
   console.log(`conformance suite ${suiteVersion} against ${server.url} (demo Postgres engine, auth none)`);
-  const versions = [...new Set(rows.map((r) => r.version))].filter((v) => v !== 'extension');
+  const versions = [...new Set(rows.map((r) => r.version))].filter((v) => v !== 'other');
   for (const v of revisions) if (!versions.includes(v)) problems.push(`the suite offers revision ${v}, which the scenario file does not mention`);
   const tallies = [];
   for (const version of versions) {
