@@ -123,10 +123,10 @@ std::variant<ModernMeta, MetaError> checkModernMeta(
 }
 
 bool isModernMethod(std::string_view method) {
-  static constexpr std::array<std::string_view, 7> kMethods = {
-      "server/discover",     "tools/list",     "tools/call",
-      "resources/list",      "resources/read", "resources/templates/list",
-      "subscriptions/listen"};
+  static constexpr std::array<std::string_view, 9> kMethods = {
+      "server/discover", "tools/list",     "tools/call",
+      "resources/list",  "resources/read", "resources/templates/list",
+      "prompts/list",    "prompts/get",    "subscriptions/listen"};
   return std::find(kMethods.begin(), kMethods.end(), method) != kMethods.end();
 }
 

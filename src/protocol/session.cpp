@@ -40,6 +40,18 @@ std::string errorText(const Error& e) {
   return "Error (" + std::string(codeName(e.code)) + "): " + e.message + hint;
 }
 
+// The start index a list cursor names (the decimal index of the page's first item, opaque to
+// clients); nullopt for a malformed one.
+std::optional<std::size_t> listStart(const Json& params) {
+  if (!params.contains("cursor")) return 0;
+  const Json& c = params["cursor"];
+  if (!c.is_string()) return std::nullopt;
+  const auto& text = c.get_ref<const std::string&>();
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return static_cast<std::size_t>(std::stoul(text));
+}
+
 Json toolErrorResult(const std::string& text) {
   return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})},
               {"isError", true}};
@@ -391,6 +403,22 @@ void Session::handleShared(const Json& id, const std::string& method, Json& para
   if (method == "resources/list") return listResources(id, params, out, modern);
   if (method == "resources/templates/list") return listTemplates(id, params, out, modern);
   if (method == "resources/read") return readResource(id, params, out, modern);
+  // This server offers no prompts; the methods answer so (an empty list, an unknown name), so that
+  // a client that lists everything a server declares gets a list with its caching hints.
+  if (method == "prompts/list") {
+    if (!listStart(params) || *listStart(params) != 0) {
+      out->send(makeErrorResponse(id, rpc::kInvalidParams, "invalid cursor"));
+      return;
+    }
+    out->send(makeResultResponse(
+        id, finishResult(Json{{"prompts", Json::array()}}, modern, /*cacheable=*/true)));
+    return;
+  }
+  if (method == "prompts/get") {
+    out->send(
+        makeErrorResponse(id, rpc::kInvalidParams, "Unknown prompt: this server offers none"));
+    return;
+  }
   out->send(makeErrorResponse(id, rpc::kMethodNotFound, "method not found: " + bounded(method)));
 }
 
@@ -410,7 +438,8 @@ Json Session::finishResult(Json result, bool modern, bool cacheable) const {
 Json Session::discoverResult() const {
   Json result = {
       {"supportedVersions", allProtocolVersions()},
-      {"capabilities", {{"tools", Json::object()}, {"resources", Json::object()}}},
+      {"capabilities",
+       {{"tools", Json::object()}, {"resources", Json::object()}, {"prompts", Json::object()}}},
   };
   if (!core_.options().instructions.empty()) result["instructions"] = core_.options().instructions;
   result = finishResult(std::move(result), /*modern=*/true, /*cacheable=*/true);
@@ -436,6 +465,7 @@ Json Session::initializeResult(const Json& params) {
       {"capabilities",
        {{"tools", {{"listChanged", false}}},
         {"resources", {{"listChanged", false}, {"subscribe", false}}},
+        {"prompts", {{"listChanged", false}}},
         {"logging", Json::object()}}},
       {"serverInfo",
        {{"name", core_.options().name},
@@ -739,18 +769,6 @@ bool Session::visible(const ResourceTemplate& tmpl) const {
 }
 
 namespace {
-
-// The start index a list cursor names (the decimal index of the page's first item, opaque to
-// clients); nullopt for a malformed one.
-std::optional<std::size_t> listStart(const Json& params) {
-  if (!params.contains("cursor")) return 0;
-  const Json& c = params["cursor"];
-  if (!c.is_string()) return std::nullopt;
-  const auto& text = c.get_ref<const std::string&>();
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return static_cast<std::size_t>(std::stoul(text));
-}
 
 // One page of `items` from `start`: the items and, when more follow, nextCursor; false when the
 // start lies beyond the list.
