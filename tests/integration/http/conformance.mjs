@@ -31,10 +31,15 @@ function readScenarioFile(file) {
     const reason = f.slice(3).join('|').trim();
     if (!version || !name || !applies) { problems.push(`${where}: expected VERSION | SCENARIO | yes/no | REASON`); return; }
     if (name.includes('#')) {
-      const m = applies.match(/^excused-if \/(.+)\/$/);
-      if (!m || !reason) { problems.push(`${where}: a check row needs "excused-if /REGEX/ | REASON"`); return; }
       const [scenario, check] = name.split('#');
-      rows.push({ kind: 'check', version, scenario, check, pattern: new RegExp(m[1]), reason, where });
+      const m = applies.match(/^excused-if \/(.+)\/$/);
+      if (applies === 'may-skip' && reason) {
+        rows.push({ kind: 'check', version, scenario, check, skip: true, reason, where });
+      } else if (m && reason) {
+        rows.push({ kind: 'check', version, scenario, check, pattern: new RegExp(m[1]), reason, where });
+      } else {
+        problems.push(`${where}: a check row needs "excused-if /REGEX/ | REASON" or "may-skip | REASON"`);
+      }
     } else if (applies === 'yes' || applies === 'no') {
       if (applies === 'no' && !reason) { problems.push(`${where}: "no" needs a reason`); return; }
       if (applies === 'yes' && version === 'other') { problems.push(`${where}: "other" scenarios are not run; say no and why`); return; }
@@ -146,10 +151,16 @@ function judge(version, scenario, res, excuses) {
     switch (c.status) {
       case 'SUCCESS': t.success++; break;
       case 'WARNING': t.warning++; break;
-      case 'SKIPPED': t.skipped++; break;
+      case 'SKIPPED': {
+        // A check the suite skipped proves nothing: allowed only where the file says why.
+        const ok = excuses.find((e) => e.skip && e.check === c.id);
+        if (ok) { t.skipped++; ok.used = true; }
+        else { t.failure++; t.failed.push(`${c.id}: skipped (${c.errorMessage ?? 'no reason given'}), and not listed as may-skip`); }
+        break;
+      }
       case 'INFO': t.info++; break;
       case 'FAILURE': {
-        const ex = excuses.find((e) => e.check === c.id && e.pattern.test(c.errorMessage ?? ''));
+        const ex = excuses.find((e) => e.pattern && e.check === c.id && e.pattern.test(c.errorMessage ?? ''));
         if (ex) { t.excused++; t.excusedList.push(c.id); ex.used = true; }
         else { t.failure++; t.failed.push(`${c.id}: ${c.errorMessage ?? c.description}`); }
         break;
@@ -195,11 +206,11 @@ try {
       if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server died during ${version} ${row.scenario}:\n${server.log().slice(-3000)}`);
     }
     for (const e of rows.filter((r) => r.kind === 'check' && r.version === version && !r.used)) {
-      console.log(`note: ${e.where}: the excuse for ${e.scenario}#${e.check} was not needed in this run`);
+      console.log(`note: ${e.where}: the ${e.skip ? 'may-skip' : 'excuse'} for ${e.scenario}#${e.check} was not needed in this run`);
     }
     tallies.push(tally);
   }
-  console.log('\ntally (checks: passed/failed; warnings, excused and skipped counted apart, never as passed)');
+  console.log('\ntally (checks: passed/failed; warnings, excused and allowed skips counted apart, never as passed)');
   for (const t of tallies) {
     console.log(`  ${t.version}: scenarios ${t.passed} passed, ${t.failed} failed, ${t.notApplicable} not applicable; ` +
       `checks ${t.success} passed, ${t.failure} failed; ${t.warning} warning(s), ${t.excused} excused, ${t.skipped} skipped`);
