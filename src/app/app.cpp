@@ -805,6 +805,7 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
   so.max_queue = a.config.server.max_queue;
   so.parse.max_bytes = a.config.server.max_message_bytes;
   so.max_result_memory = a.config.server.max_result_memory;
+  so.fence = a.config.server.fence;
   return so;
 }
 

@@ -143,7 +143,7 @@ void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
 void readServer(const Node& server, ServerSettings& out) {
   if (!server.present() ||
       !server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
-                         "drain_ms", "require_environment", "max_result_memory"})) {
+                         "drain_ms", "require_environment", "max_result_memory", "fence"})) {
     return;
   }
   if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
@@ -160,6 +160,7 @@ void readServer(const Node& server, ServerSettings& out) {
   if (auto v = server.boolean("require_environment")) out.require_environment = *v;
   if (auto v = server.integer("max_result_memory", 1LL << 20, 64LL << 30))
     out.max_result_memory = static_cast<std::uint64_t>(*v);
+  if (auto v = server.choice("fence", {"auto", "always", "never"})) out.fence = *parseFence(*v);
 }
 
 // Each toolset is checked on its own, so every bad name and every bad list is reported.

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/limits.hpp"
+#include "common/fence.hpp"
 #include "common/result.hpp"
 #include "config/node.hpp"
 
@@ -28,6 +29,8 @@ struct ServerSettings {
   std::uint32_t drain_ms = 10000;
   // Memory for results in flight over all clients (protocol::ServerOptions::max_result_memory).
   std::uint64_t max_result_memory = std::uint64_t{512} << 20;
+  // Untrusted-data fencing of tool results whose tool has no setting of its own.
+  Fence fence = Fence::Auto;
   // An engine the config declares tools for while its environment is unset: a warning (false) or
   // a startup error (true).
   bool require_environment = false;

@@ -148,8 +148,13 @@ std::string serialize(const Json& message) {
 }
 
 void appendJsonStringUtf8(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  appendJsonEscapedUtf8(out, s);
+  out.push_back('"');
+}
+
+void appendJsonEscapedUtf8(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::size_t run = 0;  // start of the pending unescaped run
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -171,7 +176,6 @@ void appendJsonStringUtf8(std::string& out, std::string_view s) {
     }
   }
   out.append(s.data() + run, s.size() - run);
-  out.push_back('"');
 }
 
 void appendJsonString(std::string& out, std::string_view s) {

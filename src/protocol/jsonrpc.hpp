@@ -51,6 +51,9 @@ std::string serialize(const Json& message);
 // write it. `s` must be valid UTF-8 (e.g. text serialize() produced); control characters, quotes
 // and backslashes are escaped, everything else is copied.
 void appendJsonStringUtf8(std::string& out, std::string_view s);
+// The same without the quotes: `s` escaped as inside a JSON string literal, so that one literal
+// can be written in parts.
+void appendJsonEscapedUtf8(std::string& out, std::string_view s);
 // The same for text of unknown origin: invalid UTF-8 is replaced as serialize() replaces it.
 void appendJsonString(std::string& out, std::string_view s);
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "common/result.hpp"
+#include "protocol/fence.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::protocol {
@@ -679,9 +680,17 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
       line.append(core_.serverInfoMetaMember());
       line.push_back(',');
     }
-    line.append(R"("content":[{"text":)");
-    appendJsonStringUtf8(line, text);
-    line.append(R"(,"type":"text"}],"isError":false,)");
+    line.append(R"("content":[{"text":")");
+    const Fence fence = tool->fence == Fence::Inherit ? core_.options().fence : tool->fence;
+    if (fence == Fence::Always || (fence == Fence::Auto && result->free_text)) {
+      const std::string nonce = fenceNonce();
+      appendJsonEscapedUtf8(line, fenceOpening(nonce));
+      appendJsonEscapedUtf8(line, text);
+      appendJsonEscapedUtf8(line, fenceClosing(nonce));
+    } else {
+      appendJsonEscapedUtf8(line, text);
+    }
+    line.append(R"(","type":"text"}],"isError":false,)");
     if (modern) line.append(R"("resultType":"complete",)");
     line.append(R"("structuredContent":)");
     line.append(text);

@@ -115,6 +115,8 @@ struct ServerOptions {
   // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves
   // kResultCopies times its byte cap while it runs and its answer is written.
   std::uint64_t max_result_memory = std::uint64_t{512} << 20;
+  // Untrusted-data fencing of tools without a setting of their own (server.fence).
+  Fence fence = Fence::Auto;
   ParseLimits parse;
 };
 

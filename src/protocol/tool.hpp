@@ -8,6 +8,7 @@
 #include <stop_token>
 #include <string>
 
+#include "common/fence.hpp"
 #include "common/json.hpp"
 #include "common/limits.hpp"
 #include "common/result.hpp"
@@ -35,6 +36,9 @@ struct CallContext {
 struct ToolOutput {
   Json structured;
   std::uint64_t rows = 0;  // rows/items/documents returned, for the audit log and metrics
+  // Whether the result can carry free text from the database (a text-like column, a document):
+  // what Fence::Auto fences. An engine that cannot tell leaves it true.
+  bool free_text = true;
 };
 
 using ToolHandler = std::function<Result<ToolOutput>(const Json& arguments, CallContext& ctx)>;
@@ -52,6 +56,9 @@ struct Tool {
   // descriptors while it sleeps and releases the reading role before blocking otherwise, so a
   // stdio reader may run it without handing its role on first.
   bool watches_input = false;
+  // Whether its text content is fenced as untrusted data (protocol/fence.hpp); Inherit takes the
+  // server's setting.
+  Fence fence = Fence::Inherit;
 };
 
 }  // namespace mcpdb::protocol

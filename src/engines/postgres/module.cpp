@@ -60,6 +60,7 @@ class PostgresModule final : public engines::EngineModule {
       out.input_schema = inputSchema(t);
       out.output_schema = queryOutputSchema();
       out.limits = t.limits;
+      out.fence = t.fence;
       out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
         return rt->callQuery(*tool, args, ctx);
       };

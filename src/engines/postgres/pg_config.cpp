@@ -349,7 +349,8 @@ void parseTools(const Node& node, const Limits& defaults, Section& out, ToolName
       continue;
     }
     if (!claimToolName(tool_names, name, t)) continue;
-    if (!t.expectMap({"kind", "title", "description", "statement", "parameters", "limits"}))
+    if (!t.expectMap(
+            {"kind", "title", "description", "statement", "parameters", "limits", "fence"}))
       continue;
     QueryTool tool;
     tool.name = name;
@@ -367,6 +368,7 @@ void parseTools(const Node& node, const Limits& defaults, Section& out, ToolName
       checkStatement(t.child("statement"), tool.statement, tool.parameters.size(), complete);
     }
     tool.limits = config::parseLimits(t.child("limits"), defaults, &defaults);
+    if (auto f = t.choice("fence", {"auto", "always", "never"})) tool.fence = *parseFence(*f);
     out.tools.push_back(std::move(tool));
   }
 }

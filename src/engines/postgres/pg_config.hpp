@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
 #include "engines/postgres/proof.hpp"
@@ -68,6 +69,7 @@ struct QueryTool {
   std::string statement;
   std::vector<ParamSpec> parameters;  // parameters[i] is $(i+1)
   Limits limits;
+  Fence fence = Fence::Inherit;  // untrusted-data fencing of its results (`fence:`)
 };
 
 enum class Distance { Cosine, L2, InnerProduct };

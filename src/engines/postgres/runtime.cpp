@@ -1,5 +1,7 @@
 #include "engines/postgres/runtime.hpp"
 
+#include <set>
+
 #include <cstdio>
 
 #include "embed/embedder.hpp"
@@ -316,6 +318,29 @@ Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& p
   return r;
 }
 
+namespace {
+
+// Whether a result with these columns ([{name, type}], PostgreSQL type names) can carry free text:
+// any column not of a numeric, boolean, date/time, uuid or vector type (or an array of one). A
+// type this list does not know counts as text.
+bool hasFreeTextColumn(const Json& columns) {
+  static const std::set<std::string, std::less<>> kNotText = {
+      "int2",        "int4",     "int8", "float4", "float8",  "numeric",
+      "oid",         "bool",     "date", "time",   "timetz",  "timestamp",
+      "timestamptz", "interval", "uuid", "vector", "halfvec", "money"};
+  if (!columns.is_array()) return true;
+  for (const auto& c : columns) {
+    if (!c.is_object() || !c.contains("type") || !c["type"].is_string()) return true;
+    std::string_view type = c["type"].get_ref<const std::string&>();
+    if (!type.empty() && type.front() == '_') type.remove_prefix(1);  // an array of the type
+    if (type.size() > 2 && type.substr(type.size() - 2) == "[]") type.remove_suffix(2);
+    if (kNotText.find(type) == kNotText.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);
@@ -329,6 +354,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   protocol::ToolOutput out;
   out.rows = r->row_count;
   Json columns = std::move(r->columns);
+  out.free_text = hasFreeTextColumn(columns);
   out.structured = envelope(*r, "rows");
   out.structured["columns"] = std::move(columns);
   return out;
@@ -455,6 +481,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   if (!r) return r.error();
   protocol::ToolOutput out;
   out.rows = r->row_count;
+  out.free_text = hasFreeTextColumn(r->columns);
   out.structured = envelope(*r, "results");
   out.structured["model"] = (*embedder)->modelId();
   out.structured["distance"] = s.distance == Distance::Cosine ? "cosine"

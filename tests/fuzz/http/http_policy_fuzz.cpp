@@ -1,7 +1,8 @@
 // libFuzzer target: the HTTP transport's checks of client-controlled header values (Host, Origin,
-// X-Forwarded-For, Accept, MCP-Protocol-Version) and the listen-address parser. The input is
-// split at '\n' into those values, in that order; every check must answer without crashing,
-// and the exact-match invariants must hold (a Host that passes is one the policy names).
+// X-Forwarded-For, Accept, MCP-Protocol-Version, Mcp-Name, Mcp-Method) and the listen-address
+// parser. The input is split at '\n' into those values, in that order; every check must answer
+// without crashing, and the exact-match invariants must hold (a Host that passes is one the
+// policy names; an Mcp-Name matches exactly the body value it decodes to).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,13 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   std::vector<std::string_view> parts;
   std::size_t at = 0;
-  while (parts.size() < 6) {
+  while (parts.size() < 8) {
     const auto nl = in.find('\n', at);
     parts.push_back(in.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at));
     if (nl == std::string_view::npos) break;
     at = nl + 1;
   }
-  parts.resize(6);
+  parts.resize(8);
   const std::string_view host = parts[0];
   const std::string_view origin = parts[1];
 
@@ -64,5 +65,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)parseAccept(parts[4]);
   (void)protocolVersionHeaderOk(parts[5]);
   (void)parseListenAddress(parts[3]);
+
+  // Mcp-Name: a decoded value holds only what a header may carry, or came from base64; the
+  // headers agree with a body carrying exactly the decoded name, and with no other.
+  const std::string_view raw_name = parts[6];
+  const std::string method(parts[7]);
+  if (auto name = decodeMcpHeaderValue(raw_name)) {
+    const McpHeaders h{{"2026-07-28"}, {method}, {raw_name}};
+    const bool named = method == "tools/call" || method == "prompts/get";
+    const mcpdb::Json same = {{"name", *name}};
+    const mcpdb::Json other = {{"name", *name + "x"}};
+    const bool method_ok = trimOws(method) == method;
+    if (method_ok && mcpHeaderMismatch(h, "2026-07-28", method, same)) std::abort();
+    if (method_ok && named && !mcpHeaderMismatch(h, "2026-07-28", method, other)) std::abort();
+    if (name->size() > raw_name.size()) std::abort();
+  }
   return 0;
 }

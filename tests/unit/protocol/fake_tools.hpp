@@ -23,7 +23,9 @@ inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
                        {"additionalProperties", false}};
   echo.output_schema = {{"type", "object"}, {"properties", {{"length", {{"type", "integer"}}}}}};
   echo.handler = [](const Json& args, CallContext&) -> Result<ToolOutput> {
-    return ToolOutput{Json{{"length", args["text"].get<std::string>().size()}}, 1};
+    ToolOutput out{Json{{"length", args["text"].get<std::string>().size()}}, 1};
+    out.free_text = false;  // a number: nothing to fence under Fence::Auto
+    return out;
   };
   (void)reg->add(echo);
 
