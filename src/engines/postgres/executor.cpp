@@ -521,7 +521,8 @@ Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::str
   if (Clock::now() >= deadline)
     return makeError(Code::TimedOut,
                      "the call's deadline passed before the statement was described");
-  if (PQstatus(conn) != CONNECTION_OK || checkIdle(conn) == Idle::Gone) {
+  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
+  if (idle == Idle::Gone) {
     outcome.broken = outcome.stale = true;
     return lostConnection();
   }
@@ -570,12 +571,14 @@ Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::str
 
   // BEGIN, Parse, Describe, ROLLBACK: each command's results end with a null result.
   StatementShape shape;
+  bool begun = false;  // the server answered BEGIN
   bool described = false;
   constexpr int kDescribe = 2;
   for (int command = 0; command < 4 && readable(); ++command) {
     if (command == kDescribe + 1) w.startCleanup();  // only ROLLBACK is left: never cancelled
     while (auto r = w.next()) {
       const ExecStatusType st = PQresultStatus(r.get());
+      begun = begun || (st == PGRES_COMMAND_OK && command == 0);
       if (st == PGRES_COMMAND_OK && command == kDescribe) {
         for (int p = 0; p < PQnparams(r.get()); ++p)
           shape.parameters.push_back(PQparamtype(r.get(), p));
@@ -590,6 +593,11 @@ Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::str
         failed(r.get());
       }
     }
+  }
+  if (!begun && idle == Idle::Unasked && PQstatus(conn) == CONNECTION_BAD) {
+    // As in executeReadOnly: the backend had announced its end and answered nothing.
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
   }
   bool synced = false;
   if (readable()) {

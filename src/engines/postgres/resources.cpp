@@ -20,18 +20,21 @@ class DescriptionCache {
  public:
   std::optional<Json> get(const std::shared_ptr<const proof::Report>& proof) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (proof_ != nullptr && proof_ == proof) return value_;
+    const auto held = proof_.lock();
+    if (held != nullptr && held == proof) return value_;
     return std::nullopt;
   }
-  void put(std::shared_ptr<const proof::Report> proof, Json value) {
+  void put(const std::shared_ptr<const proof::Report>& proof, Json value) {
     std::lock_guard<std::mutex> lock(mu_);
-    proof_ = std::move(proof);
+    proof_ = proof;
     value_ = std::move(value);
   }
 
  private:
   std::mutex mu_;
-  std::shared_ptr<const proof::Report> proof_;
+  // Weak: an old proof is not kept alive for the cache's sake (and, once freed, never compares
+  // equal to a new one made at the same address).
+  std::weak_ptr<const proof::Report> proof_;
   Json value_;
 };
 
