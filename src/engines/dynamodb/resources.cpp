@@ -53,8 +53,11 @@ Json keySchemaJson(const Json& table, const Json* schema) {
     const std::string name = stringField(k, "AttributeName");
     const std::string role = stringField(k, "KeyType");
     Json key = {{"name", name}, {"type", attributeType(table, name)}};
-    if (role == "HASH") out["partition_key"] = std::move(key);
-    if (role == "RANGE") out["sort_key"] = std::move(key);
+    if (role == "HASH") {
+      out["partition_key"] = std::move(key);
+    } else if (role == "RANGE") {
+      out["sort_key"] = std::move(key);
+    }
   }
   return out;
 }
