@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <cerrno>
 #include <mutex>
@@ -272,6 +273,45 @@ Idle checkIdle(PGconn* conn) {
   return state;
 }
 
+// What every pipelined exchange checks before it sends anything: not cancelled, the deadline not
+// passed (`what`: what would have started), the connection alive and idle; how idle it was.
+Result<Idle> readyToSend(PGconn* conn, const std::stop_token& stop, Clock::time_point deadline,
+                         ExecOutcome& outcome, std::string_view what) {
+  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+  if (Clock::now() >= deadline) {
+    return makeError(Code::TimedOut,
+                     "the call's deadline passed before " + std::string(what) + " started");
+  }
+  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
+  if (idle == Idle::Gone) {
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
+  }
+  return idle;
+}
+
+// Cancels the running statement at once when the client cancels (the wait loop would also notice
+// within a slice).
+class CancelOnStop {
+ public:
+  CancelOnStop(const std::stop_token& stop, PGcancel* cancel)
+      : on_stop_(stop, [cancel] {
+          char err[256];
+          (void)PQcancel(cancel, err, sizeof err);
+        }) {}
+
+ private:
+  std::stop_callback<std::function<void()>> on_stop_;
+};
+
+// Enters pipeline mode; only refused when the connection is not idle (an unexpected state,
+// nothing was sent).
+Status enterPipeline(PGconn* conn, ExecOutcome& outcome) {
+  if (PQenterPipelineMode(conn) == 1) return {};
+  outcome.broken = outcome.stale = true;
+  return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
+}
+
 }  // namespace
 
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
@@ -279,20 +319,11 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
                                    const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome,
                                    PreparedStatements* prepared, bool release_locks) {
-  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
-  if (Clock::now() >= deadline)
-    return makeError(Code::TimedOut, "the call's deadline passed before the query started");
-  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
-  if (idle == Idle::Gone) {
-    outcome.broken = outcome.stale = true;
-    return lostConnection();
-  }
+  const auto ready = readyToSend(conn, stop, deadline, outcome, "the query");
+  if (!ready) return ready.error();
+  const Idle idle = *ready;
   Waiter w(conn, cancel, stop, deadline, outcome);
-  // Cancel at once when the client cancels (the wait loop would also notice within a slice).
-  std::stop_callback on_stop(stop, [cancel] {
-    char err[256];
-    (void)PQcancel(cancel, err, sizeof err);
-  });
+  const CancelOnStop on_stop(stop, cancel);
 
   // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, the release of any
   // session-level advisory lock, ROLLBACK. (The unlock runs inside the transaction: after the
@@ -303,11 +334,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   // session-level advisory locks survive ROLLBACK, so they are released too. Nothing of one call is
   // visible to the next call on the connection. DISCARD ALL would also drop the prepared statements
   // the hot path reuses.
-  if (PQenterPipelineMode(conn) != 1) {
-    // Only refused when the connection is not idle: an unexpected state, nothing was sent.
-    outcome.broken = outcome.stale = true;
-    return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
-  }
+  if (auto st = enterPipeline(conn, outcome); !st) return st.error();
   static const std::string kBegin = "BEGIN READ ONLY";
   static const std::string kRollback = "ROLLBACK";
   static const std::string kUnlock = kUnlockAll;
@@ -517,24 +544,12 @@ Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::str
                                         const std::vector<Oid>& param_types,
                                         const std::stop_token& stop, Clock::time_point deadline,
                                         ExecOutcome& outcome) {
-  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
-  if (Clock::now() >= deadline)
-    return makeError(Code::TimedOut,
-                     "the call's deadline passed before the statement was described");
-  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
-  if (idle == Idle::Gone) {
-    outcome.broken = outcome.stale = true;
-    return lostConnection();
-  }
+  const auto ready = readyToSend(conn, stop, deadline, outcome, "the description");
+  if (!ready) return ready.error();
+  const Idle idle = *ready;
   Waiter w(conn, cancel, stop, deadline, outcome);
-  std::stop_callback on_stop(stop, [cancel] {
-    char err[256];
-    (void)PQcancel(cancel, err, sizeof err);
-  });
-  if (PQenterPipelineMode(conn) != 1) {
-    outcome.broken = outcome.stale = true;
-    return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
-  }
+  const CancelOnStop on_stop(stop, cancel);
+  if (auto st = enterPipeline(conn, outcome); !st) return st.error();
   // The unnamed statement is the connection's scratch slot: the batch's own BEGIN and ROLLBACK
   // (sent unnamed) replace it too, and the named statements of the hot path stay as they are.
   const std::string text(sql);
