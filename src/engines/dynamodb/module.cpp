@@ -2,6 +2,7 @@
 
 #include "engines/dynamodb/dynamodb.hpp"
 #include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/resources.hpp"
 #include "engines/dynamodb/self_check.hpp"
 #include "engines/dynamodb/tools.hpp"
 
@@ -40,7 +41,11 @@ class DynamoModule final : public engines::EngineModule {
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
     if (!registry_) return {};
-    return dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
+    if (auto st =
+            dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
+        !st)
+      return st;
+    return dynamodb::registerResources(registry, registry_, backendFor(services));
   }
 
   bool declaresTools() const override { return registry_ && !registry_->targets.empty(); }

@@ -116,7 +116,7 @@ Json describeTarget(const Target& t) {
 
 Tool listTool(const std::shared_ptr<const Registry>& reg) {
   Tool t;
-  t.name = "list_dynamodb_targets";
+  t.name = kListTargetsTool;
   t.title = "List DynamoDB targets";
   t.engine = kEngine;
   t.description =
@@ -148,7 +148,7 @@ Tool listTool(const std::shared_ptr<const Registry>& reg) {
 
 Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<Backend>& backend) {
   Tool t;
-  t.name = "get_dynamodb_item";
+  t.name = kGetItemTool;
   t.title = "Get one DynamoDB item by key";
   t.engine = kEngine;
   t.description =
@@ -239,7 +239,7 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
   std::uint32_t max_rows = 1;
   for (const auto& target : reg->targets) max_rows = std::max(max_rows, target.limits.max_rows);
   Tool t;
-  t.name = "scan_dynamodb_table";
+  t.name = kScanTool;
   t.title = "Scan a DynamoDB table, page by page";
   t.engine = kEngine;
   t.description =
@@ -389,7 +389,7 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
 Tool countTool(const std::shared_ptr<const Registry>& reg,
                const std::shared_ptr<Backend>& backend) {
   Tool t;
-  t.name = "count_dynamodb_items";
+  t.name = kCountTool;
   t.title = "Count items of a DynamoDB target";
   t.engine = kEngine;
   t.description =

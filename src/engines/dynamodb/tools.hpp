@@ -12,6 +12,12 @@
 
 namespace mcpdb::dynamodb {
 
+// The tool names; every tool serves every target.
+inline constexpr const char* kListTargetsTool = "list_dynamodb_targets";
+inline constexpr const char* kGetItemTool = "get_dynamodb_item";
+inline constexpr const char* kScanTool = "scan_dynamodb_table";
+inline constexpr const char* kCountTool = "count_dynamodb_items";
+
 // Cursor context for a scan of `target`: binds a cursor to this tool and target.
 std::string scanCursorContext(const Target& target);
 

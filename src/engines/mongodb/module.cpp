@@ -3,6 +3,7 @@
 #include "engines/mongodb/bson_json.hpp"
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/privileges.hpp"
+#include "engines/mongodb/resources.hpp"
 #include "engines/mongodb/settings.hpp"
 #include "engines/mongodb/tools.hpp"
 
@@ -49,7 +50,7 @@ class MongoModule final : public engines::EngineModule {
     for (auto& tool : buildTools(state_)) {
       if (auto st = registry.add(std::move(tool)); !st) return st;
     }
-    return {};
+    return registerResources(registry, settings_);
   }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {

@@ -72,7 +72,7 @@ std::string sortText(const Target& t) {
 
 protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
   protocol::Tool tool;
-  tool.name = "list_mongodb_targets";
+  tool.name = kListTargetsTool;
   tool.title = "List MongoDB targets";
   tool.engine = "mongodb";
   tool.description =
@@ -122,7 +122,7 @@ protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
 
 protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
   protocol::Tool tool;
-  tool.name = "get_mongodb_document";
+  tool.name = kGetDocumentTool;
   tool.title = "Get a MongoDB document by _id";
   tool.engine = "mongodb";
   tool.description =
@@ -238,7 +238,7 @@ Result<BsonPtr> decodeAfter(const CursorCodec& codec, const Target& t, std::stri
 protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
   const std::uint32_t max_rows = state->settings().limits.max_rows;
   protocol::Tool tool;
-  tool.name = "list_mongodb_documents";
+  tool.name = kListDocumentsTool;
   tool.title = "List MongoDB documents (paged)";
   tool.engine = "mongodb";
   tool.description =
@@ -369,7 +369,7 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
 
 protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
   protocol::Tool tool;
-  tool.name = "count_mongodb_documents";
+  tool.name = kCountDocumentsTool;
   tool.title = "Count MongoDB documents";
   tool.engine = "mongodb";
   tool.description =

@@ -16,6 +16,13 @@
 
 namespace mcpdb::mongodb {
 
+// The names of the tools that serve every target (a semantic-search tool serves one target and is
+// named by its config).
+inline constexpr const char* kListTargetsTool = "list_mongodb_targets";
+inline constexpr const char* kGetDocumentTool = "get_mongodb_document";
+inline constexpr const char* kListDocumentsTool = "list_mongodb_documents";
+inline constexpr const char* kCountDocumentsTool = "count_mongodb_documents";
+
 // State shared by the tool handlers of one engine instance.
 class EngineState {
  public:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <cerrno>
 #include <mutex>
@@ -240,6 +241,15 @@ bool planShapeChanged(const PGresult* r) {
          std::string_view(where) == "RevalidateCachedQuery";
 }
 
+// The JSON key of a result column: its name, suffixed when an earlier column has the same key
+// (duplicate names would overwrite each other in a JSON object).
+std::string columnKey(const std::vector<std::string>& keys, const std::string& name) {
+  std::string key = name;
+  for (int n = 2; std::find(keys.begin(), keys.end(), key) != keys.end(); ++n)
+    key = name + "_" + std::to_string(n);
+  return key;
+}
+
 enum class Idle { Open, Gone, Unasked };
 
 // Whether the server side of an idle pooled connection is still there. A terminated backend (or a
@@ -263,6 +273,45 @@ Idle checkIdle(PGconn* conn) {
   return state;
 }
 
+// What every pipelined exchange checks before it sends anything: not cancelled, the deadline not
+// passed (`what`: what would have started), the connection alive and idle; how idle it was.
+Result<Idle> readyToSend(PGconn* conn, const std::stop_token& stop, Clock::time_point deadline,
+                         ExecOutcome& outcome, std::string_view what) {
+  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+  if (Clock::now() >= deadline) {
+    return makeError(Code::TimedOut,
+                     "the call's deadline passed before " + std::string(what) + " started");
+  }
+  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
+  if (idle == Idle::Gone) {
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
+  }
+  return idle;
+}
+
+// Cancels the running statement at once when the client cancels (the wait loop would also notice
+// within a slice).
+class CancelOnStop {
+ public:
+  CancelOnStop(const std::stop_token& stop, PGcancel* cancel)
+      : on_stop_(stop, [cancel] {
+          char err[256];
+          (void)PQcancel(cancel, err, sizeof err);
+        }) {}
+
+ private:
+  std::stop_callback<std::function<void()>> on_stop_;
+};
+
+// Enters pipeline mode; only refused when the connection is not idle (an unexpected state,
+// nothing was sent).
+Status enterPipeline(PGconn* conn, ExecOutcome& outcome) {
+  if (PQenterPipelineMode(conn) == 1) return {};
+  outcome.broken = outcome.stale = true;
+  return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
+}
+
 }  // namespace
 
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
@@ -270,20 +319,11 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
                                    const std::stop_token& stop, Clock::time_point deadline,
                                    const TypeInfo& types, ExecOutcome& outcome,
                                    PreparedStatements* prepared, bool release_locks) {
-  if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
-  if (Clock::now() >= deadline)
-    return makeError(Code::TimedOut, "the call's deadline passed before the query started");
-  const Idle idle = PQstatus(conn) == CONNECTION_OK ? checkIdle(conn) : Idle::Gone;
-  if (idle == Idle::Gone) {
-    outcome.broken = outcome.stale = true;
-    return lostConnection();
-  }
+  const auto ready = readyToSend(conn, stop, deadline, outcome, "the query");
+  if (!ready) return ready.error();
+  const Idle idle = *ready;
   Waiter w(conn, cancel, stop, deadline, outcome);
-  // Cancel at once when the client cancels (the wait loop would also notice within a slice).
-  std::stop_callback on_stop(stop, [cancel] {
-    char err[256];
-    (void)PQcancel(cancel, err, sizeof err);
-  });
+  const CancelOnStop on_stop(stop, cancel);
 
   // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, the release of any
   // session-level advisory lock, ROLLBACK. (The unlock runs inside the transaction: after the
@@ -294,11 +334,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   // session-level advisory locks survive ROLLBACK, so they are released too. Nothing of one call is
   // visible to the next call on the connection. DISCARD ALL would also drop the prepared statements
   // the hot path reuses.
-  if (PQenterPipelineMode(conn) != 1) {
-    // Only refused when the connection is not idle: an unexpected state, nothing was sent.
-    outcome.broken = outcome.stale = true;
-    return makeError(Code::Unavailable, "the PostgreSQL connection was not idle; retry");
-  }
+  if (auto st = enterPipeline(conn, outcome); !st) return st.error();
   static const std::string kBegin = "BEGIN READ ONLY";
   static const std::string kRollback = "ROLLBACK";
   static const std::string kUnlock = kUnlockAll;
@@ -379,11 +415,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   auto describe = [&](const PGresult* r) {
     if (!keys.empty() || PQnfields(r) == 0) return;
     for (int c = 0; c < PQnfields(r); ++c) {
-      std::string name = PQfname(r, c);
-      // Duplicate column names would overwrite each other in a JSON object: suffix them.
-      std::string key = name;
-      for (int n = 2; std::find(keys.begin(), keys.end(), key) != keys.end(); ++n)
-        key = name + "_" + std::to_string(n);
+      std::string key = columnKey(keys, PQfname(r, c));
       keys.push_back(key);
       col_types.push_back(PQftype(r, c));
       out.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), types)}});
@@ -506,6 +538,113 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
   out.bytes = budget.bytes();
   out.rows = budget.takeRows();
   return out;
+}
+
+Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
+                                        const std::vector<Oid>& param_types,
+                                        const std::stop_token& stop, Clock::time_point deadline,
+                                        ExecOutcome& outcome) {
+  const auto ready = readyToSend(conn, stop, deadline, outcome, "the description");
+  if (!ready) return ready.error();
+  const Idle idle = *ready;
+  Waiter w(conn, cancel, stop, deadline, outcome);
+  const CancelOnStop on_stop(stop, cancel);
+  if (auto st = enterPipeline(conn, outcome); !st) return st.error();
+  // The unnamed statement is the connection's scratch slot: the batch's own BEGIN and ROLLBACK
+  // (sent unnamed) replace it too, and the named statements of the hot path stay as they are.
+  const std::string text(sql);
+  const bool sent =
+      PQsendQueryParams(conn, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQsendPrepare(conn, "", text.c_str(), static_cast<int>(param_types.size()),
+                    param_types.data()) == 1 &&
+      PQsendDescribePrepared(conn, "") == 1 &&
+      PQsendQueryParams(conn, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+      PQpipelineSync(conn) == 1;
+  if (!sent) {
+    outcome.broken = true;
+    outcome.stale = PQstatus(conn) == CONNECTION_BAD;
+    return lostConnection();
+  }
+
+  std::optional<Error> error;
+  auto failed = [&](const PGresult* r) {
+    if (error) return;
+    const std::string state = sqlstateOf(r);
+    if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) outcome.server_message = m;
+    outcome.sqlstate = state;
+    if (PQstatus(conn) == CONNECTION_BAD) {
+      error = lostConnection();
+    } else if (state == "57014" && (w.why() == Why::Stop || stop.stop_requested())) {
+      error = makeError(Code::Cancelled, "the call was cancelled");
+    } else if (state == "57014" && w.why() == Why::Deadline) {
+      error = makeError(Code::TimedOut, "describing the statement took longer than the deadline");
+    } else {
+      error = errorFromSqlstate(state);
+    }
+  };
+  auto readable = [&] { return !w.failed() && PQstatus(conn) == CONNECTION_OK; };
+
+  // BEGIN, Parse, Describe, ROLLBACK: each command's results end with a null result.
+  StatementShape shape;
+  bool begun = false;  // the server answered BEGIN
+  bool described = false;
+  constexpr int kDescribe = 2;
+  for (int command = 0; command < 4 && readable(); ++command) {
+    if (command == kDescribe + 1) w.startCleanup();  // only ROLLBACK is left: never cancelled
+    while (auto r = w.next()) {
+      const ExecStatusType st = PQresultStatus(r.get());
+      begun = begun || (st == PGRES_COMMAND_OK && command == 0);
+      if (st == PGRES_COMMAND_OK && command == kDescribe) {
+        for (int p = 0; p < PQnparams(r.get()); ++p)
+          shape.parameters.push_back(PQparamtype(r.get(), p));
+        std::vector<std::string> keys;
+        for (int c = 0; c < PQnfields(r.get()); ++c) {
+          const char* name = PQfname(r.get(), c);
+          keys.push_back(columnKey(keys, name != nullptr ? name : ""));
+          shape.columns.emplace_back(keys.back(), PQftype(r.get(), c));
+        }
+        described = true;
+      } else if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED) {
+        failed(r.get());
+      }
+    }
+  }
+  if (!begun && idle == Idle::Unasked && PQstatus(conn) == CONNECTION_BAD) {
+    // As in executeReadOnly: the backend had announced its end and answered nothing.
+    outcome.broken = outcome.stale = true;
+    return lostConnection();
+  }
+  bool synced = false;
+  if (readable()) {
+    auto r = w.next();
+    synced = r && PQresultStatus(r.get()) == PGRES_PIPELINE_SYNC;
+  }
+  if (w.failed() && !error) {
+    error = w.connectionLost() ? lostConnection()
+            : w.why() == Why::Stop
+                ? makeError(Code::Cancelled, "the call was cancelled")
+                : makeError(Code::TimedOut, "the database did not describe the statement in time");
+  }
+  if (!error && PQstatus(conn) == CONNECTION_BAD) error = lostConnection();
+  if (!error && (!synced || !described))
+    error = makeError(Code::Internal, "unexpected reply from PostgreSQL");
+  if (!error && (w.why() == Why::Stop || stop.stop_requested()))
+    error = makeError(Code::Cancelled, "the call was cancelled");
+
+  // Back to idle: out of pipeline mode and out of any transaction (after an error the server
+  // skipped the batch's ROLLBACK), or the connection is dropped.
+  if (synced && !outcome.broken && PQexitPipelineMode(conn) == 1) {
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) {
+      w.startCleanup();
+      Status st = control(conn, "ROLLBACK", w);
+      if (!st && !error) error = st.error();
+    }
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) outcome.broken = true;
+  } else {
+    outcome.broken = true;
+  }
+  if (error) return *error;
+  return shape;
 }
 
 }  // namespace mcpdb::postgres

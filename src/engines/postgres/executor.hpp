@@ -10,6 +10,8 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/json.hpp"
 #include "common/limits.hpp"
@@ -57,5 +59,23 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_v
                                    const TypeInfo& types, ExecOutcome& outcome,
                                    PreparedStatements* prepared = nullptr,
                                    bool release_locks = true);
+
+// What describing a statement tells, without running it: the types of its parameters ($1..$n)
+// and its result columns in order. Column names are the keys a tool's rows use (a repeated name
+// gets a suffix, as executeReadOnly does).
+struct StatementShape {
+  std::vector<Oid> parameters;
+  std::vector<std::pair<std::string, Oid>> columns;
+};
+
+// Describes `sql` without executing it: BEGIN READ ONLY; Parse as the connection's unnamed
+// statement with `param_types` (0 lets the server infer one); Describe it (libpq's
+// PQsendPrepare + PQsendDescribePrepared); ROLLBACK; one pipeline, one sync. Nothing is bound or
+// executed, and the pooled named statements are untouched. Honours `stop` and `deadline` as
+// executeReadOnly does and leaves the connection idle (or marked broken). Never throws.
+Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
+                                        const std::vector<Oid>& param_types,
+                                        const std::stop_token& stop, Clock::time_point deadline,
+                                        ExecOutcome& outcome);
 
 }  // namespace mcpdb::postgres

@@ -156,6 +156,11 @@ int PQsendPrepare(PGconn* conn, const char* stmtName, const char* query, int nPa
   return real != nullptr ? real(conn, stmtName, query, nParams, paramTypes) : 0;
 }
 
+int PQsendDescribePrepared(PGconn* conn, const char* stmt) {
+  MCPDB_REAL(PQsendDescribePrepared);
+  return real != nullptr ? real(conn, stmt) : 0;
+}
+
 int PQsendQueryPrepared(PGconn* conn, const char* stmtName, int nParams,
                         const char* const* paramValues, const int* paramLengths,
                         const int* paramFormats, int resultFormat) {
@@ -235,6 +240,16 @@ char* PQfname(const PGresult* res, int field_num) {
 Oid PQftype(const PGresult* res, int field_num) {
   MCPDB_REAL(PQftype);
   return real != nullptr ? real(res, field_num) : InvalidOid;
+}
+
+int PQnparams(const PGresult* res) {
+  MCPDB_REAL(PQnparams);
+  return real != nullptr ? real(res) : 0;
+}
+
+Oid PQparamtype(const PGresult* res, int param_num) {
+  MCPDB_REAL(PQparamtype);
+  return real != nullptr ? real(res, param_num) : InvalidOid;
 }
 
 char* PQgetvalue(const PGresult* res, int tup_num, int field_num) {

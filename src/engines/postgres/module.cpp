@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/resources.hpp"
 #include "engines/postgres/runtime.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "protocol/schema.hpp"
@@ -89,7 +90,8 @@ class PostgresModule final : public engines::EngineModule {
       if (auto st = checkSchemas(out); !st) return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }
-    return {};
+    // A schema resource per tool; reading one describes its statement (never at registration).
+    return registerResources(registry, rt);
   }
 
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }

@@ -16,6 +16,8 @@ constexpr std::chrono::seconds kModelCheckTtl{60};
 // A new pooled connection makes the proof stale, but not more often than this (a burst of new
 // connections while the pool fills up costs one proof, not one each).
 constexpr std::chrono::seconds kReproveAfterConnect{1};
+// oid[] (pg_type.dat), for the type-name lookup.
+constexpr Oid kOidArray = 1028;
 // How many allowed statements the guardrail verdict cache keeps.
 constexpr std::size_t kMaxRememberedStatements = 1024;
 
@@ -340,6 +342,59 @@ bool hasFreeTextColumn(const Json& columns) {
 }
 
 }  // namespace
+
+Result<StatementShape> Runtime::describeStatement(const std::string& sql,
+                                                  const std::vector<Oid>& param_types,
+                                                  const std::stop_token& stop,
+                                                  Clock::time_point deadline) {
+  auto placeholders = checkStatement(sql);
+  if (!placeholders) return placeholders.error();
+  if (*placeholders != param_types.size()) {
+    return makeError(Code::Internal,
+                     "the statement's placeholders do not match its bound parameters");
+  }
+  if (auto proved = requireProof(sql); !proved) return proved.error();
+  for (int attempt = 0;; ++attempt) {
+    auto lease = pool_->acquire(deadline, stop);
+    if (!lease) return lease.error();
+    ExecOutcome outcome;
+    auto r =
+        describeReadOnly(lease->conn(), lease->cancel(), sql, param_types, stop, deadline, outcome);
+    if (outcome.broken) lease->markBroken();
+    if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
+      pool_->dropIdle();  // as run(): the pooled connection was dead before anything was sent
+      continue;
+    }
+    return r;
+  }
+}
+
+Result<std::map<Oid, std::string>> Runtime::typeNames(const std::vector<Oid>& oids,
+                                                      const std::stop_token& stop,
+                                                      Clock::time_point deadline) {
+  std::map<Oid, std::string> out;
+  if (oids.empty()) return out;
+  std::string list = "{";
+  for (std::size_t i = 0; i < oids.size(); ++i)
+    list += (i == 0 ? "" : ",") + std::to_string(oids[i]);
+  list += "}";
+  BoundParams params;
+  params.add(list, kOidArray);
+  Limits limits;
+  limits.max_rows = static_cast<std::uint32_t>(oids.size());
+  limits.max_bytes = 1 << 20;
+  limits.timeout = std::chrono::milliseconds(10000);
+  auto r =
+      run("SELECT t.oid::pg_catalog.int8 AS oid, pg_catalog.format_type(t.oid, NULL) AS name "
+          "FROM pg_catalog.pg_type t WHERE t.oid = ANY($1)",
+          params, limits, stop, deadline, /*prepare=*/false);
+  if (!r) return r.error();
+  for (const Json& row : r->rows) {
+    if (row.value("oid", Json()).is_number_integer() && row.value("name", Json()).is_string())
+      out[static_cast<Oid>(row["oid"].get<std::int64_t>())] = row["name"].get<std::string>();
+  }
+  return out;
+}
 
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {

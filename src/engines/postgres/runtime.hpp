@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -66,6 +67,18 @@ class Runtime {
                                          protocol::CallContext& ctx);
   Result<protocol::ToolOutput> callSearch(const Json& arguments, protocol::CallContext& ctx,
                                           const EmbedderFn& embedder);
+
+  // Describes `sql` as a call would run it, without running it (schema resources): the guardrail
+  // verdict, the read-only proof (a refused statement fails closed, as its tool call does), a
+  // pooled connection, describeReadOnly. `param_types` are the types a call binds.
+  Result<StatementShape> describeStatement(const std::string& sql,
+                                           const std::vector<Oid>& param_types,
+                                           const std::stop_token& stop, Clock::time_point deadline);
+  // PostgreSQL's own names (format_type) of the types `oids`, for those typeName() does not know
+  // (enums, domains, extension types); one catalog query through run(), never prepared.
+  Result<std::map<Oid, std::string>> typeNames(const std::vector<Oid>& oids,
+                                               const std::stop_token& stop,
+                                               Clock::time_point deadline);
 
   // The privilege self-check of the configured role (see self_check.cpp).
   std::vector<engines::Finding> selfCheck();

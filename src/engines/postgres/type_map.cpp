@@ -252,4 +252,22 @@ std::string typeName(Oid type, const TypeInfo& types) {
   return "oid:" + std::to_string(type);
 }
 
+Json jsonTypeOf(Oid type, const TypeInfo& types) {
+  switch (type) {
+    case oid::kBool: return "boolean";
+    case oid::kInt2:
+    case oid::kInt4:
+    case oid::kOid: return "integer";
+    case oid::kInt8: return Json::array({"integer", "string"});
+    case oid::kFloat4:
+    case oid::kFloat8: return Json::array({"number", "string"});
+    case oid::kJson:
+    case oid::kJsonb: return "any";
+    default: break;
+  }
+  if (type != 0 && (type == types.vector || type == types.halfvec)) return "array";
+  if (arrayType(type) != nullptr) return "array";
+  return "string";  // numeric, dates and times, text, bytea (base64), uuid, anything else's text
+}
+
 }  // namespace mcpdb::postgres

@@ -28,6 +28,11 @@ Json valueToJson(Oid type, std::string_view text, const TypeInfo& types);
 // A short type name for the column list ("int8", "text[]", "vector", or "oid:<n>").
 std::string typeName(Oid type, const TypeInfo& types);
 
+// The JSON type valueToJson gives a non-NULL value of `type`, in JSON Schema's words: a string,
+// or an array of them where it depends on the value (int8 beyond 2^53-1 and float NaN/Infinity
+// become strings); "any" for json/jsonb.
+Json jsonTypeOf(Oid type, const TypeInfo& types);
+
 // Helpers exposed for tests.
 std::string base64Encode(std::string_view bytes);
 std::string isoTimestamp(std::string_view pg_text);

@@ -18,6 +18,7 @@
 #include "config/config.hpp"
 #include "engines/dynamodb/dynamodb.hpp"
 #include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/resources.hpp"
 #include "engines/dynamodb/transport.hpp"
 #include "loader/loader.hpp"
 #include "protocol/schema.hpp"
@@ -490,6 +491,165 @@ TEST_F(DynamoIntegration, DemoLoaderIsIdempotentAndTheDefaultSectionServesIt) {
     if (f.check == "dynamodb.reachable") {
       EXPECT_EQ(f.severity, engines::Finding::Severity::Ok) << f.message;
     }
+  }
+}
+
+// ---- schema resources -----------------------------------------------------------------------
+
+Result<Json> readResource(const protocol::ToolRegistry& reg, const std::string& uri) {
+  const protocol::Resource* r = reg.findResource(uri);
+  if (r == nullptr) return makeError(Code::NotFound, "no resource " + uri);
+  protocol::CallContext ctx;
+  ctx.deadline = std::chrono::steady_clock::now() + 20s;
+  return r->read(ctx);
+}
+
+TEST_F(DynamoIntegration, ResourcesDescribeTheConfiguredTablesOnly) {
+  std::vector<std::string> uris;
+  for (const auto& r : registry_.resources()) uris.push_back(r->uri);
+  std::vector<std::string> want = {tableResourceUri(kDocsTable), tableResourceUri(kEventsTable),
+                                   tableResourceUri(kMissingTable)};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(uris, want);
+  // Tables on the same server that no target reads have none.
+  for (const char* other : {"mcp_demo_documents", "mcp_demo_events"}) {
+    EXPECT_EQ(registry_.findResource(tableResourceUri(other)), nullptr) << other;
+  }
+
+  auto docs = readResource(registry_, tableResourceUri(kDocsTable));
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  EXPECT_EQ((*docs)["table"], kDocsTable);
+  EXPECT_EQ((*docs)["key_schema"],
+            Json::parse(R"({"partition_key": {"name": "id", "type": "S"}, "sort_key": null})"));
+  EXPECT_EQ((*docs)["indexes"], Json::array());
+  ASSERT_EQ((*docs)["targets"].size(), 3U);
+  std::map<std::string, Json> by_name;
+  for (const Json& t : (*docs)["targets"]) by_name[t["name"].get<std::string>()] = t;
+  EXPECT_EQ(by_name["docs"]["all_fields"], true);
+  EXPECT_EQ(by_name["docs"]["fields"], (Json{"id"}));
+  EXPECT_EQ(by_name["docs_public"]["all_fields"], false);
+  EXPECT_EQ(by_name["docs_public"]["fields"], (Json{"id", "title"}));
+  EXPECT_EQ(by_name["docs_public"]["max_rows"], 10);
+  EXPECT_EQ(by_name["docs_public"]["exact_count"], (Json{{"enabled", true}, {"max_items", 20}}));
+  for (const auto& [name, t] : by_name) EXPECT_EQ(t["key_schema_matches_table"], true) << name;
+  EXPECT_EQ((*docs)["tools"], (Json{"count_dynamodb_items", "get_dynamodb_item",
+                                    "list_dynamodb_targets", "scan_dynamodb_table"}));
+
+  auto events = readResource(registry_, tableResourceUri(kEventsTable));
+  ASSERT_TRUE(events.ok()) << events.error().message;
+  EXPECT_EQ((*events)["key_schema"], Json::parse(R"({"partition_key": {"name": "cat", "type": "S"},
+                                                     "sort_key": {"name": "seq", "type": "N"}})"));
+  EXPECT_EQ((*events)["targets"][0]["fields"], (Json{"cat", "seq"}));
+
+  // No item value and no table statistic.
+  const std::string text = docs->dump() + events->dump();
+  for (const std::string& v :
+       {std::string("Title 7"), std::string("not for agents"), std::string("doc-001"),
+        std::string("xxxxxxxx"), std::string("event 3"), std::to_string(kDocs)}) {
+    EXPECT_EQ(text.find(v), std::string::npos) << v;
+  }
+}
+
+TEST_F(DynamoIntegration, ResourceOfAMissingTableIsAnErrorRead) {
+  auto r = readResource(registry_, tableResourceUri(kMissingTable));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::NotFound);
+  EXPECT_EQ(r.error().message, "table '" + kMissingTable +
+                                   "': DynamoDB table not found in this region and account "
+                                   "(ResourceNotFoundException)");
+}
+
+TEST_F(DynamoIntegration, ResourceReportsTheTablesIndexes) {
+  const std::string table = "itest_" + kSuffix + "_indexed";
+  auto t = rawTransport();
+  Json request = Json::parse(R"({
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "N"},
+                                 {"AttributeName": "status", "AttributeType": "S"},
+                                 {"AttributeName": "placed", "AttributeType": "N"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                      {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "by_status",
+          "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+          "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["total"]}}],
+        "LocalSecondaryIndexes": [{"IndexName": "by_placed",
+          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": "placed", "KeyType": "RANGE"}],
+          "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        "BillingMode": "PAY_PER_REQUEST"})");
+  request["TableName"] = table;
+  auto made = t->call("CreateTable", request, opts());
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  struct Drop {
+    Transport& t;
+    const std::string& table;
+    ~Drop() { (void)t.call("DeleteTable", {{"TableName", table}}, opts()); }
+  } drop{*t, table};
+  for (int i = 0; i < 100; ++i) {
+    auto d = t->call("DescribeTable", {{"TableName", table}}, opts());
+    if (d.ok() && (*d)["Table"]["TableStatus"] == "ACTIVE") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  auto module = makeModule();
+  config::Diagnostics diag("indexed.yaml");
+  auto cfg = config::parseConfig(
+      "dynamodb:\n  targets:\n    orders:\n      table: " + table +
+          "\n      description: orders\n      partition_key: {name: pk, type: S}\n"
+          "      sort_key: {name: sk, type: N}\n",
+      "indexed.yaml", {"dynamodb"}, diag);
+  module->configure(config::Node(cfg.root, "", diag).child("dynamodb"), cfg.limits);
+  ASSERT_TRUE(diag.ok()) << diag.errors()[0];
+  protocol::ToolRegistry reg;
+  ASSERT_TRUE(module->registerTools(reg, services_).ok());
+  auto d = readResource(reg, tableResourceUri(table));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ((*d)["indexes"], Json::parse(R"([
+    {"name": "by_placed", "kind": "local", "projection": "KEYS_ONLY",
+     "partition_key": {"name": "pk", "type": "S"}, "sort_key": {"name": "placed", "type": "N"}},
+    {"name": "by_status", "kind": "global", "projection": "INCLUDE", "projected_fields": ["total"],
+     "partition_key": {"name": "status", "type": "S"}, "sort_key": null}])"))
+      << d->dump(2);
+  EXPECT_EQ((*d)["targets"][0]["key_schema_matches_table"], true);
+}
+
+TEST_F(DynamoIntegration, DefaultSectionResources) {
+  auto docs = demoDocuments();
+  ASSERT_GE(docs.size(), 20U);
+  loader::LoadContext load;
+  load.env = env_.get();
+  auto loaded = loader::loadDynamoDb(docs, load);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  auto module = makeModule();
+  config::Diagnostics diag("default");
+  auto cfg = config::parseConfig("version: 1\n" + std::string(defaultSectionYaml()), "default",
+                                 {"dynamodb"}, diag);
+  module->configure(config::Node(cfg.root, "", diag).child("dynamodb"), cfg.limits);
+  ASSERT_TRUE(diag.ok());
+  protocol::ToolRegistry reg;
+  ASSERT_TRUE(module->registerTools(reg, services_).ok());
+  ASSERT_EQ(reg.resources().size(), 2U);
+
+  auto documents = readResource(reg, "mcpdb://dynamodb/tables/mcp_demo_documents");
+  ASSERT_TRUE(documents.ok()) << documents.error().message;
+  EXPECT_EQ((*documents)["key_schema"],
+            Json::parse(R"({"partition_key": {"name": "id", "type": "S"}, "sort_key": null})"));
+  EXPECT_EQ((*documents)["targets"][0]["fields"],
+            (Json{"body", "category", "id", "published", "tags", "title"}));
+  EXPECT_EQ((*documents)["targets"][0]["key_schema_matches_table"], true);
+
+  auto events = readResource(reg, "mcpdb://dynamodb/tables/mcp_demo_events");
+  ASSERT_TRUE(events.ok()) << events.error().message;
+  EXPECT_EQ((*events)["key_schema"],
+            Json::parse(R"({"partition_key": {"name": "category", "type": "S"},
+                            "sort_key": {"name": "published_id", "type": "S"}})"));
+  EXPECT_EQ((*events)["targets"][0]["all_fields"], true);
+  EXPECT_EQ((*events)["targets"][0]["key_schema_matches_table"], true);
+
+  // No demo row value (the configured descriptions may quote an example id, so titles and bodies).
+  const std::string text = documents->dump() + events->dump();
+  for (const auto& doc : docs) {
+    EXPECT_EQ(text.find(doc.title), std::string::npos) << doc.title;
+    EXPECT_EQ(text.find(doc.body.substr(0, 40)), std::string::npos) << doc.id;
   }
 }
 

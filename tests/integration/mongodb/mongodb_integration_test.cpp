@@ -17,6 +17,8 @@
 #include "embed/embedder.hpp"
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/commands.hpp"
+#include "engines/mongodb/resources.hpp"
+#include "common/uri.hpp"
 #include "loader/loader.hpp"
 #include "unit/mongodb/tool_harness.hpp"
 
@@ -740,6 +742,131 @@ TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
 
   DatabasePtr d(mongoc_client_get_database(client_.get(), db.c_str()));
   mongoc_database_drop(d.get(), nullptr);
+}
+
+// ---- schema resources -----------------------------------------------------------------------
+
+Result<Json> readResource(ToolHarness& h, const std::string& uri) {
+  const protocol::Resource* r = h.registry().findResource(uri);
+  if (r == nullptr) return makeError(Code::NotFound, "no resource " + uri);
+  protocol::CallContext ctx;
+  ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  return r->read(ctx);
+}
+
+// Every key of every document the list tool returns for `target`.
+std::set<std::string> returnedKeys(ToolHarness& h, const std::string& target) {
+  std::set<std::string> keys;
+  auto r = h.call("list_mongodb_documents", {{"target", target}, {"limit", 50}});
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  if (!r.ok()) return keys;
+  EXPECT_FALSE((*r)["documents"].empty());
+  for (const Json& d : (*r)["documents"]) {
+    for (const auto& [k, v] : d.items()) keys.insert(k);
+  }
+  return keys;
+}
+
+std::set<std::string> describedFields(const Json& target) {
+  std::set<std::string> out;
+  for (const Json& f : target["fields"]) out.insert(f.get<std::string>());
+  return out;
+}
+
+TEST_F(Fixture, ResourcesDescribeTheFieldsTheToolsReturn) {
+  const std::string c = numbered("res", 4);
+  const std::string other = numbered("res_other", 1);  // on the server, in no target
+  ToolHarness h("mongodb:\n  targets:\n" + target("t", c), env());
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h.registry().resources().size(), 1U);
+  EXPECT_EQ(h.registry().findResource(collectionResourceUri(other)), nullptr);
+  auto d = readResource(h, collectionResourceUri(c));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ((*d)["collection"], c);
+  ASSERT_EQ((*d)["targets"].size(), 1U);
+  const Json& t = (*d)["targets"][0];
+  EXPECT_EQ(t["id"], (Json{{"field", "_id"}, {"type", "objectId"}}));
+  // The real documents carry exactly the described fields (they all have n and title), never the
+  // unlisted `secret`.
+  EXPECT_EQ(returnedKeys(h, "t"), describedFields(t));
+  EXPECT_EQ(describedFields(t), (std::set<std::string>{"_id", "n", "title"}));
+  const std::string text = d->dump();
+  for (const char* v : {"doc 1", "never returned", "secret"}) {
+    EXPECT_EQ(text.find(v), std::string::npos) << v;
+  }
+}
+
+TEST_F(Fixture, ResourceOfACollectionWhoseNameNeedsEncoding) {
+  // A name MongoDB accepts with characters that are not unreserved in a URI.
+  const std::string c = collection("we/ird#name?%41&\xc3\xa9");
+  BsonPtr doc = newDoc();
+  BSON_APPEND_INT32(doc.get(), "n", 7);
+  BSON_APPEND_UTF8(doc.get(), "title", "odd one");
+  insert(c, std::move(doc));
+  ToolHarness h("mongodb:\n  targets:\n    odd:\n      collection: \"" + c +
+                    "\"\n      projection: [n, title]\n",
+                env());
+  ASSERT_TRUE(h.ok()) << (h.diag().errors().empty() ? "" : h.diag().errors()[0]);
+  ASSERT_EQ(h.registry().resources().size(), 1U);
+  const std::string uri = h.registry().resources()[0]->uri;
+  const std::string prefix = "mcpdb://mongodb/collections/";
+  ASSERT_EQ(uri.rfind(prefix, 0), 0U);
+  EXPECT_EQ(uri.find_first_of(" #?/&\xc3", prefix.size()), std::string::npos) << uri;
+  EXPECT_EQ(percentDecode(uri.substr(prefix.size())), c);
+  auto d = readResource(h, uri);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ((*d)["collection"], c);
+  // The collection it names is the one the tools read.
+  EXPECT_EQ(returnedKeys(h, "odd"), describedFields((*d)["targets"][0]));
+}
+
+TEST_F(Fixture, DefaultSectionResource) {
+  // The built-in section on a throwaway database holding one demo-shaped document with an extra
+  // field the projection leaves out.
+  const std::string db = "it" + std::to_string(::getpid()) + "_resdemo";
+  CollectionPtr coll(mongoc_client_get_collection(client_.get(), db.c_str(), "documents"));
+  BsonPtr doc = newDoc();
+  BSON_APPEND_UTF8(doc.get(), "doc_id", "doc-77");
+  BSON_APPEND_UTF8(doc.get(), "title", "A demo title 5521");
+  BSON_APPEND_UTF8(doc.get(), "body", "A demo body 5522");
+  BSON_APPEND_UTF8(doc.get(), "category", "databases");
+  BsonPtr tags = newDoc();
+  BSON_APPEND_UTF8(tags.get(), "0", "sql");
+  BSON_APPEND_ARRAY(doc.get(), "tags", tags.get());
+  BSON_APPEND_UTF8(doc.get(), "published", "2024-01-15");
+  BSON_APPEND_UTF8(doc.get(), "embedding_model", "m");
+  BSON_APPEND_UTF8(doc.get(), "internal_note", "hidden 5523");
+  bson_error_t err;
+  ASSERT_TRUE(mongoc_collection_insert_one(coll.get(), doc.get(), nullptr, nullptr, &err))
+      << err.message;
+  ToolHarness h(std::string(defaultSectionYaml()),
+                {{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db}});
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h.registry().resources().size(), 1U);
+  auto d = readResource(h, "mcpdb://mongodb/collections/documents");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const Json& t = (*d)["targets"][0];
+  EXPECT_EQ(t["name"], "documents");
+  EXPECT_EQ(t["id"]["type"], "objectId");
+  EXPECT_EQ(describedFields(t),
+            (std::set<std::string>{"_id", "body", "category", "doc_id", "embedding_model",
+                                   "published", "tags", "title"}));
+  EXPECT_EQ(returnedKeys(h, "documents"), describedFields(t));
+  EXPECT_EQ(t["semantic_search"]["tool"], "semantic_search_mongodb");
+  EXPECT_EQ(t["semantic_search"]["vector_field"], "embedding");
+  EXPECT_EQ(t["semantic_search"]["index"], "documents_vector_index");
+  EXPECT_EQ(t["semantic_search"]["filters"],
+            Json::parse(R"([{"field": "category", "type": "string"},
+                                                               {"field": "tags", "type": "string"}])"));
+  EXPECT_EQ((*d)["tools"],
+            (Json{"count_mongodb_documents", "get_mongodb_document", "list_mongodb_documents",
+                  "list_mongodb_targets", "semantic_search_mongodb"}));
+  const std::string text = d->dump();
+  for (const char* v : {"5521", "5522", "5523", "doc-77", "internal_note"}) {
+    EXPECT_EQ(text.find(v), std::string::npos) << v;
+  }
+  DatabasePtr database(mongoc_client_get_database(client_.get(), db.c_str()));
+  mongoc_database_drop(database.get(), nullptr);
 }
 
 }  // namespace

@@ -113,7 +113,15 @@ TEST(PostgresPool, WrongPasswordIsAClearErrorWithoutTheCredentials) {
 TEST(PostgresPool, BusyPoolIsResourceExhaustedAtTheDeadline) {
   auto rt = makeRuntime(kPidYaml);
   std::thread worker([&] { (void)call(*rt, "slow", Json::object()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Until the slow statement holds the only connection (a fixed sleep was too short once on a
+  // loaded machine: the first connect and the proof came after the second call).
+  for (int i = 0; i < 200; ++i) {
+    const auto active = superuserQuery(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+        "'%generate_series(1, 200004)%' AND pid <> pg_backend_pid()");
+    if (active && *active != "0") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   auto r =
       call(*rt, "pid", Json::object(), {}, Limits{100, 1 << 20, std::chrono::milliseconds(200)});
   worker.join();

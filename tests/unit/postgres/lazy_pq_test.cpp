@@ -66,6 +66,7 @@ TEST(PostgresLazyLibpq, NullHandleAnswersMatchLibpq) {
             REAL(PQsendPrepare)(nullptr, "s", sql, 0, nullptr));
   EXPECT_EQ(PQsendQueryPrepared(nullptr, "s", 0, nullptr, nullptr, nullptr, 0),
             REAL(PQsendQueryPrepared)(nullptr, "s", 0, nullptr, nullptr, nullptr, 0));
+  EXPECT_EQ(PQsendDescribePrepared(nullptr, ""), REAL(PQsendDescribePrepared)(nullptr, ""));
   EXPECT_EQ(PQsetSingleRowMode(nullptr), REAL(PQsetSingleRowMode)(nullptr));
   EXPECT_EQ(PQconsumeInput(nullptr), REAL(PQconsumeInput)(nullptr));
   EXPECT_EQ(PQisBusy(nullptr), REAL(PQisBusy)(nullptr));
@@ -81,6 +82,8 @@ TEST(PostgresLazyLibpq, NullHandleAnswersMatchLibpq) {
   EXPECT_EQ(PQnfields(nullptr), REAL(PQnfields)(nullptr));
   EXPECT_EQ(PQfname(nullptr, 0), REAL(PQfname)(nullptr, 0));
   EXPECT_EQ(PQftype(nullptr, 0), REAL(PQftype)(nullptr, 0));
+  EXPECT_EQ(PQnparams(nullptr), REAL(PQnparams)(nullptr));
+  EXPECT_EQ(PQparamtype(nullptr, 0), REAL(PQparamtype)(nullptr, 0));
   EXPECT_EQ(PQgetvalue(nullptr, 0, 0), REAL(PQgetvalue)(nullptr, 0, 0));
   EXPECT_EQ(PQgetlength(nullptr, 0, 0), REAL(PQgetlength)(nullptr, 0, 0));
   EXPECT_EQ(PQgetisnull(nullptr, 0, 0), REAL(PQgetisnull)(nullptr, 0, 0));

@@ -1,0 +1,27 @@
+#pragma once
+// Schema resources of the DynamoDB engine: one per table that a registered target reads
+// (mcpdb://dynamodb/tables/<table>), with its key schema and indexes from DescribeTable and, per
+// target, the key schema the tools use and the fields they return. The JSON shape is documented in
+// README.md ("Schema resources").
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "engines/dynamodb/backend.hpp"
+#include "engines/dynamodb/registry.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::dynamodb {
+
+// The resource URI of a table (percent-encoded).
+std::string tableResourceUri(std::string_view table);
+
+// Adds a resource per table of the registry and the template. Never connects: a read sends one
+// DescribeTable through `backend` (the tools' transport) when its cached answer is missing or old.
+Status registerResources(protocol::ToolRegistry& tools,
+                         const std::shared_ptr<const Registry>& registry,
+                         const std::shared_ptr<Backend>& backend);
+
+}  // namespace mcpdb::dynamodb
