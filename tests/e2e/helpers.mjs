@@ -81,10 +81,13 @@ export function rawServer(env, args = []) {
 
 // `serve --http` on a free loopback port with the built-in allowlist and one client whose fresh
 // API key (from `keys new`, scoped to `scope`, postgres by default) is returned with the server's
-// URL. `env` is the server's engine environment (by default only POSTGRES_DSN).
-export async function startHttpServer(name = 'e2e-agent', { scope = 'postgres', env } = {}) {
+// URL. `env` is the server's engine environment (by default only POSTGRES_DSN); `rate` (requests
+// per second, also the burst) replaces the default per-client rate limit for tests that send more
+// requests at once than it allows.
+export async function startHttpServer(name = 'e2e-agent', { scope = 'postgres', env, rate } = {}) {
   assert.ok(process.env.POSTGRES_DSN, 'POSTGRES_DSN missing: run through scripts/test.sh');
-  const keyOut = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', scope]).toString();
+  const rateArgs = rate ? ['--rate', String(rate), '--burst', String(rate)] : [];
+  const keyOut = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', scope, ...rateArgs]).toString();
   const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
   assert.ok(key, 'keys new printed a key');
   // The printed block starts at "  clients:" and is already indented for an `http:` section.

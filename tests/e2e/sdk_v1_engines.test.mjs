@@ -64,7 +64,8 @@ test('v1 SDK at 2025-11-25 over stdio: every engine\'s demo tools and the schema
 });
 
 test('v1 SDK at 2025-11-25 over Streamable HTTP: every engine\'s demo tools and the schema resources', async () => {
-  const s = await startHttpServer('e2e-v1-all', { scope: 'postgres,dynamodb,mongodb', env: enginesOrFail() });
+  // About 25 requests back to back: above the default rate limit (10/s, burst 20) on a fast machine.
+  const s = await startHttpServer('e2e-v1-all', { scope: 'postgres,dynamodb,mongodb', env: enginesOrFail(), rate: 1000 });
   try {
     const { Client } = await import(sdkClient);
     const { StreamableHTTPClientTransport } = await import(sdkHttp);

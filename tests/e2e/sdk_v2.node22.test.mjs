@@ -117,7 +117,8 @@ test('v2 SDK pinned to 2026-07-28 over stdio: every engine\'s demo tools and the
 // Streamable HTTP with an API key: every POST is answered without a session, and the key's scope
 // decides what is listed (so cacheable results are "private").
 async function overHttp(scope, engines) {
-  const s = await startHttpServer(`e2e-v2-${engines.length}`, { scope, env: enginesOrFail() });
+  // About 25 requests back to back: above the default rate limit (10/s, burst 20) on a fast machine.
+  const s = await startHttpServer(`e2e-v2-${engines.length}`, { scope, env: enginesOrFail(), rate: 1000 });
   try {
     const exchanges = [];
     const spy = async (url, init) => {
