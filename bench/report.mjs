@@ -47,6 +47,111 @@ p("databases; ⚠ marks a figure with errors or a wrong answer (see latest.json)
 p("requests over all repetitions (HTTP status other than 200, JSON-RPC errors, isError results, no HTTP answer),");
 p("then repetitions that failed as a whole.");
 
+// 2026-07-28 (stateless, per-request _meta) beside 2025-11-25 (initialize, sessions): mcp-dbserver's
+// get_document at both versions, interleaved runs, and any peer that answered a 2026-07-28
+// server/discover. Ratios are modern ÷ legacy from the same run.
+function protocolTables(P) {
+  if (!P) return;
+  const Cs = P.concurrency || [1, 8];
+  const eras = [["legacy", P.legacy_version], ["modern", P.modern_version]];
+  p();
+  p(`## ${P.modern_version} beside ${P.legacy_version}: one document by id`);
+  p();
+  p(`The same server and config at both protocol versions: ${P.legacy_version} with initialize (and one session per`);
+  p(`HTTP connection), ${P.modern_version} stateless (no initialize; \`_meta\` in every request; over HTTP the`);
+  p("MCP-Protocol-Version, Mcp-Method and Mcp-Name headers and no session). Runs interleaved (legacy, modern, legacy, …);");
+  p(`cold start is spawn → initialize answer (${P.legacy_version}) or spawn → server/discover answer (${P.modern_version}).`);
+  p(`Every ${P.modern_version} answer must carry \`"resultType":"complete"\` (else it counts as an error).`);
+  if (P.ceiling) {
+    p();
+    p("The load client's own ceiling at both versions (the instant echo server, one run each): what the client can send");
+    p(`is far above what the servers below serve, at ${P.modern_version} as at ${P.legacy_version}.`);
+    p();
+    p(`| Transport | Protocol | ${Cs.map((c) => `p50 c=${c}`).join(" | ")} | ${Cs.map((c) => `req/s c=${c}`).join(" | ")} | errors |`);
+    p(`|---|---|${Cs.map(() => "---|").join("")}${Cs.map(() => "---|").join("")}---|`);
+    for (const t of ["stdio", "http"]) {
+      const x = P.ceiling[t];
+      if (!x) continue;
+      for (const [era, version] of eras) {
+        p(`| ${t} | ${version} | ${Cs.map((c) => us(med(x[`${era}_c${c}`]?.p50_us)) + errNote(x[`${era}_c${c}`])).join(" | ")} | ${Cs.map((c) => fmt(med(x[`${era}_c${c}`]?.throughput_rps))).join(" | ")} | ${Cs.map((c) => errCount(x[`${era}_c${c}`])).join(" / ")} |`);
+      }
+    }
+  }
+  const titles = { stdio: "PostgreSQL over stdio", http: "PostgreSQL over Streamable HTTP", mongodb: "MongoDB over stdio" };
+  for (const t of ["stdio", "http", "mongodb"]) {
+    const g = P[t] || {};
+    if (g.failure) p(`\n${titles[t]}: skipped (${g.failure})`);
+    const ids = Object.keys(g).filter((k) => g[k]?.name);
+    if (!ids.length) continue;
+    p();
+    p(`### ${titles[t]}`);
+    p();
+    p(`| Server | Protocol | Cold start | ${Cs.map((c) => `p50 / p99 c=${c}`).join(" | ")} | ${Cs.map((c) => `req/s c=${c}`).join(" | ")} | errors ${Cs.map((c) => `c=${c}`).join(" / ")} |`);
+    p(`|---|---|---|${Cs.map(() => "---|").join("")}${Cs.map(() => "---|").join("")}---|`);
+    for (const id of ids) {
+      const s = g[id];
+      for (const [era, version] of eras) {
+        const cold = s[`${era}_cold`]?.cold_start_us;
+        const cells = [s.name, version, range(cold ? { min: cold.min, median: cold.p50, max: cold.max } : null, ms)];
+        for (const c of Cs) {
+          const x = s[`${era}_c${c}`];
+          cells.push(`${us(med(x?.p50_us))} / ${us(med(x?.p99_us))}${errNote(x)}`);
+        }
+        for (const c of Cs) cells.push(range(s[`${era}_c${c}`]?.throughput_rps, fmt));
+        cells.push(Cs.map((c) => errCount(s[`${era}_c${c}`])).join(" / "));
+        p(`| ${cells.join(" | ")} |`);
+      }
+    }
+    p();
+    p(`${P.modern_version} ÷ ${P.legacy_version} (same server, same run): throughput above 1× is faster, latency above 1× is slower.`);
+    p();
+    p(`| Server | cold start | ${Cs.map((c) => `req/s c=${c}`).join(" | ")} | ${Cs.map((c) => `p50 c=${c} | p99 c=${c}`).join(" | ")} |`);
+    p(`|---|---|${Cs.map(() => "---|").join("")}${Cs.map(() => "---|---|").join("")}`);
+    for (const id of ids) {
+      const s = g[id];
+      const q = (f) => rfmt(ratio(f("modern"), f("legacy")));
+      const cells = [s.name, q((e) => s[`${e}_cold`]?.cold_start_us?.p50)];
+      for (const c of Cs) cells.push(q((e) => med(s[`${e}_c${c}`]?.throughput_rps)));
+      for (const c of Cs) cells.push(q((e) => med(s[`${e}_c${c}`]?.p50_us)), q((e) => med(s[`${e}_c${c}`]?.p99_us)));
+      p(`| ${cells.join(" | ")} |`);
+    }
+    const o = g[OURS];
+    const peers = ids.filter((id) => id !== OURS);
+    if (o && peers.length) {
+      p();
+      p(`Peers at ${P.modern_version} as a ratio to mcp-dbserver at ${P.modern_version}: latency peer ÷ ours, throughput ours ÷ peer.`);
+      p();
+      p(`| Peer | ${Cs.map((c) => `p50 c=${c}`).join(" | ")} | ${Cs.map((c) => `throughput c=${c}`).join(" | ")} |`);
+      p(`|---|${Cs.map(() => "---|").join("")}${Cs.map(() => "---|").join("")}`);
+      for (const id of peers) {
+        const s = g[id];
+        p(`| ${s.name} | ${Cs.map((c) => rfmt(ratio(med(s[`modern_c${c}`]?.p50_us), med(o[`modern_c${c}`]?.p50_us)))).join(" | ")} | ` +
+          `${Cs.map((c) => rfmt(ratio(med(o[`modern_c${c}`]?.throughput_rps), med(s[`modern_c${c}`]?.throughput_rps)))).join(" | ")} |`);
+      }
+    }
+  }
+  const probes = ["stdio", "http", "mongodb"].flatMap((t) => Object.entries(P.probe?.[t] || {}).map(([id, x]) => ({ t: t === "http" ? "Streamable HTTP" : "stdio", id, ...x })));
+  if (probes.length) {
+    p();
+    p(`Which peers speak ${P.modern_version} (one ${P.modern_version} \`server/discover\` to each, this run):`);
+    p();
+    p("| Peer | Transport | Speaks it? | Answer |");
+    p("|---|---|---|---|");
+    for (const x of probes) {
+      const why = x.speaks ? `complete result in ${ms(x.answer_us)}` : String(x.failure || "").replace(/\|/g, "\\|").replace(/\s+/g, " ").slice(0, 160);
+      p(`| ${x.name} | ${x.t} | ${x.speaks ? "yes" : "no"} | ${why} |`);
+    }
+    if (!probes.some((x) => x.speaks)) {
+      p();
+      p(`No pinned peer speaks ${P.modern_version}, so the ${P.modern_version} path has no side-by-side peer figure yet.`);
+    }
+  }
+  if (typeof P.duration_s === "number") {
+    p();
+    p(`This section took ${P.duration_s} s.`);
+  }
+}
+
 function serverTable(title, group, withList) {
   const ids = Object.keys(group).filter((k) => group[k] && group[k].name);
   if (!ids.length) return;
@@ -107,6 +212,7 @@ if (sdk && sdk.c1) {
 serverTable("PostgreSQL over stdio: one document by id", R.postgres, true);
 serverTable("PostgreSQL over Streamable HTTP: one document by id (one session per connection)", R.http, false);
 if (R.http?.failure) p(`\nHTTP comparison skipped: ${R.http.failure}`);
+protocolTables(R.protocol);
 serverTable("MongoDB over stdio: one document by _id", Object.fromEntries(Object.entries(R.mongodb).filter(([, v]) => v && v.name)), true);
 if (R.mongodb?.failure) p(`\nMongoDB comparison skipped: ${R.mongodb.failure}`);
 
@@ -292,7 +398,8 @@ set title "Resident memory (MB, lower is better)"
 plot "${tmp}/rss.dat" using 2:xtic(1) title "idle", "" using 3 title "after c=64"
 unset multiplot
 `;
-const g = spawnSync("gnuplot", [], { input: gp, encoding: "utf8" });
+// A run of some sections only (BENCH_SECTIONS) may have no PostgreSQL stdio figures to chart.
+const g = pgIds.length ? spawnSync("gnuplot", [], { input: gp, encoding: "utf8" }) : { status: 0 };
 if (g.status !== 0) console.error("[bench] gnuplot failed:", g.stderr);
 fs.rmSync(tmp, { recursive: true, force: true });
-console.error(`[bench] wrote ${path.join(dir, "latest.md")} and latest.png`);
+console.error(`[bench] wrote ${path.join(dir, "latest.md")}${pgIds.length ? " and latest.png" : ""}`);

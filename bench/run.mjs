@@ -31,6 +31,12 @@ const EXPECT = "Reading a query plan"; // doc-01's title: every answer must cont
 const SEMANTIC_QUERY = "how do I find out why a SQL query is slow";
 
 const env = process.env;
+// BENCH_SECTIONS=protocol (comma-separated: ceiling, floor, postgres, http, protocol, mongodb,
+// semantic) runs only those sections, e.g. while measuring one of them; default: all.
+const SECTIONS = env.BENCH_SECTIONS ? new Set(env.BENCH_SECTIONS.split(",").map((x) => x.trim())) : null;
+const want = (section) => !SECTIONS || SECTIONS.has(section);
+const LEGACY_VERSION = "2025-11-25";
+const MODERN_VERSION = "2026-07-28";
 for (const v of ["POSTGRES_DSN", "MONGODB_URI", "MONGODB_DATABASE"]) {
   if (!env[v]) throw new Error(`${v} is not set (eval "$(scripts/servers.sh env)")`);
 }
@@ -372,6 +378,123 @@ function mongoObjectId() {
   return m ? m[1] : null;
 }
 
+// ---- 2026-07-28 beside 2025-11-25 --------------------------------------------------------------
+// mcp-dbserver's get_document at both protocol versions, over stdio and HTTP at c=1 and c=8, the
+// runs interleaved (legacy, modern, legacy, modern, ...) so machine noise falls on both alike; and
+// every peer asked once with a 2026-07-28 server/discover: the peers that answer it are measured
+// the same way. The config is the built-in PostgreSQL section with self_check off (over HTTP: no
+// auth, a rate limit that is not what is measured), so the two versions differ only in protocol.
+const PROTOCOL_C = [1, 8];
+
+function protocolConfigs() {
+  const section = (engine) => fs.readFileSync(path.join(ROOT, `src/engines/${engine}/default_section.yaml`), "utf8");
+  const stdioCfg = path.join(WORK, "protocol-stdio.yaml");
+  const httpCfg = path.join(WORK, "protocol-http.yaml");
+  const mongoCfg = path.join(WORK, "protocol-mongodb.yaml");
+  fs.writeFileSync(stdioCfg, `server: {self_check: off}\n${section("postgres")}`);
+  fs.writeFileSync(httpCfg, `server: {self_check: off}\n${section("postgres")}http: {auth: none, max_concurrent_calls: 1024, rate_limit: {rate: 1000000, burst: 1000000}}\n`);
+  fs.writeFileSync(mongoCfg, `server: {self_check: off}\n${section("mongodb")}`);
+  return { stdioCfg, httpCfg, mongoCfg };
+}
+
+// The servers of this section, by group (PostgreSQL over stdio and HTTP, MongoDB over stdio): ours
+// and every peer of the group's tables above.
+function protocolServers(oid) {
+  const { stdioCfg, httpCfg, mongoCfg } = protocolConfigs();
+  const ours = { id: "mcp-dbserver", name: "mcp-dbserver (C++)", env: oursPgEnv, call: PG[0].call };
+  const stdio = [{ ...ours, cmd: [OURS, "serve", "--config", stdioCfg] }, ...PG.slice(1)];
+  const http = httpServers().map((s) => {
+    if (s.id !== "mcp-dbserver") return s;
+    const p = new URL(s.url).port;
+    return { ...ours, url: s.url, cmd: [OURS, "serve", "--config", httpCfg, "--http", `127.0.0.1:${p}`] };
+  });
+  const mongodb = MONGO(oid || "000000000000000000000000").map((s) => (s.id === "mcp-dbserver" ? { ...s, cmd: [OURS, "serve", "--config", mongoCfg] } : s));
+  return { stdio, http, mongodb };
+}
+const GROUP_TRANSPORT = { stdio: "stdio", http: "http", mongodb: "stdio" };
+
+// One cold start with a 2026-07-28 server/discover: does this server speak the version?
+function probeModern(s, transport) {
+  const args = ["--mode", "cold", "--repeat", "1", "--settle-ms", "0", "--max-seconds", "30", "--ready-timeout-ms", "15000", "--protocol-version", MODERN_VERSION];
+  if (transport === "http") args.push("--url", s.url);
+  if (s.bearer) args.push("--bearer", s.bearer);
+  const r = loadgen(args, s.cmd, s.env, `${s.id}-${transport}-probe-modern`, 60);
+  const speaks = (r.runs ?? 0) > 0;
+  return { name: s.name, speaks, answer_us: speaks ? r.cold_start_us?.p50 : null, failure: speaks ? null : (r.failures?.[0] || r.failure || "no answer").slice(0, 300) };
+}
+
+function protocolSection() {
+  const out = { legacy_version: LEGACY_VERSION, modern_version: MODERN_VERSION, concurrency: PROTOCOL_C, probe: { stdio: {}, http: {}, mongodb: {} }, stdio: {}, http: {}, mongodb: {} };
+  // The load client's own ceiling at both versions (the instant echo server), one run each.
+  out.ceiling = {};
+  for (const transport of ["stdio", "http"]) {
+    const echo = { id: "echo", cmd: transport === "stdio" ? [ECHO] : [ECHO, "--http", String(nextPort())], env: baseEnv({}), call: { tool: "echo", args: {} }, expect: "echo" };
+    if (transport === "http") echo.url = `http://127.0.0.1:${port}/mcp`;
+    out.ceiling[transport] = {};
+    for (const c of PROTOCOL_C) {
+      for (const [era, version] of [["legacy", LEGACY_VERSION], ["modern", MODERN_VERSION]]) {
+        const args = ["--method", "tools/call", ...callArgs(echo), "--requests", "1000000", "--concurrency", String(c), "--warmup", String(20 + c * 2), "--max-seconds", String(Math.min(LOAD_SECONDS, 1.5)), "--settle-ms", "100", "--protocol-version", version];
+        if (transport === "http") args.push("--url", echo.url);
+        out.ceiling[transport][`${era}_c${c}`] = summarizeRuns([loadgen(args, echo.cmd, echo.env, `echo-${transport}-${era}-c${c}`)]);
+      }
+    }
+  }
+  const oid = results.mongodb?.doc_oid || mongoObjectId();
+  const servers = protocolServers(oid);
+  for (const group of ["stdio", "http", "mongodb"]) {
+    const transport = GROUP_TRANSPORT[group];
+    if (group === "mongodb" && !oid) {
+      out.mongodb.failure = "could not find doc-01's ObjectId (is the demo data loaded?)";
+      continue;
+    }
+    const list = servers[group];
+    for (const s of list) {
+      if (s.id === "mcp-dbserver") continue;
+      log(`  ${s.id}: does it speak ${MODERN_VERSION}? (${group})`);
+      out.probe[group][s.id] = probeModern(s, transport);
+    }
+    const measured = list.filter((s) => s.id === "mcp-dbserver" || out.probe[group][s.id]?.speaks);
+    for (const s of measured) {
+      const ours = s.id === "mcp-dbserver";
+      const raw = {};
+      const r = (out[group][s.id] = { name: s.name });
+      for (const [era, version] of [["legacy", LEGACY_VERSION], ["modern", MODERN_VERSION]]) {
+        log(`  ${s.id}: cold start at ${version} (${group})`);
+        const args = ["--mode", "cold", "--repeat", String(QUICK ? 3 : ours ? 20 : 5), "--settle-ms", "300", "--max-seconds", "60", "--protocol-version", version];
+        if (transport === "http") args.push("--url", s.url);
+        if (s.bearer) args.push("--bearer", s.bearer);
+        r[`${era}_cold`] = loadgen(args, s.cmd, s.env, `${s.id}-${group}-${era}-cold`, 150);
+      }
+      for (let i = 0; i < REPS; ++i) {
+        for (const c of PROTOCOL_C) {
+          for (const [era, version] of [["legacy", LEGACY_VERSION], ["modern", MODERN_VERSION]]) {
+            log(`  ${s.id}: tools/call c=${c} at ${version} (${group}, rep ${i + 1}/${REPS})`);
+            const args = [
+              "--method", "tools/call",
+              ...callArgs(s),
+              "--requests", String(ours ? 200000 : 50000),
+              "--concurrency", String(c),
+              "--warmup", String(20 + c * 2),
+              "--max-seconds", String(LOAD_SECONDS),
+              "--settle-ms", "300",
+              "--protocol-version", version,
+            ];
+            if (transport === "http") args.push("--url", s.url);
+            if (s.bearer) args.push("--bearer", s.bearer);
+            (raw[`${era}_c${c}`] ??= []).push(loadgen(args, s.cmd, s.env, `${s.id}-${group}-${era}-c${c}-r${i}`));
+          }
+        }
+      }
+      for (const [k, runs] of Object.entries(raw)) {
+        r[k] = summarizeRuns(runs);
+        // The rep-by-rep figures, so the interleaving can be read back pair by pair.
+        r[k].per_run = runs.map((x) => ({ rps: x.result?.throughput_rps ?? null, p50_us: x.result?.latency_us?.p50 ?? null, p99_us: x.result?.latency_us?.p99 ?? null, errors: x.result?.errors ?? null }));
+      }
+    }
+  }
+  return out;
+}
+
 // ---- main -------------------------------------------------------------------------------------
 const started = Date.now();
 const machine = {
@@ -388,86 +511,103 @@ const machine = {
 };
 const results = { machine, client_ceiling: {}, floor: null, db_ceiling: null, added_latency: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
 
-log("client ceiling against the instant echo server");
-for (const transport of ["stdio", "http"]) {
-  const s = transport === "stdio" ? { id: "echo", cmd: [ECHO] } : { id: "echo", cmd: [ECHO, "--http", String(nextPort())] };
-  if (transport === "http") s.url = `http://127.0.0.1:${port}/mcp`;
-  s.call = { tool: "echo", args: {} };
-  s.expect = "echo";
-  s.env = baseEnv({});
-  results.client_ceiling[transport] = {};
-  for (const c of CONCURRENCY) {
-    results.client_ceiling[transport][`c${c}`] = loadRuns({ ...s, id: "mcp-dbserver" }, transport, "tools/call", c, callArgs(s), 1);
-  }
-}
-
-log("official Node SDK client against the same echo server");
-{
-  const r = spawnSync("node", [path.join(BENCH, "sdk_ceiling.mjs"), ECHO, QUICK ? "2000" : "5000"], { encoding: "utf8", timeout: 90000 });
-  try {
-    results.client_ceiling.node_sdk = JSON.parse(r.stdout.trim());
-  } catch {
-    results.client_ceiling.node_sdk = { failure: (r.stderr || "").slice(0, 300) };
-  }
-}
-
-log("libpq floor");
-results.floor = floor();
-log("database ceiling (libpq, prepared pipeline, 8 and 64 threads)");
-results.db_ceiling = dbCeiling();
-log("added latency over libpq: interleaved pairs");
-results.added_latency = addedLatencyPairs();
-
-log("PostgreSQL over stdio");
-for (const s of PG) {
-  const r = (results.postgres[s.id] = { name: s.name });
-  log(`  ${s.id}: cold start`);
-  r.cold = coldStart(s, "stdio");
-  log(`  ${s.id}: tools/list`);
-  r.tools_list = loadRuns(s, "stdio", "tools/list", 1, QUICK ? [] : []);
-  for (const c of CONCURRENCY) {
-    log(`  ${s.id}: tools/call c=${c}`);
-    r[`call_c${c}`] = loadRuns(s, "stdio", "tools/call", c, callArgs(s));
-  }
-}
-
-log("PostgreSQL over Streamable HTTP");
-try {
-  prepareOursHttp();
-  for (const s of httpServers()) {
-    const r = (results.http[s.id] = { name: s.name });
-    log(`  ${s.id}: cold start (http)`);
-    r.cold = coldStart(s, "http");
+if (want("ceiling")) {
+  log("client ceiling against the instant echo server");
+  for (const transport of ["stdio", "http"]) {
+    const s = transport === "stdio" ? { id: "echo", cmd: [ECHO] } : { id: "echo", cmd: [ECHO, "--http", String(nextPort())] };
+    if (transport === "http") s.url = `http://127.0.0.1:${port}/mcp`;
+    s.call = { tool: "echo", args: {} };
+    s.expect = "echo";
+    s.env = baseEnv({});
+    results.client_ceiling[transport] = {};
     for (const c of CONCURRENCY) {
-      log(`  ${s.id}: tools/call c=${c} (http)`);
-      r[`call_c${c}`] = loadRuns(s, "http", "tools/call", c, callArgs(s));
+      results.client_ceiling[transport][`c${c}`] = loadRuns({ ...s, id: "mcp-dbserver" }, transport, "tools/call", c, callArgs(s), 1);
     }
   }
-} catch (e) {
-  results.http.failure = String(e.message || e);
-  log("  http skipped:", results.http.failure);
+
+  log("official Node SDK client against the same echo server");
+  {
+    const r = spawnSync("node", [path.join(BENCH, "sdk_ceiling.mjs"), ECHO, QUICK ? "2000" : "5000"], { encoding: "utf8", timeout: 90000 });
+    try {
+      results.client_ceiling.node_sdk = JSON.parse(r.stdout.trim());
+    } catch {
+      results.client_ceiling.node_sdk = { failure: (r.stderr || "").slice(0, 300) };
+    }
+  }
 }
 
-log("MongoDB over stdio");
-const oid = mongoObjectId();
-results.mongodb.doc_oid = oid;
-if (oid) {
-  for (const s of MONGO(oid)) {
-    const r = (results.mongodb[s.id] = { name: s.name });
+if (want("floor")) {
+  log("libpq floor");
+  results.floor = floor();
+  log("database ceiling (libpq, prepared pipeline, 8 and 64 threads)");
+  results.db_ceiling = dbCeiling();
+  log("added latency over libpq: interleaved pairs");
+  results.added_latency = addedLatencyPairs();
+}
+
+if (want("postgres")) {
+  log("PostgreSQL over stdio");
+  for (const s of PG) {
+    const r = (results.postgres[s.id] = { name: s.name });
     log(`  ${s.id}: cold start`);
     r.cold = coldStart(s, "stdio");
-    r.tools_list = loadRuns(s, "stdio", "tools/list", 1);
+    log(`  ${s.id}: tools/list`);
+    r.tools_list = loadRuns(s, "stdio", "tools/list", 1, QUICK ? [] : []);
     for (const c of CONCURRENCY) {
       log(`  ${s.id}: tools/call c=${c}`);
       r[`call_c${c}`] = loadRuns(s, "stdio", "tools/call", c, callArgs(s));
     }
   }
-} else {
-  results.mongodb.failure = "could not find doc-01's ObjectId (is the demo data loaded?)";
 }
 
-log("semantic search end to end (mcp-dbserver only: no peer embeds locally)");
-{
+if (want("http")) {
+  log("PostgreSQL over Streamable HTTP");
+  try {
+    prepareOursHttp();
+    for (const s of httpServers()) {
+      const r = (results.http[s.id] = { name: s.name });
+      log(`  ${s.id}: cold start (http)`);
+      r.cold = coldStart(s, "http");
+      for (const c of CONCURRENCY) {
+        log(`  ${s.id}: tools/call c=${c} (http)`);
+        r[`call_c${c}`] = loadRuns(s, "http", "tools/call", c, callArgs(s));
+      }
+    }
+  } catch (e) {
+    results.http.failure = String(e.message || e);
+    log("  http skipped:", results.http.failure);
+  }
+}
+
+if (want("mongodb")) {
+  log("MongoDB over stdio");
+  const oid = mongoObjectId();
+  results.mongodb.doc_oid = oid;
+  if (oid) {
+    for (const s of MONGO(oid)) {
+      const r = (results.mongodb[s.id] = { name: s.name });
+      log(`  ${s.id}: cold start`);
+      r.cold = coldStart(s, "stdio");
+      r.tools_list = loadRuns(s, "stdio", "tools/list", 1);
+      for (const c of CONCURRENCY) {
+        log(`  ${s.id}: tools/call c=${c}`);
+        r[`call_c${c}`] = loadRuns(s, "stdio", "tools/call", c, callArgs(s));
+      }
+    }
+  } else {
+    results.mongodb.failure = "could not find doc-01's ObjectId (is the demo data loaded?)";
+  }
+}
+
+if (want("protocol")) {
+  log(`protocol versions: ${LEGACY_VERSION} vs ${MODERN_VERSION}, interleaved`);
+  const t = Date.now();
+  results.protocol = protocolSection();
+  results.protocol.duration_s = Math.round((Date.now() - t) / 1000);
+}
+
+if (want("semantic")) {
+  log("semantic search end to end (mcp-dbserver only: no peer embeds locally)");
   const pgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursPgEnv, call: { tool: "semantic_search_documents", args: { query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
   const mgS = { id: "mcp-dbserver", cmd: [OURS, "serve"], env: oursMongoEnv, call: { tool: "semantic_search_mongodb", args: { query: SEMANTIC_QUERY, k: 5 } }, expect: "doc-" };
   results.semantic.pgvector_c1 = loadRuns(pgS, "stdio", "tools/call", 1, callArgs(pgS));

@@ -7,7 +7,8 @@
 # bench/results/latest.{md,json,png}. Bounded: a few minutes on 2 cores.
 # Environment: BENCH_BUILD_DIR (use an existing build instead of the release preset),
 # BENCH_SKIP_BUILD=1, BENCH_LOADER (another mcp-dbserver-load), BENCH_SKIP_LOAD=1 (demo data already loaded), BENCH_QUICK=1 (short harness
-# check), BENCH_REPS, BENCH_LOAD_SECONDS, BENCH_OUT_DIR.
+# check), BENCH_REPS, BENCH_LOAD_SECONDS, BENCH_OUT_DIR, BENCH_SECTIONS (e.g. protocol: only the
+# 2026-07-28 beside 2025-11-25 section; see bench/run.mjs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -46,5 +47,5 @@ if [[ ${BENCH_SKIP_LOAD:-0} != 1 ]]; then
 fi
 
 log "machine load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-timeout 900 node "$ROOT/bench/run.mjs"
+timeout 1500 node "$ROOT/bench/run.mjs"
 log "done: bench/results/latest.md"

@@ -2,7 +2,9 @@
 // ceiling (a benchmark of servers must not be a benchmark of its client).
 //   mcpdb-echo-server                 newline-delimited JSON-RPC on stdin/stdout
 //   mcpdb-echo-server --http PORT     Streamable HTTP (JSON answers) on 127.0.0.1:PORT/mcp
-// It answers initialize, ping, tools/list (one tool) and tools/call with fixed results.
+// It answers initialize, ping, tools/list (one tool) and tools/call with fixed results; a request
+// that carries the 2026-07-28 _meta (io.modelcontextprotocol/protocolVersion) gets the same
+// results with "resultType":"complete", and server/discover is answered.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,6 +30,21 @@ std::string answer(std::string_view line) {
   if (info.raw_id.empty()) return {};
   std::string out = R"({"jsonrpc":"2.0","id":)";
   out += info.raw_id;
+  if (line.find(R"("io.modelcontextprotocol/protocolVersion")") != std::string_view::npos) {
+    if (info.method == "\"server/discover\"") {
+      out +=
+          R"(,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete"}})";
+    } else if (info.method == "\"tools/list\"") {
+      out +=
+          R"(,"result":{"tools":[{"name":"echo","description":"Answers at once.","inputSchema":{"type":"object"}}],"resultType":"complete"}})";
+    } else if (info.method == "\"tools/call\"") {
+      out +=
+          R"(,"result":{"content":[{"type":"text","text":"[{\"id\":\"doc-01\",\"title\":\"echo\"}]"}],"resultType":"complete"}})";
+    } else {
+      out += R"(,"error":{"code":-32601,"message":"Method not found"}})";
+    }
+    return out;
+  }
   if (info.method == "\"initialize\"") {
     out +=
         R"(,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}})";

@@ -122,7 +122,8 @@ std::string messageFromSse(const std::string& body) {
 
 }  // namespace
 
-bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::milliseconds timeout) {
+bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::milliseconds timeout,
+                    std::string_view extra_headers) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!connect()) return false;
@@ -132,6 +133,7 @@ bool HttpConn::post(const std::string& body, HttpReply& reply, std::chrono::mill
             "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
     if (!session_id.empty()) out_ += "Mcp-Session-Id: " + session_id + "\r\n";
     if (!protocol_version.empty()) out_ += "MCP-Protocol-Version: " + protocol_version + "\r\n";
+    out_ += extra_headers;
     if (!bearer.empty()) out_ += "Authorization: Bearer " + bearer + "\r\n";
     out_ += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     out_ += body;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 namespace mcpdb::bench {
 
@@ -34,7 +35,10 @@ class HttpConn {
   // Connects (once; again after the server closed the connection). False when refused.
   bool connect();
   // POSTs one JSON-RPC message and reads the reply; false on a transport failure or timeout.
-  bool post(const std::string& body, HttpReply& reply, std::chrono::milliseconds timeout);
+  // `extra_headers` (complete "Name: value\r\n" lines, e.g. the 2026-07-28 Mcp-Method and
+  // Mcp-Name) go after MCP-Protocol-Version; empty adds nothing.
+  bool post(const std::string& body, HttpReply& reply, std::chrono::milliseconds timeout,
+            std::string_view extra_headers = {});
 
   std::string session_id;        // sent as Mcp-Session-Id once set
   std::string protocol_version;  // sent as MCP-Protocol-Version once set

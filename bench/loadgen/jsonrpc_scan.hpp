@@ -1,7 +1,7 @@
 // A minimal scanner for the top level of a JSON-RPC response: finds "id" (integer), whether an
-// "error" member is present, and whether result.isError is true. Hand-written (no Debian library
-// does a top-level-only scan) so the load client spends nanoseconds, not a full parse, per
-// response: the client must not be what the benchmark measures.
+// "error" member is present, whether result.isError is true, and result.resultType. Hand-written
+// (no Debian library does a top-level-only scan) so the load client spends nanoseconds, not a full
+// parse, per response: the client must not be what the benchmark measures.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +13,12 @@ namespace mcpdb::bench {
 struct ResponseInfo {
   std::optional<std::int64_t> id;  // absent for notifications or a non-integer id
   bool has_result = false;
-  bool rpc_error = false;   // a JSON-RPC "error" member
-  bool tool_error = false;  // "result": {"isError": true}
-  bool is_request = false;  // has "method": a notification or a server-to-client request
-  std::string_view method;  // the method's raw JSON string (with quotes), when is_request
-  std::string_view raw_id;  // the id's raw JSON text, whatever its type
+  bool rpc_error = false;        // a JSON-RPC "error" member
+  bool tool_error = false;       // "result": {"isError": true}
+  bool is_request = false;       // has "method": a notification or a server-to-client request
+  std::string_view method;       // the method's raw JSON string (with quotes), when is_request
+  std::string_view raw_id;       // the id's raw JSON text, whatever its type
+  std::string_view result_type;  // result.resultType's raw JSON text (2026-07-28), when present
 };
 
 namespace detail {
@@ -120,6 +121,7 @@ inline ResponseInfo scanResponse(std::string_view line) {
       info.has_result = true;
       detail::forEachMember(value, [&](std::string_view k2, std::string_view v2) {
         if (k2 == "isError" && v2 == "true") info.tool_error = true;
+        if (k2 == "resultType") info.result_type = v2;
       });
     }
   });

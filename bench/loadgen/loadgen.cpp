@@ -7,6 +7,15 @@
 //                                                          too
 // Modes: --mode load (default): initialize, warm-up, then N requests at concurrency C;
 //        --mode cold: spawn the server R times and time spawn -> initialize answer.
+// Protocol: --protocol-version V (default 2025-06-18) is sent in initialize. At 2026-07-28 (or
+// later) the client is stateless instead: no initialize nor notifications/initialized; every
+// request carries params._meta (io.modelcontextprotocol/protocolVersion,
+// io.modelcontextprotocol/clientCapabilities: {} and io.modelcontextprotocol/clientInfo, which
+// initialize carried before and which Google's Toolbox requires); over HTTP every POST also carries
+// MCP-Protocol-Version, Mcp-Method and, for tools/call, Mcp-Name, and no session id. A
+// server/discover request stands where initialize stood (readiness, per HTTP connection, and the
+// answer --mode cold times), and every result must carry "resultType":"complete" (else it counts
+// as an error of kind result_type).
 // Prints one JSON object on stdout. Every loop is bounded by a count and a time limit.
 #include <fcntl.h>
 #include <poll.h>
@@ -60,7 +69,70 @@ struct Options {
   std::string bearer;
   std::string protocol_version = "2025-06-18";
   pid_t pid = -1;
+  bool modern = false;         // 2026-07-28 or later: stateless requests, see the top of the file
+  std::string modern_headers;  // the measured request's Mcp-Method / Mcp-Name header lines
 };
+
+constexpr const char* kModernVersion = "2026-07-28";
+
+// A YYYY-MM-DD version at or after 2026-07-28 is the stateless protocol.
+bool isModernVersion(const std::string& v) {
+  return v.size() == 10 && v >= kModernVersion;
+}
+
+json modernMeta(const Options& o) {
+  return json{
+      {"io.modelcontextprotocol/protocolVersion", o.protocol_version},
+      {"io.modelcontextprotocol/clientCapabilities", json::object()},
+      {"io.modelcontextprotocol/clientInfo", {{"name", "mcpdb-loadgen"}, {"version", "1.0"}}}};
+}
+
+std::string base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
+                       (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// An Mcp-Name value: as is when it is plain visible ASCII, else in the =?base64?...?= form.
+std::string mcpHeaderValue(const std::string& v) {
+  bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ' && v.rfind("=?base64?", 0) != 0;
+  for (char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e) plain = false;
+  }
+  return plain ? v : "=?base64?" + base64(v) + "?=";
+}
+
+// The header lines a 2026-07-28 POST of `method` with `params` carries beyond
+// MCP-Protocol-Version.
+std::string modernHeaders(const std::string& method, const json& params) {
+  std::string h = "Mcp-Method: " + method + "\r\n";
+  const char* source = method == "tools/call" || method == "prompts/get" ? "name"
+                       : method == "resources/read"                      ? "uri"
+                                                                         : nullptr;
+  if (source != nullptr && params.contains(source) && params[source].is_string())
+    h += "Mcp-Name: " + mcpHeaderValue(params[source].get<std::string>()) + "\r\n";
+  return h;
+}
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr
@@ -70,7 +142,7 @@ struct Options {
          "C]\n"
          "  [--warmup W] [--repeat R] [--max-seconds S] [--timeout-ms T] [--settle-ms T]\n"
          "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--dump FILE] [--bearer "
-         "TOKEN] [-- CMD ARGS...]\n";
+         "TOKEN]\n  [--protocol-version V] [-- CMD ARGS...]\n";
   std::exit(2);
 }
 
@@ -137,6 +209,16 @@ Options parseArgs(int argc, char** argv) {
   } else {
     o.params = json::parse(o.params).dump();  // validate early
   }
+  o.modern = isModernVersion(o.protocol_version);
+  if (o.modern) {
+    json p = json::parse(o.params);
+    if (!p.is_object()) usage("--params must be a JSON object at " + o.protocol_version);
+    json meta = modernMeta(o);
+    if (p.contains("_meta") && p["_meta"].is_object()) meta.update(p["_meta"]);
+    p["_meta"] = std::move(meta);
+    o.params = p.dump();
+    o.modern_headers = modernHeaders(o.method, p);
+  }
   if (o.url.empty() && o.command.empty()) usage("give a server command after -- or an --url");
   if (o.requests < 1 || o.requests > 10'000'000) usage("--requests out of range");
   if (o.concurrency < 1 || o.concurrency > 1024) usage("--concurrency out of range");
@@ -156,6 +238,21 @@ std::string initializeRequest(const Options& o, long id) {
 }
 
 const std::string kInitialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+
+// The 2026-07-28 readiness request (where initialize stood).
+std::string discoverRequest(const Options& o, long id) {
+  return json{{"jsonrpc", "2.0"},
+              {"id", id},
+              {"method", "server/discover"},
+              {"params", {{"_meta", modernMeta(o)}}}}
+      .dump();
+}
+const std::string kDiscoverHeaders = "Mcp-Method: server/discover\r\n";
+
+// A 2026-07-28 answer is a result with "resultType":"complete" (a JSON-RPC error is not).
+bool modernComplete(const ResponseInfo& info) {
+  return info.has_result && !info.rpc_error && info.result_type == R"("complete")";
+}
 
 std::string requestText(const Options& o, long id) {
   std::string s = R"({"jsonrpc":"2.0","id":)";
@@ -273,18 +370,56 @@ std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o,
   return answer;
 }
 
+// 2026-07-28: sends server/discover and waits for its answer, which must be complete.
+bool stdioDiscover(StdioClient& c, const Options& o, Clock::time_point deadline,
+                   std::string* error) {
+  c.queue(discoverRequest(o, 0));
+  std::optional<std::string> answer;
+  while (!answer && Clock::now() < deadline) {
+    const bool ok = c.pump(50, [&](std::string_view line) {
+      const ResponseInfo info = scanResponse(line);
+      if (info.is_request) return answerServerRequest(c, info);
+      if (info.id && *info.id == 0) answer = std::string(line);
+    });
+    if (!ok && !answer) {
+      int status = 0;
+      if (::waitpid(c.child().pid, &status, WNOHANG) != 0) break;  // the server exited
+    }
+  }
+  if (!answer) {
+    if (error) *error = "no server/discover answer";
+    return false;
+  }
+  if (!modernComplete(scanResponse(*answer))) {
+    if (error) *error = "server/discover: not a complete result: " + answer->substr(0, 300);
+    return false;
+  }
+  return true;
+}
+
+// initialize (2025-11-25 and earlier) or server/discover (2026-07-28); true once answered.
+bool stdioHandshake(StdioClient& c, const Options& o, Clock::time_point deadline,
+                    std::string* error) {
+  if (o.modern) return stdioDiscover(c, o, deadline, error);
+  if (stdioInitialize(c, o, deadline)) return true;
+  if (error) *error = "no initialize answer";
+  return false;
+}
+
 // Measured requests that did not succeed, by kind; `errors` is their sum.
 struct ErrorCounts {
   long http_status = 0;  // an HTTP status other than 200
   long rpc = 0;          // a JSON-RPC error response
   long tool = 0;         // a tool result with isError: true
   long transport = 0;    // no HTTP answer: refused, reset, timed out or garbled
+  long result_type = 0;  // 2026-07-28: a result without "resultType":"complete"
 
   void add(const ErrorCounts& o) {
     http_status += o.http_status;
     rpc += o.rpc;
     tool += o.tool;
     transport += o.transport;
+    result_type += o.result_type;
   }
 };
 
@@ -302,12 +437,18 @@ struct PhaseResult {
   std::string failure;
 };
 
-void noteResponse(PhaseResult& r, std::string_view line, const ResponseInfo& info) {
+void noteResponse(PhaseResult& r, std::string_view line, const ResponseInfo& info,
+                  const Options& o) {
   if (r.first_response.empty()) r.first_response = std::string(line);
   if (info.rpc_error || info.tool_error) {
     ++r.errors;
     ++(info.rpc_error ? r.error_kinds.rpc : r.error_kinds.tool);
     if (r.first_error.empty()) r.first_error = std::string(line.substr(0, 600));
+  } else if (o.modern && !modernComplete(info)) {
+    ++r.errors;
+    ++r.error_kinds.result_type;
+    if (r.first_error.empty())
+      r.first_error = "no \"resultType\":\"complete\": " + std::string(line.substr(0, 600));
   }
 }
 
@@ -345,7 +486,7 @@ PhaseResult stdioPhase(StdioClient& c, const Options& o, long n, long& next_id, 
       ++r.completed;
       --inflight;
       last_progress = now;
-      noteResponse(r, line, info);
+      noteResponse(r, line, info, o);
     });
     if (!ok || Clock::now() - last_progress > milliseconds(o.timeout_ms)) {
       int status = 0;
@@ -375,6 +516,7 @@ json phaseJson(PhaseResult& r, const Options& o) {
          {"throughput_rps", r.wall_s > 0 ? static_cast<double>(r.completed) / r.wall_s : 0.0},
          {"latency_us", summarize(r.latencies_ns)},
          {"time_capped", r.time_capped}};
+  if (o.modern) j["error_kinds"]["result_type"] = r.error_kinds.result_type;
   if (r.failed) j["failure"] = r.failure;
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   if (!o.expect.empty()) j["expect_ok"] = r.first_response.find(o.expect) != std::string::npos;
@@ -397,9 +539,10 @@ int runStdioLoad(const Options& o) {
            {"transport", "stdio"},
            {"method", o.method},
            {"concurrency", o.concurrency}};
-  const auto init = stdioInitialize(c, o, spawn_at + milliseconds(o.ready_timeout_ms));
-  if (!init) {
-    out["failure"] = "no initialize answer";
+  if (o.modern) out["protocol_version"] = o.protocol_version;
+  std::string error;
+  if (!stdioHandshake(c, o, spawn_at + milliseconds(o.ready_timeout_ms), &error)) {
+    out["failure"] = error;
     stopChild(c.child(), milliseconds(2000));
     std::cout << out.dump() << "\n";
     return 1;
@@ -455,13 +598,34 @@ bool httpInitialize(HttpConn& conn, const Options& o, std::string* error) {
   return true;
 }
 
+// 2026-07-28: no session; server/discover with the three headers, answered complete.
+bool httpDiscover(HttpConn& conn, const Options& o, std::string* error) {
+  conn.protocol_version = o.protocol_version;
+  HttpReply reply;
+  if (!conn.post(discoverRequest(o, 0), reply, milliseconds(o.timeout_ms), kDiscoverHeaders)) {
+    if (error) *error = "server/discover: no answer";
+    return false;
+  }
+  if (reply.status != 200 || !modernComplete(scanResponse(reply.message))) {
+    if (error)
+      *error = "server/discover: HTTP " + std::to_string(reply.status) + " " +
+               reply.message.substr(0, 300);
+    return false;
+  }
+  return true;
+}
+
+bool httpHandshake(HttpConn& conn, const Options& o, std::string* error) {
+  return o.modern ? httpDiscover(conn, o, error) : httpInitialize(conn, o, error);
+}
+
 // Spawns nothing: connects and initializes until the server answers or the deadline passes.
 bool waitHttpReady(const Options& o, Clock::time_point deadline, std::string* error) {
   const Url url = parseUrl(o.url);
   while (Clock::now() < deadline) {
     HttpConn conn(url);
     conn.bearer = o.bearer;
-    if (conn.connect()) return httpInitialize(conn, o, error);
+    if (conn.connect()) return httpHandshake(conn, o, error);
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   if (error) *error = "the HTTP server did not accept a connection in time";
@@ -473,6 +637,7 @@ int runHttpLoad(const Options& o) {
            {"transport", "http"},
            {"method", o.method},
            {"concurrency", o.concurrency}};
+  if (o.modern) out["protocol_version"] = o.protocol_version;
   Child child;
   pid_t pid = o.pid;
   std::string error;
@@ -497,7 +662,7 @@ int runHttpLoad(const Options& o) {
   for (int i = 0; i < c; ++i) {
     conns.push_back(std::make_unique<HttpConn>(url));
     conns.back()->bearer = o.bearer;
-    if (!httpInitialize(*conns.back(), o, &error)) {
+    if (!httpHandshake(*conns.back(), o, &error)) {
       out["failure"] = "connection " + std::to_string(i) + ": " + error;
       if (child.pid > 0) stopChild(child, milliseconds(2000));
       std::cout << out.dump() << "\n";
@@ -532,7 +697,8 @@ int runHttpLoad(const Options& o) {
       }
       if (i == o.warmup) measure_start.store(Clock::now().time_since_epoch().count());
       const auto s = Clock::now();
-      const bool ok = conn.post(requestText(o, i + 1), reply, milliseconds(o.timeout_ms));
+      const bool ok =
+          conn.post(requestText(o, i + 1), reply, milliseconds(o.timeout_ms), o.modern_headers);
       const auto e = Clock::now();
       if (!ok) {
         // A transport error counts against this request; the connection reconnects for the next
@@ -567,7 +733,7 @@ int runHttpLoad(const Options& o) {
       } else {
         const ResponseInfo info = scanResponse(reply.message);
         if (info.id) {
-          noteResponse(mine, reply.message, info);
+          noteResponse(mine, reply.message, info, o);
         } else {
           // A 200 that carries no JSON-RPC response (empty, or a stream without one).
           ++mine.errors;
@@ -616,6 +782,7 @@ int runHttpLoad(const Options& o) {
 int runCold(const Options& o) {
   if (o.command.empty()) usage("--mode cold needs a server command after --");
   json out{{"label", o.label}, {"transport", o.url.empty() ? "stdio" : "http"}, {"mode", "cold"}};
+  if (o.modern) out["protocol_version"] = o.protocol_version;
   std::vector<long long> ns;
   json failures = json::array();
   json rss = json::array();
@@ -631,12 +798,9 @@ int runCold(const Options& o) {
     std::string error;
     if (o.url.empty()) {
       StdioClient c(child);
-      ok = stdioInitialize(c, o, spawn_at + milliseconds(o.ready_timeout_ms)).has_value();
+      ok = stdioHandshake(c, o, spawn_at + milliseconds(o.ready_timeout_ms), &error);
       const auto t = Clock::now();
-      if (ok)
-        ns.push_back(nanosBetween(spawn_at, t));
-      else
-        error = "no initialize answer";
+      if (ok) ns.push_back(nanosBetween(spawn_at, t));
       if (ok && i == 0) {
         std::this_thread::sleep_for(milliseconds(o.settle_ms));
         rss.push_back(memoryJson(c.child().pid));
