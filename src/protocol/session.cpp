@@ -681,7 +681,9 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
       line.push_back(',');
     }
     line.append(R"("content":[{"text":")");
-    const Fence fence = tool->fence == Fence::Inherit ? core_.options().fence : tool->fence;
+    const Fence fence = result->fence != Fence::Inherit ? result->fence
+                        : tool->fence != Fence::Inherit ? tool->fence
+                                                        : core_.options().fence;
     if (fence == Fence::Always || (fence == Fence::Auto && result->free_text)) {
       const std::string nonce = fenceNonce();
       appendJsonEscapedUtf8(line, fenceOpening(nonce));

@@ -39,6 +39,9 @@ struct ToolOutput {
   // Whether the result can carry free text from the database (a text-like column, a document):
   // what Fence::Auto fences. An engine that cannot tell leaves it true.
   bool free_text = true;
+  // The fencing this result asks for (a DynamoDB or MongoDB target's `fence:`); Inherit takes the
+  // tool's, then the server's.
+  Fence fence = Fence::Inherit;
 };
 
 using ToolHandler = std::function<Result<ToolOutput>(const Json& arguments, CallContext& ctx)>;

@@ -101,7 +101,7 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
       continue;
     }
     if (!node.expectMap({"table", "description", "partition_key", "sort_key", "attributes",
-                         "exact_count", "limits"})) {
+                         "exact_count", "limits", "fence"})) {
       continue;
     }
     Target t;
@@ -165,6 +165,7 @@ Registry parseRegistry(const config::Node& section, const Limits& defaults) {
         t.exact_count.max_items = static_cast<std::uint64_t>(*m);
     }
     t.limits = config::parseLimits(node.child("limits"), reg.limits, &reg.limits);
+    if (auto f = node.choice("fence", {"auto", "always", "never"})) t.fence = *parseFence(*f);
     if (ok) reg.targets.push_back(std::move(t));
   }
   if (reg.targets.empty() && section.diag().ok()) {

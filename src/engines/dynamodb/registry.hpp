@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
 
@@ -37,6 +38,7 @@ struct Target {
   std::vector<std::string> attributes;
   ExactCount exact_count;
   Limits limits;
+  Fence fence = Fence::Inherit;  // untrusted-data fencing of its items (`fence:`)
 };
 
 struct Registry {

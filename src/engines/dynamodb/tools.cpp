@@ -138,6 +138,7 @@ Tool listTool(const std::shared_ptr<const Registry>& reg) {
     for (const auto& target : reg->targets) list.push_back(describeTarget(target));
     ToolOutput out;
     out.rows = list.size();
+    out.free_text = false;  // the operator's registry, no database text
     out.structured = {{"targets", std::move(list)}};
     return out;
   };
@@ -208,6 +209,7 @@ Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<B
                             callOptions(ctx, limits));
     if (!reply) return forTarget(*target, reply.error());
     ToolOutput out;
+    out.fence = target->fence;
     out.structured = {
         {"target", target->name}, {"found", false}, {"item", nullptr}, {"truncated", false}};
     const Json* wire_item = objectField(*reply, "Item");
@@ -358,6 +360,7 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
     }
     ToolOutput out;
     out.rows = budget.rows();
+    out.fence = target->fence;
     Json next = nullptr;
     if (resume)
       next = codec->encode(clientCursorContext(scanCursorContext(*target), ctx.principal.client_id),
@@ -442,6 +445,7 @@ Tool countTool(const std::shared_ptr<const Registry>& reg,
     const Json* table_ptr = field(*desc, "Table");
     const Json table = table_ptr != nullptr ? *table_ptr : Json::object();
     ToolOutput out;
+    out.free_text = false;  // counts
     out.structured = {{"target", target->name},
                       {"approximate_count", uintField(table, "ItemCount").value_or(0)},
                       {"approximate", true},

@@ -362,11 +362,12 @@ Settings parseSettings(const config::Node& section, const Limits& defaults) {
       continue;
     }
     if (!t.expectMap({"collection", "description", "id_type", "projection", "default_sort", "count",
-                      "vector_search"})) {
+                      "vector_search", "fence"})) {
       continue;
     }
     Target target;
     target.name = name;
+    if (auto f = t.choice("fence", {"auto", "always", "never"})) target.fence = *parseFence(*f);
     bool ok = true;
     if (auto c = t.string("collection", true)) {
       if (auto p = collectionNameProblem(*c); !p.empty()) {

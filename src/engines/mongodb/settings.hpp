@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
 
@@ -61,6 +62,7 @@ struct Target {
   bool sort_descending = false;         // default sort is on _id (the cursor is an _id position)
   std::uint64_t count_exact_max = 100000;
   std::optional<VectorSearch> vector_search;
+  Fence fence = Fence::Inherit;  // untrusted-data fencing of its documents (`fence:`)
 };
 
 struct Settings {

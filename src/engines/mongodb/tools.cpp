@@ -111,6 +111,7 @@ protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
       targets.push_back(std::move(item));
     }
     protocol::ToolOutput out;
+    out.free_text = false;  // the operator's registry, no database text
     out.rows = targets.size();
     out.structured = {{"targets", std::move(targets)}};
     return out;
@@ -188,6 +189,7 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
                        "-byte response cap (max_bytes), so it was not returned.";
     }
     protocol::ToolOutput out;
+    out.fence = t.fence;
     out.rows = rows.size();
     out.structured = std::move(result);
     return out;
@@ -358,6 +360,7 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     }
     if (!note.empty()) result["note"] = note;
     protocol::ToolOutput out;
+    out.fence = t.fence;
     out.rows = count;
     out.structured = std::move(result);
     return out;
@@ -436,6 +439,7 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
       }
     }
     protocol::ToolOutput out;
+    out.free_text = false;  // counts
     out.rows = 1;
     out.structured = std::move(result);
     return out;
@@ -668,6 +672,7 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     result["truncated"] = truncated;
     if (!note.empty()) result["note"] = note;
     protocol::ToolOutput out;
+    out.fence = t.fence;
     out.rows = count;
     out.structured = std::move(result);
     return out;

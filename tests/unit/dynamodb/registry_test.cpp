@@ -118,5 +118,26 @@ TEST(DynamoRegistry, AbsentSectionMeansNoTargets) {
   EXPECT_TRUE(p.registry.targets.empty());
 }
 
+TEST(DynamoRegistry, FenceIsSetPerTargetAndRefusesOtherWords) {
+  Parsed p = parse(R"(
+dynamodb:
+  targets:
+    notes: {table: notes, description: Notes, partition_key: {name: id, type: S}, fence: always}
+    plain: {table: plain, description: Plain, partition_key: {name: id, type: S}}
+)",
+                   "fence.yaml");
+  ASSERT_TRUE(p.errors.empty()) << p.errors.front();
+  EXPECT_EQ(p.registry.find("notes")->fence, Fence::Always);
+  EXPECT_EQ(p.registry.find("plain")->fence, Fence::Inherit);
+  Parsed bad = parse(R"(
+dynamodb:
+  targets:
+    notes: {table: notes, description: Notes, partition_key: {name: id, type: S}, fence: maybe}
+)",
+                     "fence.yaml");
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(bad.errors[0].find("fence"), std::string::npos) << bad.errors[0];
+}
+
 }  // namespace
 }  // namespace mcpdb::dynamodb

@@ -94,5 +94,22 @@ TEST(MongoSettings, FieldPathRules) {
   EXPECT_NE(collectionNameProblem("a$b"), "");
 }
 
+TEST(MongoSettings, FenceIsSetPerTargetAndRefusesOtherWords) {
+  Parsed p = parseText("fence", R"(
+mongodb:
+  targets:
+    notes: {collection: notes, projection: [body], fence: always}
+    counts: {collection: counts, projection: [n], fence: never}
+    plain: {collection: plain, projection: [a]}
+    bad: {collection: bad, projection: [a], fence: sometimes}
+)");
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_NE(p.errors[0].find("fence"), std::string::npos) << p.errors[0];
+  ASSERT_NE(p.settings.find("notes"), nullptr);
+  EXPECT_EQ(p.settings.find("notes")->fence, Fence::Always);
+  EXPECT_EQ(p.settings.find("counts")->fence, Fence::Never);
+  EXPECT_EQ(p.settings.find("plain")->fence, Fence::Inherit);
+}
+
 }  // namespace
 }  // namespace mcpdb::mongodb

@@ -628,6 +628,24 @@ std::shared_ptr<ToolRegistry> textRegistry(Fence tool_fence) {
     return out;
   };
   (void)reg->add(count);
+  // A result that asks for its own fencing (a target's `fence:`), which wins over the tool's.
+  Tool target_never = t;
+  target_never.name = "target_never";
+  target_never.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
+    ToolOutput out{Json{{"rows", Json::array({Json{{"body", "text"}}})}}, 1};
+    out.fence = Fence::Never;
+    return out;
+  };
+  (void)reg->add(target_never);
+  Tool target_always = count;
+  target_always.name = "target_always";
+  target_always.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
+    ToolOutput out{Json{{"count", 3}}, 1};
+    out.free_text = false;
+    out.fence = Fence::Always;
+    return out;
+  };
+  (void)reg->add(target_always);
   return reg;
 }
 
@@ -673,6 +691,11 @@ TEST(SessionFence, ToolAndServerSettingsDecide) {
   never_opts.fence = Fence::Never;
   ServerCore tool_wins(never_opts, textRegistry(Fence::Always));
   EXPECT_NE(callText(tool_wins, "row_text").find("<untrusted-data-"), std::string::npos);
+  // A result's own setting (a DynamoDB or MongoDB target's) wins over the tool's and the server's.
+  EXPECT_EQ(callText(tool_wins, "target_never").find("<untrusted-data-"), std::string::npos);
+  ServerCore server_never(never_opts, textRegistry(Fence::Inherit));
+  EXPECT_NE(callText(server_never, "target_always").find("<untrusted-data-"), std::string::npos);
+  EXPECT_EQ(callText(server_never, "row_text").find("<untrusted-data-"), std::string::npos);
 }
 
 }  // namespace
