@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -10,5 +11,15 @@ struct Limits {
   std::uint64_t max_bytes = std::uint64_t{256} * 1024;
   std::chrono::milliseconds timeout{5000};
 };
+
+// The tighter of two sets of limits, field by field: what a call may use when a tool's (or the
+// call's) and a target's limits both apply. The one place limits are combined.
+inline Limits narrowed(const Limits& a, const Limits& b) {
+  Limits out;
+  out.max_rows = std::min(a.max_rows, b.max_rows);
+  out.max_bytes = std::min(a.max_bytes, b.max_bytes);
+  out.timeout = std::min(a.timeout, b.timeout);
+  return out;
+}
 
 }  // namespace mcpdb

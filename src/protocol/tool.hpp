@@ -27,6 +27,13 @@ struct CallContext {
   std::chrono::steady_clock::time_point deadline;
   Limits limits;
   Principal principal;
+  // The deadline of work bounded by `l`: its timeout from now, never past the call's own deadline
+  // (when one is set). The one place a deadline is derived from limits.
+  std::chrono::steady_clock::time_point deadlineFor(const Limits& l) const {
+    const auto by_timeout = std::chrono::steady_clock::now() + l.timeout;
+    if (deadline == std::chrono::steady_clock::time_point{}) return by_timeout;
+    return std::min(deadline, by_timeout);
+  }
   // Reports progress when the client sent a progress token; a no-op otherwise.
   std::function<void(double progress, std::optional<double> total, const std::string& message)>
       progress = [](double, std::optional<double>, const std::string&) {};

@@ -25,20 +25,10 @@ constexpr const char* kApproximateNote =
     "hours: it can lag recent writes. Ask for exact=true (where the target allows it) for a "
     "counted value.";
 
-Limits effectiveLimits(const Limits& call, const Limits& target) {
-  Limits out;
-  out.max_rows = std::min(call.max_rows, target.max_rows);
-  out.max_bytes = std::min(call.max_bytes, target.max_bytes);
-  out.timeout = std::min(call.timeout, target.timeout);
-  return out;
-}
-
 CallOptions callOptions(const CallContext& ctx, const Limits& limits) {
   CallOptions o;
   o.stop = ctx.stop;
-  o.deadline = std::chrono::steady_clock::now() + limits.timeout;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{})
-    o.deadline = std::min(o.deadline, ctx.deadline);
+  o.deadline = ctx.deadlineFor(limits);
   return o;
 }
 
@@ -202,7 +192,7 @@ Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<B
     if (!key) return key.error();
     auto transport = backend->transport();
     if (!transport) return transport.error();
-    const Limits limits = effectiveLimits(ctx.limits, target->limits);
+    const Limits limits = narrowed(ctx.limits, target->limits);
     auto reply = (*transport)
                      ->call(readOpName(ReadOp::GetItem),
                             getItemRequest(*target, *key, args.value("consistent_read", false)),
@@ -287,7 +277,7 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
   t.handler = [reg, backend, codec](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
     const Target* target = findTarget(*reg, args);
     if (target == nullptr) return unknownTarget();
-    const Limits limits = effectiveLimits(ctx.limits, target->limits);
+    const Limits limits = narrowed(ctx.limits, target->limits);
     std::uint32_t limit = std::min(kDefaultScanLimit, limits.max_rows);
     if (auto it = args.find("limit"); it != args.end() && !it->is_null()) {
       // 1.0 is an integer, as the schema says (json_integer.hpp).
@@ -437,7 +427,7 @@ Tool countTool(const std::shared_ptr<const Registry>& reg,
     }
     auto transport = backend->transport();
     if (!transport) return transport.error();
-    const Limits limits = effectiveLimits(ctx.limits, target->limits);
+    const Limits limits = narrowed(ctx.limits, target->limits);
     const CallOptions opts = callOptions(ctx, limits);
     auto desc =
         (*transport)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(*target), opts);

@@ -145,7 +145,7 @@ Result<Json> build(const Described& d, const StatementShape& shape, Runtime& rt,
 Result<Json> read(const Described& d, Runtime& rt, DescriptionCache& cache,
                   protocol::CallContext& ctx) {
   if (ctx.stop.stop_requested()) return makeError(Code::Cancelled, "the request was cancelled");
-  const Clock::time_point deadline = Runtime::effectiveDeadline(ctx, d.limits);
+  const Clock::time_point deadline = ctx.deadlineFor(d.limits);
   // The statement (and what its call also needs) must be proved read-only now, exactly as for a
   // call: a refused statement is not described, cached or not.
   for (const std::string& sql : d.also_proved) {

@@ -44,21 +44,6 @@ Runtime::Runtime(Section section, Env env, TokenSource token)
   pool_ = std::make_unique<Pool>(section_.pool, params);
 }
 
-Limits Runtime::effectiveLimits(const Limits& tool, const Limits& call) {
-  Limits l = tool;
-  l.max_rows = std::min(tool.max_rows, call.max_rows);
-  l.max_bytes = std::min(tool.max_bytes, call.max_bytes);
-  l.timeout = std::min(tool.timeout, call.timeout);
-  return l;
-}
-
-Clock::time_point Runtime::effectiveDeadline(const protocol::CallContext& ctx,
-                                             const Limits& limits) {
-  const Clock::time_point by_timeout = Clock::now() + limits.timeout;
-  if (ctx.deadline.time_since_epoch().count() == 0) return by_timeout;
-  return std::min(ctx.deadline, by_timeout);
-}
-
 Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
   {
     std::shared_lock<std::shared_mutex> lock(allowed_mu_);
@@ -402,8 +387,8 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (!params) return params.error();
   auto proved = requireProof(tool.statement);
   if (!proved) return proved.error();
-  const Limits limits = effectiveLimits(tool.limits, ctx.limits);
-  auto r = run(tool.statement, *params, limits, ctx.stop, effectiveDeadline(ctx, limits),
+  const Limits limits = narrowed(tool.limits, ctx.limits);
+  auto r = run(tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits),
                /*prepare=*/true, /*release_locks=*/*proved);
   if (!r) return r.error();
   protocol::ToolOutput out;
@@ -514,8 +499,8 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   if (!s.model_statement.empty()) {
     if (auto model = requireProof(s.model_statement); !model) return model.error();
   }
-  const Limits limits = effectiveLimits(s.limits, ctx.limits);
-  const Clock::time_point deadline = effectiveDeadline(ctx, limits);
+  const Limits limits = narrowed(s.limits, ctx.limits);
+  const Clock::time_point deadline = ctx.deadlineFor(limits);
   if (auto st = checkModel(**embedder, limits, ctx.stop, deadline); !st) return st.error();
   auto vec = (*embedder)->embedOne(*query);
   if (!vec) return vec.error();

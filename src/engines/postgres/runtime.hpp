@@ -116,12 +116,6 @@ class Runtime {
   Pool& pool() { return *pool_; }
   const Section& section() const { return section_; }
 
-  // The limits and deadline of one call: the tool's limits lowered by the call's, the earlier of
-  // the call's deadline and now + timeout.
-  static Limits effectiveLimits(const Limits& tool, const Limits& call);
-  static Clock::time_point effectiveDeadline(const protocol::CallContext& ctx,
-                                             const Limits& limits);
-
  private:
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline);

@@ -698,5 +698,21 @@ TEST(SessionFence, ToolAndServerSettingsDecide) {
   EXPECT_EQ(callText(server_never, "row_text").find("<untrusted-data-"), std::string::npos);
 }
 
+TEST(CallContextLimits, DeadlineIsTheTimeoutFromNowButNeverPastTheCalls) {
+  using Clock = std::chrono::steady_clock;
+  CallContext ctx;
+  const Limits l{10, 1024, std::chrono::milliseconds(2000)};
+  // No call deadline: the limits' timeout from now.
+  auto before = Clock::now();
+  auto d = ctx.deadlineFor(l);
+  EXPECT_GE(d, before + l.timeout);
+  EXPECT_LE(d, Clock::now() + l.timeout);
+  // An earlier call deadline wins; a later one does not raise it.
+  ctx.deadline = Clock::now() + std::chrono::milliseconds(100);
+  EXPECT_EQ(ctx.deadlineFor(l), ctx.deadline);
+  ctx.deadline = Clock::now() + std::chrono::hours(1);
+  EXPECT_LT(ctx.deadlineFor(l), ctx.deadline);
+}
+
 }  // namespace
 }  // namespace mcpdb::protocol
