@@ -349,31 +349,11 @@ void answerServerRequest(StdioClient& c, const ResponseInfo& info) {
   }
 }
 
-// Sends initialize and waits for its answer. Returns the answer line, or nullopt.
-std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o,
-                                           Clock::time_point deadline) {
-  c.queue(initializeRequest(o, 0));
-  std::optional<std::string> answer;
-  while (!answer && Clock::now() < deadline) {
-    const bool ok = c.pump(50, [&](std::string_view line) {
-      const ResponseInfo info = scanResponse(line);
-      if (info.is_request) return answerServerRequest(c, info);
-      if (info.id && *info.id == 0) answer = std::string(line);
-    });
-    if (!ok && !answer) {
-      int status = 0;
-      if (::waitpid(c.child().pid, &status, WNOHANG) != 0)
-        return std::nullopt;  // the server exited
-    }
-  }
-  if (answer) c.queue(kInitialized);
-  return answer;
-}
-
-// 2026-07-28: sends server/discover and waits for its answer, which must be complete.
-bool stdioDiscover(StdioClient& c, const Options& o, Clock::time_point deadline,
-                   std::string* error) {
-  c.queue(discoverRequest(o, 0));
+// Sends `request` (id 0) and waits for its answer line; nullopt when the deadline passes or the
+// server exits first.
+std::optional<std::string> stdioRoundTrip(StdioClient& c, std::string request,
+                                          Clock::time_point deadline) {
+  c.queue(std::move(request));
   std::optional<std::string> answer;
   while (!answer && Clock::now() < deadline) {
     const bool ok = c.pump(50, [&](std::string_view line) {
@@ -386,6 +366,21 @@ bool stdioDiscover(StdioClient& c, const Options& o, Clock::time_point deadline,
       if (::waitpid(c.child().pid, &status, WNOHANG) != 0) break;  // the server exited
     }
   }
+  return answer;
+}
+
+// Sends initialize and waits for its answer. Returns the answer line, or nullopt.
+std::optional<std::string> stdioInitialize(StdioClient& c, const Options& o,
+                                           Clock::time_point deadline) {
+  auto answer = stdioRoundTrip(c, initializeRequest(o, 0), deadline);
+  if (answer) c.queue(kInitialized);
+  return answer;
+}
+
+// 2026-07-28: sends server/discover and waits for its answer, which must be complete.
+bool stdioDiscover(StdioClient& c, const Options& o, Clock::time_point deadline,
+                   std::string* error) {
+  const auto answer = stdioRoundTrip(c, discoverRequest(o, 0), deadline);
   if (!answer) {
     if (error) *error = "no server/discover answer";
     return false;
