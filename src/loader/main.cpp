@@ -9,12 +9,12 @@
 
 #include "common/json.hpp"
 #include "embed/embedder.hpp"
-#include "loader/loader.hpp"
+#include "engines/demo.hpp"
 
 namespace {
 
 using mcpdb::Json;
-using mcpdb::loader::DemoDocument;
+using mcpdb::engines::DemoDocument;
 
 }  // namespace
 
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(cli, argc, argv);
 
   const mcpdb::Env env = mcpdb::Env::process();
-  auto read = mcpdb::loader::readDemoDocuments(data);
+  auto read = mcpdb::engines::readDemoDocuments(data);
   if (!read) {
     std::cerr << "[load] " << read.error().message << "\n";
     return 2;
@@ -61,49 +61,31 @@ int main(int argc, char** argv) {
   std::cerr << "[load] embedded with " << (*embedder)->modelId() << " (" << (*embedder)->dimension()
             << "-d) in " << ms << " ms\n";
 
-  mcpdb::loader::LoadContext ctx;
+  mcpdb::engines::DemoLoadContext ctx;
   ctx.env = &env;
   ctx.model_id = (*embedder)->modelId();
   ctx.dimension = (*embedder)->dimension();
   const mcpdb::embed::Embedder* e = embedder->get();
   ctx.embed = [e](const std::string& text) { return e->embedOne(text); };
 
-  struct Target {
-    const char* name;
-    bool configured;
-    std::function<mcpdb::Result<std::string>()> load;
-  };
-  std::vector<Target> targets;
-#ifdef MCPDB_LOADER_POSTGRES
-  targets.push_back({"postgres", env.has("MCPDB_PG_ADMIN_DSN"),
-                     [&] { return mcpdb::loader::loadPostgres(docs, ctx); }});
-#endif
-#ifdef MCPDB_LOADER_DYNAMODB
-  targets.push_back(
-      {"dynamodb", env.has("AWS_REGION"), [&] { return mcpdb::loader::loadDynamoDb(docs, ctx); }});
-#endif
-#ifdef MCPDB_LOADER_MONGODB
-  targets.push_back({"mongodb", env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"),
-                     [&] { return mcpdb::loader::loadMongoDb(docs, ctx); }});
-#endif
   int failures = 0;
   int loaded = 0;
-  for (auto& t : targets) {
-    const bool wanted =
-        engines == "auto"
-            ? t.configured
-            : ("," + engines + ",").find(std::string(",") + t.name + ",") != std::string::npos;
+  for (const auto& l : mcpdb::engines::allDemoLoaders()) {
+    const std::string name(l.engine);
+    const bool wanted = engines == "auto"
+                            ? l.configured(env)
+                            : ("," + engines + ",").find("," + name + ",") != std::string::npos;
     if (!wanted) {
-      std::cerr << "[load] " << t.name << ": skipped (admin environment not set)\n";
+      std::cerr << "[load] " << name << ": skipped (" << l.admin_env << " not set)\n";
       continue;
     }
-    auto r = t.load();
+    auto r = l.load(docs, ctx);
     if (r) {
       ++loaded;
-      std::cerr << "[load] " << t.name << ": " << *r << "\n";
+      std::cerr << "[load] " << name << ": " << *r << "\n";
     } else {
       ++failures;
-      std::cerr << "[load] " << t.name << ": FAILED: " << r.error().message << "\n";
+      std::cerr << "[load] " << name << ": FAILED: " << r.error().message << "\n";
     }
   }
   if (loaded == 0 && failures == 0)

@@ -20,7 +20,7 @@
 #include "engines/dynamodb/registry.hpp"
 #include "engines/dynamodb/resources.hpp"
 #include "engines/dynamodb/transport.hpp"
-#include "loader/loader.hpp"
+#include "engines/dynamodb/demo_loader.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::dynamodb {
@@ -446,20 +446,20 @@ TEST_F(DynamoIntegration, SelfCheckReportsAViolationWithoutIamAndWritesNothing) 
   EXPECT_FALSE(probe->contains("Item"));
 }
 
-std::vector<loader::DemoDocument> demoDocuments() {
+std::vector<engines::DemoDocument> demoDocuments() {
   auto docs =
-      loader::readDemoDocuments(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
+      engines::readDemoDocuments(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
   EXPECT_TRUE(docs.ok()) << docs.error().message;
-  return docs.ok() ? *docs : std::vector<loader::DemoDocument>{};
+  return docs.ok() ? *docs : std::vector<engines::DemoDocument>{};
 }
 
 TEST_F(DynamoIntegration, DemoLoaderIsIdempotentAndTheDefaultSectionServesIt) {
   auto docs = demoDocuments();
   ASSERT_GE(docs.size(), 20U);
-  loader::LoadContext ctx;
+  engines::DemoLoadContext ctx;
   ctx.env = env_.get();
   for (int run = 0; run < 2; ++run) {
-    auto r = loader::loadDynamoDb(docs, ctx);
+    auto r = dynamodb::demoLoader().load(docs, ctx);
     ASSERT_TRUE(r.ok()) << r.error().message;
   }
   // The built-in section on the loaded tables.
@@ -615,9 +615,9 @@ TEST_F(DynamoIntegration, ResourceReportsTheTablesIndexes) {
 TEST_F(DynamoIntegration, DefaultSectionResources) {
   auto docs = demoDocuments();
   ASSERT_GE(docs.size(), 20U);
-  loader::LoadContext load;
+  engines::DemoLoadContext load;
   load.env = env_.get();
-  auto loaded = loader::loadDynamoDb(docs, load);
+  auto loaded = dynamodb::demoLoader().load(docs, load);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   auto module = makeModule();
   config::Diagnostics diag("default");

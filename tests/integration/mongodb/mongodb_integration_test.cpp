@@ -19,7 +19,7 @@
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/resources.hpp"
 #include "common/uri.hpp"
-#include "loader/loader.hpp"
+#include "engines/mongodb/demo_loader.hpp"
 #include "unit/mongodb/tool_harness.hpp"
 
 namespace mcpdb::mongodb {
@@ -668,11 +668,11 @@ TEST_F(SearchFixture, MissingEmbedderIsAClearToolError) {
 
 // ---- demo data: the loader, then the same queries as the pgvector demo --------------------------
 
-std::vector<loader::DemoDocument> readDemo() {
+std::vector<engines::DemoDocument> readDemo() {
   auto docs =
-      loader::readDemoDocuments(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
+      engines::readDemoDocuments(std::string(MCPDB_SOURCE_DIR) + "/data/demo_documents.jsonl");
   EXPECT_TRUE(docs.ok()) << docs.error().message;
-  return docs.ok() ? *docs : std::vector<loader::DemoDocument>{};
+  return docs.ok() ? *docs : std::vector<engines::DemoDocument>{};
 }
 
 TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
@@ -697,16 +697,16 @@ TEST_F(Fixture, DemoLoadThenDemoQueriesMatchTheExpectedTop1) {
   // Into a throwaway database, so the shared demo database is left alone.
   const std::string db = "it" + std::to_string(::getpid()) + "_demo";
   const Env load_env = Env::fromMap({{"MONGODB_URI", uri_}, {"MONGODB_DATABASE", db}});
-  loader::LoadContext ctx;
+  engines::DemoLoadContext ctx;
   ctx.env = &load_env;
   ctx.model_id = e->modelId();
   ctx.dimension = e->dimension();
   ctx.embed = [e](const std::string& t) { return e->embedOne(t); };
-  auto first = loader::loadMongoDb(docs, ctx);
+  auto first = mongodb::demoLoader().load(docs, ctx);
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_NE(first->find("30 new, 0 replaced"), std::string::npos) << *first;
   EXPECT_NE(first->find("no Atlas Search"), std::string::npos) << *first;
-  auto second = loader::loadMongoDb(docs, ctx);  // idempotent
+  auto second = mongodb::demoLoader().load(docs, ctx);  // idempotent
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_NE(second->find("0 new, 30 replaced"), std::string::npos) << *second;
   EXPECT_NE(second->find("top-1 for 'how to speed up slow SQL queries' = doc-01 (exact_scan)"),

@@ -8,14 +8,8 @@
 
 #include "config/node.hpp"
 #include "engines/mongodb/commands.hpp"
+#include "engines/mongodb/demo_loader.hpp"
 #include "support/golden.hpp"
-
-namespace mcpdb::loader::mongo_detail {
-// Defined in src/loader/mongodb_loader.cpp (compiled into this test).
-mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target,
-                                            std::uint32_t dimensions);
-Result<mongodb::Target> demoTarget();
-}  // namespace mcpdb::loader::mongo_detail
 
 namespace mcpdb::mongodb {
 namespace {
@@ -32,7 +26,7 @@ void expectGolden(const std::string& name, const bson_t& doc) {
 }
 
 Target demo() {
-  auto t = loader::mongo_detail::demoTarget();
+  auto t = demo_detail::demoTarget();
   EXPECT_TRUE(t.ok());
   return *t;
 }
@@ -58,7 +52,7 @@ TEST(MongoWireShape, VectorSearchPipelineOneFilterAndNone) {
 
 TEST(MongoWireShape, CreateSearchIndexesCommand) {
   Target t = demo();
-  BsonPtr cmd = loader::mongo_detail::createSearchIndexesCommand(t, 512);
+  BsonPtr cmd = demo_detail::createSearchIndexesCommand(t, 512);
   expectGolden("create_search_indexes.json", *cmd);
 }
 

@@ -14,9 +14,12 @@
 #include "common/handle.hpp"
 #include "engines/postgres/params.hpp"
 #include "engines/postgres/sqlstate.hpp"
-#include "loader/loader.hpp"
+#include "engines/postgres/demo_loader.hpp"
 
-namespace mcpdb::loader {
+namespace mcpdb::postgres {
+
+using engines::DemoDocument;
+using engines::DemoLoadContext;
 namespace {
 
 using ConnPtr = Owned<PGconn, PQfinish>;
@@ -92,7 +95,7 @@ std::string quoteIdent(PGconn* conn, const std::string& name) {
   return s;
 }
 
-Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const LoadContext& ctx,
+Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx,
                  const std::string& reader) {
   const std::string dim = std::to_string(ctx.dimension);
   if (auto r = exec(conn, "begin", "BEGIN"); !r) return r.error();
@@ -177,7 +180,9 @@ Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const Load
 
 }  // namespace
 
-Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const LoadContext& ctx) {
+namespace {
+
+Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx) {
   if (ctx.env == nullptr) return makeError(Code::Internal, "no environment");
   const auto admin_dsn = ctx.env->get("MCPDB_PG_ADMIN_DSN");
   if (!admin_dsn) return makeError(Code::FailedPrecondition, "MCPDB_PG_ADMIN_DSN is not set");
@@ -231,4 +236,10 @@ Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const Lo
          ": " + sanity;
 }
 
-}  // namespace mcpdb::loader
+}  // namespace
+
+engines::DemoLoader demoLoader() {
+  return {"postgres", "MCPDB_PG_ADMIN_DSN", [](const Env& env) { return env.has("MCPDB_PG_ADMIN_DSN"); }, &loadPostgres};
+}
+
+}  // namespace mcpdb::postgres

@@ -3,9 +3,9 @@
 #include <fstream>
 
 #include "common/json.hpp"
-#include "loader/loader.hpp"
+#include "engines/demo.hpp"
 
-namespace mcpdb::loader {
+namespace mcpdb::engines {
 namespace {
 
 bool stringField(const Json& j, const char* key, bool required, std::string& out) {
@@ -54,4 +54,4 @@ Result<std::vector<DemoDocument>> readDemoDocuments(const std::string& path) {
   return docs;
 }
 
-}  // namespace mcpdb::loader
+}  // namespace mcpdb::engines

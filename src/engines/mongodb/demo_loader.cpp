@@ -18,13 +18,15 @@
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/search.hpp"
 #include "engines/mongodb/settings.hpp"
-#include "loader/loader.hpp"
+#include "engines/mongodb/demo_loader.hpp"
 
-namespace mcpdb::loader {
+namespace mcpdb::mongodb {
 
-namespace mongo_detail {
+using engines::DemoDocument;
+using engines::DemoLoadContext;
 
-// The createSearchIndexes command for the demo target (exposed for the wire-shape unit test).
+namespace demo_detail {
+
 mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target,
                                             std::uint32_t dimensions) {
   mongodb::BsonPtr cmd = mongodb::newDoc();
@@ -37,7 +39,6 @@ mongodb::BsonPtr createSearchIndexesCommand(const mongodb::Target& target,
   return cmd;
 }
 
-// The demo target from the built-in section, so the loader and the server agree on names.
 Result<mongodb::Target> demoTarget() {
   config::Diagnostics diag("<built-in mongodb section>");
   YAML::Node root = YAML::Load(std::string(mongodb::defaultSectionYaml()));
@@ -49,7 +50,7 @@ Result<mongodb::Target> demoTarget() {
   return s.targets.front();
 }
 
-}  // namespace mongo_detail
+}  // namespace demo_detail
 
 namespace {
 
@@ -69,7 +70,7 @@ std::int64_t dateMillis(const std::string& ymd) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(days.time_since_epoch()).count();
 }
 
-void appendDocumentFields(bson_t* doc, const DemoDocument& d, const LoadContext& ctx) {
+void appendDocumentFields(bson_t* doc, const DemoDocument& d, const DemoLoadContext& ctx) {
   bson_append_utf8(doc, "doc_id", -1, d.id.c_str(), -1);
   bson_append_utf8(doc, "title", -1, d.title.c_str(), -1);
   bson_append_utf8(doc, "body", -1, d.body.c_str(), -1);
@@ -111,7 +112,9 @@ bool searchIndexesUnsupported(const bson_error_t& err) {
 
 }  // namespace
 
-Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const LoadContext& ctx) {
+namespace {
+
+Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx) {
   static std::once_flag init;
   std::call_once(init, [] { mongoc_init(); });
   const auto admin_uri = ctx.env->get("MCPDB_MONGO_ADMIN_URI");
@@ -121,7 +124,7 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
     return makeError(Code::FailedPrecondition,
                      "set MCPDB_MONGO_ADMIN_URI (or MONGODB_URI) and MONGODB_DATABASE");
   }
-  auto target_r = mongo_detail::demoTarget();
+  auto target_r = demo_detail::demoTarget();
   if (!target_r) return target_r.error();
   const mongodb::Target target = *target_r;
   const mongodb::VectorSearch& vs = *target.vector_search;
@@ -211,7 +214,7 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
   std::string search_note;
   {
     BsonPtr cmd =
-        mongo_detail::createSearchIndexesCommand(target, static_cast<std::uint32_t>(ctx.dimension));
+        demo_detail::createSearchIndexesCommand(target, static_cast<std::uint32_t>(ctx.dimension));
     bson_t reply;
     const bool ok = mongoc_client_write_command_with_opts(client.get(), database->c_str(),
                                                           cmd.get(), nullptr, &reply, &err);
@@ -309,4 +312,10 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Loa
          (verify_note.empty() ? "" : ", " + verify_note);
 }
 
-}  // namespace mcpdb::loader
+}  // namespace
+
+engines::DemoLoader demoLoader() {
+  return {"mongodb", "MONGODB_URI and MONGODB_DATABASE", [](const Env& env) { return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"); }, &loadMongoDb};
+}
+
+}  // namespace mcpdb::mongodb

@@ -15,9 +15,12 @@
 
 #include "engines/dynamodb/registry.hpp"
 #include "engines/dynamodb/transport.hpp"
-#include "loader/loader.hpp"
+#include "engines/dynamodb/demo_loader.hpp"
 
-namespace mcpdb::loader {
+namespace mcpdb::dynamodb {
+
+using engines::DemoDocument;
+using engines::DemoLoadContext;
 namespace {
 
 using dynamodb::CallOptions;
@@ -170,7 +173,9 @@ Status loadTable(Transport& t, const TableSpec& spec, const std::vector<Json>& i
 
 }  // namespace
 
-Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const LoadContext& ctx) {
+namespace {
+
+Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx) {
   const Env process_env = Env::process();
   const Env& env = ctx.env != nullptr ? *ctx.env : process_env;
   auto region = env.get("AWS_REGION");
@@ -219,4 +224,10 @@ Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const Lo
          " (verified by Scan COUNT and a read-back)";
 }
 
-}  // namespace mcpdb::loader
+}  // namespace
+
+engines::DemoLoader demoLoader() {
+  return {"dynamodb", "AWS_REGION", [](const Env& env) { return env.has("AWS_REGION"); }, &loadDynamoDb};
+}
+
+}  // namespace mcpdb::dynamodb
