@@ -33,6 +33,19 @@ Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling) 
   return out;
 }
 
+Json limitsSchema() {
+  return {{"type", "object"},
+          {"description", "caps that may only lower the ones around them"},
+          {"properties",
+           {{"max_rows", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000},
+                          {"description", "rows a call returns at most"}}},
+            {"max_bytes", {{"type", "integer"}, {"minimum", 1024}, {"maximum", 64LL << 20},
+                           {"description", "bytes of result a call returns at most"}}},
+            {"timeout_ms", {{"type", "integer"}, {"minimum", 10}, {"maximum", 600000},
+                            {"description", "milliseconds a call may take"}}}}},
+          {"additionalProperties", false}};
+}
+
 namespace {
 
 // The two walks below go over every node of the document, so they work on the YAML nodes and

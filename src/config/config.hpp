@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/json.hpp"
 #include "common/limits.hpp"
 #include "common/fence.hpp"
 #include "common/result.hpp"
@@ -71,6 +72,8 @@ Config loadConfigFile(const std::string& path, const std::vector<std::string>& e
 // Parses a `limits:` mapping, each value bounded, on top of `base` (tools may only lower limits
 // below the server-wide ones; `ceiling` enforces that).
 Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling);
+// The JSON Schema of a `limits:` mapping (the bounds without a ceiling), for config::Section.
+Json limitsSchema();
 
 // Walks the whole document and reports every key or value that looks like a secret.
 void scanForSecrets(const Node& root);

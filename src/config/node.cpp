@@ -183,17 +183,21 @@ std::optional<std::vector<std::string>> Node::stringList(std::string_view key,
 std::optional<std::string> Node::choice(std::string_view key,
                                         std::initializer_list<std::string_view> choices,
                                         bool required) const {
+  return choice(key, std::vector<std::string>(choices.begin(), choices.end()), required);
+}
+
+std::optional<std::string> Node::choice(std::string_view key,
+                                        const std::vector<std::string>& choices,
+                                        bool required) const {
   auto s = string(key, required);
   if (!s) return s;
-  for (auto c : choices) {
+  for (const auto& c : choices) {
     if (*s == c) return s;
   }
   std::string list;
-  for (auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   std::string message = "must be one of: " + list;
-  if (auto meant = closestName(*s, std::vector<std::string>(choices.begin(), choices.end()))) {
-    message += "; did you mean '" + *meant + "'?";
-  }
+  if (auto meant = closestName(*s, choices)) message += "; did you mean '" + *meant + "'?";
   child(key).error(message);
   return std::nullopt;
 }

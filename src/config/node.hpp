@@ -70,6 +70,8 @@ class Node {
   std::optional<std::string> choice(std::string_view key,
                                     std::initializer_list<std::string_view> choices,
                                     bool required = false) const;
+  std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& choices,
+                                    bool required = false) const;
 
   // This node's own scalar value.
   std::optional<std::string> asString() const;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config/config.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -32,31 +33,6 @@ bool validTargetName(std::string_view s) {
                      [](char c) { return isAsciiLetterOrDigit(c) || c == '_' || c == '-'; });
 }
 
-namespace {
-
-std::optional<KeyAttribute> parseKey(const config::Node& parent, std::string_view key,
-                                     bool required) {
-  config::Node n = parent.child(key);
-  if (!n.present()) {
-    if (required) parent.diag().error(parent.line(), n.path(), "is required");
-    return std::nullopt;
-  }
-  if (!n.expectMap({"name", "type"})) return std::nullopt;
-  auto name = n.string("name", true);
-  auto type = n.choice("type", {"S", "N", "B"}, true);
-  if (!name || !type) return std::nullopt;
-  if (name->empty() || name->size() > 255) {
-    n.child("name").error("must be 1 to 255 characters");
-    return std::nullopt;
-  }
-  KeyAttribute k;
-  k.name = *name;
-  k.type = *type == "S" ? KeyType::S : *type == "N" ? KeyType::N : KeyType::B;
-  return k;
-}
-
-}  // namespace
-
 std::string_view keyTypeName(KeyType type) {
   switch (type) {
     case KeyType::S: return "S";
@@ -73,104 +49,142 @@ const Target* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+std::string keyNameProblem(std::string_view name) {
+  return name.empty() || name.size() > 255 ? "must be 1 to 255 characters" : "";
+}
+
+std::string tableProblem(std::string_view table) {
+  return validTableName(table) ? "" : "invalid DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)";
+}
+
+std::string targetNameProblem(std::string_view name) {
+  return validTargetName(name)
+             ? ""
+             : "invalid target name (1-64 of A-Z a-z 0-9 _ -, starting with a letter)";
+}
+
+bool readLimits(Limits& limits, const config::Node& node) {
+  const std::size_t before = node.diag().errors().size();
+  limits = config::parseLimits(node, limits, &limits);
+  return node.diag().errors().size() == before;
+}
+
+const config::Section<KeyAttribute>& keySection() {
+  static const auto s =
+      config::Section<KeyAttribute>("a key attribute")
+          .string("name", &KeyAttribute::name, "the attribute name", config::kRequired,
+                  keyNameProblem)
+          .choice("type", &KeyAttribute::type,
+                  {{"S", KeyType::S}, {"N", KeyType::N}, {"B", KeyType::B}},
+                  "its type: S (string), N (number) or B (binary)", config::kRequired);
+  return s;
+}
+
+const config::Section<ExactCount>& exactCountSection() {
+  static const auto s =
+      config::Section<ExactCount>("whether count_items may scan the table for an exact count")
+          .boolean("enabled", &ExactCount::enabled, "allow the counting scan", config::kRequired)
+          .integer("max_items", &ExactCount::max_items, 1, 100000000,
+                   "items the scan may read before it stops and says so (default 100000)");
+  return s;
+}
+
+// The attributes an agent may read: at least one, distinct; key attributes are always projected
+// (scan cursors and item identity need them), so they are added when missing.
+bool checkAttributes(Target& t, const config::Node& node) {
+  if (!node.child("attributes").present()) return true;
+  const config::Node list = node.child("attributes");
+  bool ok = true;
+  if (t.attributes.empty()) {
+    list.error("must list at least one attribute (omit it to allow all attributes)");
+    ok = false;
+  }
+  std::set<std::string> names;
+  for (const auto& a : t.attributes) {
+    if (a.empty() || a.size() > 255) {
+      list.error("attribute names must be 1 to 255 characters");
+      ok = false;
+    } else if (!names.insert(a).second) {
+      list.error("duplicate attribute '" + a + "'");
+      ok = false;
+    }
+  }
+  const bool has_pk = !t.partition_key.name.empty();
+  if (has_pk && names.count(t.partition_key.name) == 0) {
+    t.attributes.insert(t.attributes.begin(), t.partition_key.name);
+  }
+  if (t.sort_key && names.count(t.sort_key->name) == 0) {
+    t.attributes.insert(t.attributes.begin() + (has_pk ? 1 : 0), t.sort_key->name);
+  }
+  return ok;
+}
+
+const config::Section<Target>& targetSection() {
+  static const auto s =
+      config::Section<Target>("a table agents may read, under the name agents see")
+          .entryNoun("target")
+          .string("table", &Target::table, "the DynamoDB table name", config::kRequired,
+                  tableProblem)
+          .string("description", &Target::description, "what the table holds, shown to agents",
+                  config::kRequired)
+          .object("partition_key", &Target::partition_key, keySection(),
+                  "the table's partition key", config::kRequired)
+          .object("sort_key", &Target::sort_key, keySection(),
+                  "the table's sort key, when it has one (its name must differ from the "
+                  "partition key's)")
+          .strings("attributes", &Target::attributes,
+                   "the top-level attributes agents may read (default: all); key attributes are "
+                   "always included")
+          .object("exact_count", &Target::exact_count, exactCountSection(),
+                  "an exact count by scanning (off by default)")
+          .custom("limits", "rows, bytes and time for this target (at most the section's)",
+                  &config::limitsSchema, config::kOptional,
+                  [](Target& t, const config::Node& n) { return readLimits(t.limits, n); })
+          .choice("fence", &Target::fence,
+                  {{"auto", Fence::Auto}, {"always", Fence::Always}, {"never", Fence::Never}},
+                  "untrusted-data fencing of its items (default: the server's)")
+          .check([](Target& t, const config::Node& node) {
+            if (t.sort_key && t.sort_key->name == t.partition_key.name) {
+              node.child("sort_key").child("name").error("must differ from the partition key name");
+              return false;
+            }
+            return true;
+          })
+          .check(checkAttributes);
+  return s;
+}
+
+}  // namespace
+
+const config::Section<Registry>& registrySection() {
+  static const auto s =
+      config::Section<Registry>("the DynamoDB tables agents may read")
+          .custom("limits", "rows, bytes and time for every target (at most the server's)",
+                  &config::limitsSchema, config::kOptional,
+                  [](Registry& r, const config::Node& n) { return readLimits(r.limits, n); })
+          .named("targets", &Registry::targets, &Target::name, targetSection(),
+                 "the tables, by the name agents see (1-64 of A-Z a-z 0-9 _ -, starting with a "
+                 "letter)",
+                 config::kRequired, targetNameProblem, "must map a target name to its table",
+                 [](Target& t, const Registry& r) { t.limits = r.limits; })
+          .missingHint("(a map of target name to table)")
+          .check([](Registry& r, const config::Node& node) {
+            if (r.targets.empty() && node.diag().ok()) {
+              node.child("targets").error("must declare at least one target");
+              return false;
+            }
+            return true;
+          });
+  return s;
+}
+
 Registry parseRegistry(const config::Node& section, const Limits& defaults) {
   Registry reg;
   reg.limits = defaults;
   if (!section.present()) return reg;
-  if (!section.expectMap({"targets", "limits"})) return reg;
-  reg.limits = config::parseLimits(section.child("limits"), defaults, &defaults);
-
-  config::Node targets = section.child("targets");
-  if (!targets.present()) {
-    section.diag().error(section.line(), targets.path(),
-                         "is required (a map of target name to table)");
-    return reg;
-  }
-  if (!targets.isMap()) {
-    targets.error("must map a target name to its table");
-    return reg;
-  }
-  std::set<std::string> seen;
-  for (auto& [name, node] : targets.entries()) {
-    if (!seen.insert(name).second) {
-      node.error("duplicate target name");
-      continue;
-    }
-    if (!validTargetName(name)) {
-      node.error("invalid target name (1-64 of A-Z a-z 0-9 _ -, starting with a letter)");
-      continue;
-    }
-    if (!node.expectMap({"table", "description", "partition_key", "sort_key", "attributes",
-                         "exact_count", "limits", "fence"})) {
-      continue;
-    }
-    Target t;
-    t.name = name;
-    bool ok = true;
-    if (auto table = node.string("table", true)) {
-      if (!validTableName(*table)) {
-        node.child("table").error("invalid DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)");
-        ok = false;
-      }
-      t.table = *table;
-    } else {
-      ok = false;
-    }
-    if (auto d = node.string("description", true)) {
-      t.description = *d;
-    } else {
-      ok = false;
-    }
-    auto pk = parseKey(node, "partition_key", true);
-    auto sk = parseKey(node, "sort_key", false);
-    if (!pk) ok = false;
-    if (node.child("sort_key").present() && !sk) ok = false;
-    if (pk) t.partition_key = *pk;
-    if (sk) {
-      if (pk && sk->name == pk->name) {
-        node.child("sort_key").child("name").error("must differ from the partition key name");
-        ok = false;
-      }
-      t.sort_key = *sk;
-    }
-    if (node.child("attributes").present()) {
-      if (auto attrs = node.stringList("attributes")) {
-        if (attrs->empty()) {
-          node.child("attributes")
-              .error("must list at least one attribute (omit it to allow all attributes)");
-          ok = false;
-        }
-        std::set<std::string> names;
-        for (const auto& a : *attrs) {
-          if (a.empty() || a.size() > 255) {
-            node.child("attributes").error("attribute names must be 1 to 255 characters");
-            ok = false;
-          } else if (!names.insert(a).second) {
-            node.child("attributes").error("duplicate attribute '" + a + "'");
-            ok = false;
-          }
-        }
-        // Key attributes are always projected: scan cursors and item identity need them.
-        if (pk && names.count(pk->name) == 0) attrs->insert(attrs->begin(), pk->name);
-        if (sk && names.count(sk->name) == 0) attrs->insert(attrs->begin() + 1, sk->name);
-        t.attributes = *attrs;
-      } else {
-        ok = false;
-      }
-    }
-    config::Node ec = node.child("exact_count");
-    if (ec.present() && ec.expectMap({"enabled", "max_items"})) {
-      if (auto e = ec.boolean("enabled", true)) t.exact_count.enabled = *e;
-      if (auto m = ec.integer("max_items", 1, 100000000))
-        t.exact_count.max_items = static_cast<std::uint64_t>(*m);
-    }
-    t.limits = config::parseLimits(node.child("limits"), reg.limits, &reg.limits);
-    if (auto f = node.choice("fence", {"auto", "always", "never"})) t.fence = *parseFence(*f);
-    if (ok) reg.targets.push_back(std::move(t));
-  }
-  if (reg.targets.empty() && section.diag().ok()) {
-    targets.error("must declare at least one target");
-  }
+  registrySection().parse(section, reg);
   return reg;
 }
 

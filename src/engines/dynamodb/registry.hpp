@@ -11,6 +11,7 @@
 #include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::dynamodb {
 
@@ -52,6 +53,9 @@ struct Registry {
 bool validTableName(std::string_view s);
 // A target name as agents see it: [A-Za-z][A-Za-z0-9_-]{0,63}.
 bool validTargetName(std::string_view s);
+
+// The `dynamodb:` section's declaration (config/section.hpp): parsing, JSON Schema, reference.
+const config::Section<Registry>& registrySection();
 
 // Parses `section` (may be absent: empty registry). Problems are reported to section.diag().
 Registry parseRegistry(const config::Node& section, const Limits& defaults);

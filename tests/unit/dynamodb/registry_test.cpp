@@ -141,3 +141,48 @@ dynamodb:
 
 }  // namespace
 }  // namespace mcpdb::dynamodb
+
+namespace mcpdb::dynamodb {
+namespace {
+
+// Every key of `yaml` is declared at that place in `schema` (properties, or the entry schema of a
+// name map), and every required key of the schema is present.
+void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
+  if (!yaml.IsMap()) return;
+  ASSERT_EQ(schema.value("type", ""), "object") << path;
+  for (const auto& kv : yaml) {
+    const std::string key = kv.first.as<std::string>();
+    const Json* sub = nullptr;
+    if (schema.contains("properties") && schema["properties"].contains(key)) {
+      sub = &schema["properties"][key];
+    } else if (schema.contains("additionalProperties") &&
+               schema["additionalProperties"].is_object()) {
+      sub = &schema["additionalProperties"];
+    }
+    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
+    expectCovered(kv.second, *sub, path + "." + key);
+  }
+  for (const auto& r : schema.value("required", Json::array())) {
+    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
+  }
+}
+
+TEST(DynamoRegistry, TheDeclarationDescribesTheBuiltInSection) {
+  const YAML::Node doc = YAML::Load(std::string(defaultSectionYaml()));
+  const Json schema = registrySection().jsonSchema();
+  expectCovered(doc["dynamodb"], schema, "dynamodb");
+  EXPECT_EQ(schema["required"], Json::array({"targets"}));
+  const Json target = schema["properties"]["targets"]["additionalProperties"];
+  EXPECT_EQ(target["properties"]["partition_key"]["properties"]["type"]["enum"],
+            Json::array({"S", "N", "B"}));
+  // The reference names every key the parser accepts, nested ones included.
+  std::string text;
+  for (const auto& l : registrySection().reference()) text += l + "\n";
+  for (const char* key : {"`targets`", "`table`", "`partition_key`", "`sort_key`", "`attributes`",
+                          "`exact_count`", "`max_items`", "`limits`", "`fence`"}) {
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace mcpdb::dynamodb
