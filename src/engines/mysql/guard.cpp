@@ -426,6 +426,7 @@ class Judge {
     if (!qualified && unquoted && isBuiltinFunction(lower)) return std::nullopt;
     Name name;
     for (std::size_t p = first; p <= last; p += 2) name.push_back(t_[p].text);
+    name.back() = lower;  // routine names are case-insensitive; schema names may not be
     if (std::find(out_.called_functions.begin(), out_.called_functions.end(), name) ==
         out_.called_functions.end()) {
       out_.called_functions.push_back(std::move(name));

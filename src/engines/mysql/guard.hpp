@@ -60,7 +60,8 @@ inline constexpr std::size_t kMaxBodyBytes = 128 * 1024;
 // parser stack as well as ours).
 inline constexpr int kMaxDepth = 64;
 
-// A name as the statement wrote it, backquotes removed: {"f"}, {"db", "f"}.
+// A name as the statement wrote it, backquotes removed: {"f"}, {"db", "f"}. In called_functions
+// the function's own part is folded to lower case (routine names are case-insensitive).
 using Name = std::vector<std::string>;
 
 struct Verdict {

@@ -72,6 +72,12 @@ class Lexer {
       } else if (c == '#') {
         lineComment(pos_ + 1);
       } else if (c == '-' && at(pos_ + 1) == '-' && startsDashComment(pos_ + 2)) {
+        // Whether a control character other than whitespace opens a comment has differed
+        // between servers; refuse rather than guess.
+        if (!atEnd(pos_ + 2) && !isSpace(text_[pos_ + 2])) {
+          fail(LexError::AmbiguousComment, pos_);
+          return;
+        }
         lineComment(pos_ + 2);
       } else if (c == '/' && at(pos_ + 1) == '*') {
         blockComment();

@@ -8,8 +8,9 @@
 //   - "...": a string by default, an identifier under ANSI_QUOTES: always refused;
 //   - /*! ... */, /*!50700 ... */, /*M! ... */ (executable comments: the server runs their
 //     content), /*+ ... */ (optimizer hints: SET_VAR changes session variables): refused;
-//   - a /* inside a comment (nesting rules have changed between versions) and a carriage return
-//     inside a line comment (where the line ends is not obvious): refused.
+//   - a /* inside a comment (nesting rules have changed between versions), a carriage return
+//     inside a line comment (where the line ends is not obvious), and "--" followed by a control
+//     character other than whitespace (servers have disagreed on whether that opens a comment).
 // Comments are dropped from the token list. The tokeniser never throws and reads every byte once.
 
 #include <cstddef>
@@ -50,7 +51,7 @@ enum class LexError {
   ExecutableComment,  // /*! ... */ or /*M! ... */
   OptimizerHint,      // /*+ ... */
   AmbiguousQuoting,   // "..." or a backslash escape whose meaning depends on sql_mode
-  AmbiguousComment,   // a /* inside a comment, or \r inside a line comment
+  AmbiguousComment,   // a /* inside a comment, \r inside a line comment, --<control>
   BadCharacter,       // a byte that starts no MySQL token (NUL, a stray backslash, ...)
   BadLiteral,         // X'..' / B'..' with wrong digits, 1.5e / 1.5x
 };

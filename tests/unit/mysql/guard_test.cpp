@@ -75,7 +75,7 @@ TEST(MysqlLexer, DashDashIsACommentOnlyBeforeSpaceControlOrEnd) {
   EXPECT_EQ(kinds("1 -- x"), (std::vector<TokenKind>{TokenKind::Number}));
   EXPECT_EQ(kinds("1 --\tx"), (std::vector<TokenKind>{TokenKind::Number}));
   EXPECT_EQ(kinds("1 --"), (std::vector<TokenKind>{TokenKind::Number}));
-  EXPECT_EQ(kinds("1 --\x01"), (std::vector<TokenKind>{TokenKind::Number}));
+  EXPECT_EQ(errorOf("1 --\x01"), LexError::AmbiguousComment);
   EXPECT_EQ(kinds("1 --1"), (std::vector<TokenKind>{TokenKind::Number, TokenKind::Operator,
                                                     TokenKind::Operator, TokenKind::Number}));
   EXPECT_EQ(kinds("1 --x"), (std::vector<TokenKind>{TokenKind::Number, TokenKind::Operator,
