@@ -541,11 +541,12 @@ std::optional<Verdict> checkBytes(std::string_view text, std::size_t max_bytes) 
     return deny(Rule::TooLong,
                 "the statement is longer than " + std::to_string(max_bytes / 1024) + " KiB");
   }
+  // The connection's character set is utf8mb4; other bytes would be read differently. Checked
+  // first, so that every excerpt below is cut from valid UTF-8.
+  if (!isValidUtf8(text)) return deny(Rule::ParseError, "the statement is not valid UTF-8");
   if (text.find('\0') != std::string_view::npos) {
     return denyAt(text, text.find('\0'), Rule::ParseError, "the statement contains a NUL byte");
   }
-  // The connection's character set is utf8mb4; other bytes would be read differently.
-  if (!isValidUtf8(text)) return deny(Rule::ParseError, "the statement is not valid UTF-8");
   return std::nullopt;
 }
 
