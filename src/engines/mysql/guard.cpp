@@ -55,82 +55,113 @@ constexpr DeniedFunction kDenied[] = {
     {"asynchronous_connection_failover_", true, "failover functions change replication sources"},
 };
 
-// Built-in functions that only compute or read, in MySQL 8 and MariaDB 10.11. A name missing
-// here is not refused: it is reported in called_functions for the engine to vet.
-const std::unordered_set<std::string_view>& builtins() {
+// Built-in functions that only compute or read. A name missing here is not refused: it is
+// reported in called_functions for the engine to vet. An unqualified call to a name that is not
+// built into the server reaches a loadable function or a stored function of the current
+// database, so a name built into only one of the two servers counts as built-in only when the
+// dialect says which server it is.
+const std::unordered_set<std::string_view>& builtinsOfBoth() {
   static const std::unordered_set<std::string_view> kBuiltins = {
       // aggregate
       "avg", "bit_and", "bit_or", "bit_xor", "count", "group_concat", "json_arrayagg",
       "json_objectagg", "max", "min", "std", "stddev", "stddev_pop", "stddev_samp", "sum",
-      "var_pop", "var_samp", "variance", "any_value", "grouping",
+      "var_pop", "var_samp", "variance",
       // window
       "cume_dist", "dense_rank", "first_value", "lag", "last_value", "lead", "nth_value", "ntile",
-      "percent_rank", "rank", "row_number", "median", "percentile_cont", "percentile_disc",
+      "percent_rank", "rank", "row_number",
       // string
-      "ascii", "bin", "bit_length", "char", "char_length", "character_length", "chr", "concat",
+      "ascii", "bin", "bit_length", "char", "char_length", "character_length", "concat",
       "concat_ws", "elt", "export_set", "field", "find_in_set", "format", "from_base64", "hex",
       "insert", "instr", "lcase", "left", "length", "locate", "lower", "lpad", "ltrim",
       "make_set", "mid", "oct", "octet_length", "ord", "position", "quote", "regexp_instr",
-      "regexp_like", "regexp_replace", "regexp_substr", "repeat", "replace", "reverse", "right",
-      "rpad", "rtrim", "soundex", "space", "strcmp", "substr", "substring", "substring_index",
-      "to_base64", "trim", "ucase", "unhex", "upper", "weight_string", "sformat",
-      "natural_sort_key", "match", "against", "extractvalue", "updatexml",
+      "regexp_replace", "regexp_substr", "repeat", "replace", "reverse", "right", "rpad",
+      "rtrim", "soundex", "space", "strcmp", "substr", "substring", "substring_index",
+      "to_base64", "trim", "ucase", "unhex", "upper", "weight_string", "match", "against",
+      "extractvalue", "updatexml",
       // numeric and comparison
       "abs", "acos", "asin", "atan", "atan2", "ceil", "ceiling", "conv", "cos", "cot", "crc32",
       "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow", "power",
       "radians", "rand", "round", "sign", "sin", "sqrt", "tan", "truncate", "greatest", "least",
-      "coalesce", "ifnull", "nullif", "if", "isnull", "interval", "bit_count", "nvl", "nvl2",
+      "coalesce", "ifnull", "nullif", "if", "isnull", "interval", "bit_count",
       // date and time
-      "adddate", "addtime", "add_months", "convert_tz", "curdate", "current_date",
-      "current_time", "current_timestamp", "curtime", "date", "date_add", "date_format",
-      "date_sub", "datediff", "day", "dayname", "dayofmonth", "dayofweek", "dayofyear",
-      "extract", "from_days", "from_unixtime", "get_format", "hour", "last_day", "localtime",
-      "localtimestamp", "makedate", "maketime", "microsecond", "minute", "month", "monthname",
-      "now", "period_add", "period_diff", "quarter", "sec_to_time", "second", "str_to_date",
-      "subdate", "subtime", "sysdate", "time", "time_format", "time_to_sec", "timediff",
-      "timestamp", "timestampadd", "timestampdiff", "to_days", "to_seconds", "unix_timestamp",
-      "utc_date", "utc_time", "utc_timestamp", "week", "weekday", "weekofyear", "year",
-      "yearweek",
+      "adddate", "addtime", "convert_tz", "curdate", "current_date", "current_time",
+      "current_timestamp", "curtime", "date", "date_add", "date_format", "date_sub", "datediff",
+      "day", "dayname", "dayofmonth", "dayofweek", "dayofyear", "extract", "from_days",
+      "from_unixtime", "get_format", "hour", "last_day", "localtime", "localtimestamp",
+      "makedate", "maketime", "microsecond", "minute", "month", "monthname", "now",
+      "period_add", "period_diff", "quarter", "sec_to_time", "second", "str_to_date", "subdate",
+      "subtime", "sysdate", "time", "time_format", "time_to_sec", "timediff", "timestamp",
+      "timestampadd", "timestampdiff", "to_days", "to_seconds", "unix_timestamp", "utc_date",
+      "utc_time", "utc_timestamp", "week", "weekday", "weekofyear", "year", "yearweek",
       // cast and character sets
       "cast", "convert", "charset", "collation", "coercibility",
       // JSON
       "json_array", "json_array_append", "json_array_insert", "json_contains",
       "json_contains_path", "json_depth", "json_extract", "json_insert", "json_keys",
       "json_length", "json_merge", "json_merge_patch", "json_merge_preserve", "json_object",
-      "json_overlaps", "json_pretty", "json_quote", "json_remove", "json_replace",
-      "json_schema_valid", "json_schema_validation_report", "json_search", "json_set",
-      "json_storage_free", "json_storage_size", "json_table", "json_type", "json_unquote",
-      "json_valid", "json_value", "json_compact", "json_detailed", "json_loose", "json_exists",
-      "json_query", "json_equals", "json_normalize",
+      "json_quote", "json_remove", "json_replace", "json_search", "json_set", "json_table",
+      "json_type", "json_unquote", "json_valid", "json_value", "json_overlaps",
       // identifiers, network, hashing
-      "uuid", "uuid_short", "uuid_to_bin", "bin_to_uuid", "is_uuid", "inet_aton", "inet_ntoa",
-      "inet6_aton", "inet6_ntoa", "is_ipv4", "is_ipv6", "is_ipv4_compat", "is_ipv4_mapped",
-      "md5", "sha", "sha1", "sha2", "compress", "uncompress", "uncompressed_length",
-      "random_bytes",
+      "uuid", "uuid_short", "inet_aton", "inet_ntoa", "inet6_aton", "inet6_ntoa", "is_ipv4",
+      "is_ipv6", "is_ipv4_compat", "is_ipv4_mapped", "md5", "sha", "sha1", "sha2", "compress",
+      "uncompress", "uncompressed_length",
       // session information (reads)
       "database", "schema", "user", "current_user", "session_user", "system_user", "version",
       "connection_id", "found_rows", "row_count", "last_insert_id", "current_role", "default",
       // spatial (a common subset)
       "point", "st_astext", "st_aswkt", "st_geomfromtext", "st_geomfromwkb", "st_distance",
-      "st_distance_sphere", "st_contains", "st_within", "st_intersects", "st_x", "st_y",
-      "st_srid", "st_buffer", "st_area", "st_length", "st_asgeojson", "st_geomfromgeojson",
+      "st_contains", "st_within", "st_intersects", "st_x", "st_y", "st_srid", "st_buffer",
+      "st_area", "st_length", "st_asgeojson", "st_geomfromgeojson",
   };
   return kBuiltins;
 }
 
-// Unquoted keywords that may stand right before '(' without calling anything: clause and
-// operator words, and reserved type names (CAST(x AS DECIMAL(10,2)), JSON_TABLE columns).
+const std::unordered_set<std::string_view>& builtinsOfMysqlOnly() {
+  static const std::unordered_set<std::string_view> kBuiltins = {
+      "any_value", "grouping", "regexp_like", "json_schema_valid",
+      "json_schema_validation_report", "json_storage_free", "json_storage_size", "json_pretty",
+      "uuid_to_bin", "bin_to_uuid", "is_uuid", "random_bytes", "st_distance_sphere",
+  };
+  return kBuiltins;
+}
+
+const std::unordered_set<std::string_view>& builtinsOfMariadbOnly() {
+  static const std::unordered_set<std::string_view> kBuiltins = {
+      "median", "percentile_cont", "percentile_disc", "chr", "sformat", "natural_sort_key",
+      "nvl", "nvl2", "add_months", "json_compact", "json_detailed", "json_loose",
+      "json_exists", "json_query", "json_equals", "json_normalize",
+  };
+  return kBuiltins;
+}
+
+// Built-ins that MySQL reads as a plain name when a space follows them and IGNORE_SPACE is off
+// ("Function Name Parsing and Resolution"): `COUNT (x)` may then reach a stored function named
+// count. Whatever the session's sql_mode, such a spaced call is reported, not trusted.
+const std::unordered_set<std::string_view>& spaceSensitiveBuiltins() {
+  static const std::unordered_set<std::string_view> kNames = {
+      "adddate", "bit_and", "bit_or", "bit_xor", "cast", "count", "curdate", "curtime",
+      "date_add", "date_sub", "extract", "group_concat", "max", "mid", "min", "now",
+      "position", "session_user", "std", "stddev", "stddev_pop", "stddev_samp", "subdate",
+      "substr", "substring", "sum", "sysdate", "system_user", "trim", "variance", "var_pop",
+      "var_samp",
+  };
+  return kNames;
+}
+
+// Reserved words (in both servers) that may stand right before '(' without calling anything:
+// clause and operator words, the row constructor, and reserved type names (CAST(x AS
+// DECIMAL(10, 2)), JSON_TABLE columns). Non-reserved words are never on this list, since an
+// unqualified call to them reaches a stored function of that name; a few are judged by their
+// context instead (notCallInContext).
 const std::unordered_set<std::string_view>& notCallKeywords() {
   static const std::unordered_set<std::string_view> kWords = {
-      "select", "from", "join", "on", "using", "as", "over", "where", "and", "or", "not", "xor",
-      "when", "then", "else", "case", "by", "having", "union", "except", "intersect", "distinct",
-      "distinctrow", "all", "any", "some", "in", "exists", "partition", "index", "key", "columns",
-      "limit", "offset", "return", "div", "like", "regexp", "rlike", "between", "is", "escape",
-      "lateral", "with", "recursive", "order", "group", "window", "rows", "range", "binary",
-      "collate", "of", "nested", "path", "dual", "straight_join", "row", "asc", "desc",
-      "primary", "rollup", "ordinality", "sounds", "member", "varchar", "varbinary", "decimal",
-      "dec", "numeric", "float", "double", "real", "int", "integer", "tinyint", "smallint",
-      "mediumint", "bigint", "unsigned", "signed", "nchar", "national",
+      "select", "from", "join", "on", "using", "as", "where", "and", "or", "not", "xor", "when",
+      "then", "else", "case", "by", "having", "union", "distinct", "distinctrow", "all", "in",
+      "exists", "partition", "index", "key", "limit", "return", "div", "like", "regexp",
+      "rlike", "between", "is", "with", "order", "group", "binary", "collate", "dual",
+      "straight_join", "row", "asc", "desc", "primary", "varchar", "varbinary", "decimal", "dec",
+      "numeric", "float", "double", "real", "int", "integer", "tinyint", "smallint",
+      "mediumint", "bigint", "unsigned",
   };
   return kWords;
 }
@@ -252,8 +283,8 @@ Verdict fromLexError(std::string_view text, const LexResult& lexed) {
 // The text is read as tokens plus, for each parenthesis, its partner and depth.
 class Judge {
  public:
-  Judge(const std::vector<Token>& tokens, Verdict& out)
-      : t_(tokens), out_(out), match_(tokens.size(), 0) {}
+  Judge(const std::vector<Token>& tokens, Dialect dialect, Verdict& out)
+      : t_(tokens), dialect_(dialect), out_(out), match_(tokens.size(), 0) {}
 
   // Pairs the parentheses in [0, end); a refusal when unbalanced or too deep.
   std::optional<Finding> pairParentheses(std::size_t end) {
@@ -316,6 +347,7 @@ class Judge {
           break;
         case TokenKind::Word:
         case TokenKind::QuotedIdent:
+          if (auto f = sequenceAttribute(i)) return f;
           if (isKeyword(i)) {
             const std::string kw = lowerAscii(tok.text);
             if (auto f = keywordFinding(i, end, kw)) return f;
@@ -362,6 +394,17 @@ class Judge {
         "where", "group", "having", "order", "limit", "window", "union", "except",
         "intersect", "on", "using", "into", "for", "lock", "select"};
     return std::find(std::begin(kEnds), std::end(kEnds), kw) != std::end(kEnds);
+  }
+
+  // MariaDB's seq.NEXTVAL / seq.CURRVAL / seq.LASTVAL (sequence attributes, written after a dot).
+  std::optional<Finding> sequenceAttribute(std::size_t i) const {
+    if (t_[i].kind != TokenKind::Word || i == 0 || t_[i - 1].kind != TokenKind::Dot) {
+      return std::nullopt;
+    }
+    const std::string w = lowerAscii(t_[i].text);
+    if (w != "nextval" && w != "currval" && w != "lastval") return std::nullopt;
+    return Finding{Rule::DeniedFunction, "sequence." + upperAscii(w) + " is not allowed: it uses a sequence",
+                   t_[i].offset};
   }
 
   std::optional<Finding> keywordFinding(std::size_t i, std::size_t end, const std::string& kw) {
@@ -411,7 +454,10 @@ class Judge {
     const bool qualified = first != last;
     const bool unquoted = k == TokenKind::Word;
     const std::string lower = lowerAscii(t_[last].text);
-    if (!qualified && isKeyword(last) && notCallKeywords().contains(lower)) return std::nullopt;
+    if (!qualified && isKeyword(last) &&
+        (notCallKeywords().contains(lower) || notCallInContext(lower, last, i))) {
+      return std::nullopt;
+    }
     // The denylist applies to every spelling: any case, quoted, qualified, spaced.
     if (const DeniedFunction* d = findDeniedFunction(lower)) {
       const bool has_argument = t_[i + 1].kind != TokenKind::RParen;
@@ -423,7 +469,10 @@ class Judge {
       }
     }
     if (nameShapedNotCall(first, i)) return std::nullopt;
-    if (!qualified && unquoted && isBuiltinFunction(lower)) return std::nullopt;
+    const bool spaced = t_[i].spaced_before && spaceSensitiveBuiltins().contains(lower);
+    if (!qualified && unquoted && !spaced && isBuiltinFunction(lower, dialect_)) {
+      return std::nullopt;
+    }
     Name name;
     for (std::size_t p = first; p <= last; p += 2) name.push_back(t_[p].text);
     name.back() = lower;  // routine names are case-insensitive; schema names may not be
@@ -432,6 +481,33 @@ class Judge {
       out_.called_functions.push_back(std::move(name));
     }
     return std::nullopt;
+  }
+
+  // Non-reserved words before '(' that are not calls where they stand: `= ANY (`, `> SOME (`
+  // (a comparison with a subquery), `'$[*]' COLUMNS (` (JSON_TABLE), `MEMBER OF (`,
+  // `) OVER (` (a window), and LATERAL, EXCEPT, INTERSECT before a parenthesised query (no
+  // function takes a bare SELECT as its argument).
+  bool notCallInContext(const std::string& word, std::size_t name, std::size_t lparen) const {
+    const Token* before = name > 0 ? &t_[name - 1] : nullptr;
+    if (word == "any" || word == "some") {
+      return before != nullptr && before->kind == TokenKind::Operator;
+    }
+    if (word == "columns") {
+      return before != nullptr &&
+             (before->kind == TokenKind::String || before->kind == TokenKind::Placeholder);
+    }
+    if (word == "of") {
+      return before != nullptr && isKeyword(name - 1) && lowerAscii(before->text) == "member";
+    }
+    if (word == "over") return before != nullptr && before->kind == TokenKind::RParen;
+    if (word == "lateral" || word == "except" || word == "intersect") {
+      const std::size_t next = lparen + 1;
+      return next < t_.size() &&
+             (t_[next].kind == TokenKind::LParen || lowerAscii(t_[next].text) == "select" ||
+              lowerAscii(t_[next].text) == "with") &&
+             t_[next].kind != TokenKind::QuotedIdent;
+    }
+    return false;
   }
 
   // Names before '(' that are not calls: a derived table's alias with column names
@@ -465,6 +541,7 @@ class Judge {
   }
 
   const std::vector<Token>& t_;
+  Dialect dialect_;
   Verdict& out_;
   std::vector<std::size_t> match_;
 };
@@ -573,7 +650,7 @@ std::optional<Finding> trailingSemicolon(std::string_view text, const std::vecto
   return std::nullopt;
 }
 
-Verdict judgeTemplate(std::string_view text) {
+Verdict judgeTemplate(std::string_view text, Dialect dialect) {
   if (auto bad = checkBytes(text, kMaxTemplateBytes)) return *bad;
   const LexResult lexed = lex(text);
   if (lexed.error != LexError::None) return fromLexError(text, lexed);
@@ -582,7 +659,7 @@ Verdict judgeTemplate(std::string_view text) {
   std::size_t end = 0;
   if (auto f = trailingSemicolon(text, t, end)) return refuse(text, *f, std::move(v));
   if (end == 0) return deny(Rule::Empty, "the statement is empty");
-  Judge judge(t, v);
+  Judge judge(t, dialect, v);
   if (auto f = judge.pairParentheses(end)) return refuse(text, *f, std::move(v));
   if (auto f = expectQuery(judge, t, 0, end)) return refuse(text, *f, std::move(v));
   // Each WITH that starts a query (at the start or after '(') is checked: its CTEs and main
@@ -703,14 +780,14 @@ class BodyJudge {
   std::vector<std::string> declared_;
 };
 
-Verdict judgeBody(std::string_view text) {
+Verdict judgeBody(std::string_view text, Dialect dialect) {
   if (auto bad = checkBytes(text, kMaxBodyBytes)) return *bad;
   const LexResult lexed = lex(text);
   if (lexed.error != LexError::None) return fromLexError(text, lexed);
   const std::vector<Token>& t = lexed.tokens;
   Verdict v;
   if (t.empty()) return deny(Rule::Empty, "the function body is empty");
-  Judge judge(t, v);
+  Judge judge(t, dialect, v);
   if (auto f = judge.pairParentheses(t.size())) return refuse(text, *f, std::move(v));
   BodyJudge body(t, judge);
   std::size_t end = t.size();
@@ -768,14 +845,14 @@ std::string_view ruleId(Rule rule) {
   return "unknown";
 }
 
-Verdict checkTemplate(std::string_view sql) {
-  Verdict v = judgeTemplate(sql);
+Verdict checkTemplate(std::string_view sql, Dialect dialect) {
+  Verdict v = judgeTemplate(sql, dialect);
   if (!v.allowed && v.rule == Rule::None) v.rule = Rule::ParseError;  // never allow by accident
   return v;
 }
 
-Verdict checkRoutineBody(std::string_view body) {
-  Verdict v = judgeBody(body);
+Verdict checkRoutineBody(std::string_view body, Dialect dialect) {
+  Verdict v = judgeBody(body, dialect);
   if (!v.allowed && v.rule == Rule::None) v.rule = Rule::ParseError;
   return v;
 }
@@ -796,8 +873,15 @@ const DeniedFunction* findDeniedFunction(std::string_view name) {
   return nullptr;
 }
 
-bool isBuiltinFunction(std::string_view name) {
-  return builtins().contains(lowerAscii(name));
+bool isBuiltinFunction(std::string_view name, Dialect dialect) {
+  const std::string lower = lowerAscii(name);
+  if (builtinsOfBoth().contains(lower)) return true;
+  switch (dialect) {
+    case Dialect::Either: return false;
+    case Dialect::Mysql: return builtinsOfMysqlOnly().contains(lower);
+    case Dialect::Mariadb: return builtinsOfMariadbOnly().contains(lower);
+  }
+  return false;
 }
 
 std::string displayName(const Name& name) {

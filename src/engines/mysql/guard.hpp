@@ -76,14 +76,18 @@ struct Verdict {
   std::vector<Name> relations;          // best effort: names after FROM / JOIN / ',' in FROM
 };
 
+// Which server the statement will run on. Functions built into only one of MySQL 8 and
+// MariaDB 10.11 count as built-in only for that one; Either trusts only names both have.
+enum class Dialect { Either, Mysql, Mariadb };
+
 // Judges one template. Never throws on any input.
-Verdict checkTemplate(std::string_view sql);
+Verdict checkTemplate(std::string_view sql, Dialect dialect = Dialect::Either);
 
 // Judges a stored function's body (ROUTINE_DEFINITION): allowed only when it is `RETURN <expr>`
 // or `BEGIN ... END` holding nothing but DECLARE of plain local variables, SET of those locals,
 // RETURN and SELECT (without INTO). Expressions are judged as in a template; called_functions
 // lists the functions the body calls in turn.
-Verdict checkRoutineBody(std::string_view body);
+Verdict checkRoutineBody(std::string_view body, Dialect dialect = Dialect::Either);
 
 // Ok when allowed, else PermissionDenied naming the rule and the safe message (detail kept for
 // the operator).
@@ -99,9 +103,9 @@ struct DeniedFunction {
 // The entry that denies a function name (any case), or nullptr.
 const DeniedFunction* findDeniedFunction(std::string_view name);
 
-// Whether an unqualified, unquoted name is a known built-in read function of MySQL 8 or
-// MariaDB 10.11 (any case).
-bool isBuiltinFunction(std::string_view name);
+// Whether an unqualified, unquoted name is a known built-in read function of the dialect's
+// server (any case).
+bool isBuiltinFunction(std::string_view name, Dialect dialect = Dialect::Either);
 
 // "a.b" with backquotes where needed, for messages and fixes.
 std::string displayName(const Name& name);

@@ -4,6 +4,7 @@
 // Case file format (adding a case is adding data):
 //   ## a file comment (only between cases)
 //   # case name                    <- starts a case; append " [escaped]" to decode \n \t \r \v \f
+//                                     (and " [mysql]" or " [mariadb]" to judge for that dialect)
 //   SELECT ...                        \\ \xHH in the SQL lines (for bytes a text file cannot hold)
 //   ... (any number of SQL lines, blank lines included; joined with \n, no trailing newline)
 //   ----
@@ -36,9 +37,12 @@ struct GoldenCase {
   std::string name;
   std::string sql;
   std::string expect;
+  Dialect dialect;
 };
 
 constexpr std::string_view kEscapedMarker = " [escaped]";
+constexpr std::string_view kMysqlMarker = " [mysql]";
+constexpr std::string_view kMariadbMarker = " [mariadb]";
 
 std::optional<std::string> unescape(const std::string& in) {
   std::string out;
@@ -94,9 +98,23 @@ std::vector<GoldenCase> loadCases(const fs::path& file) {
           fail("expected '# case name', a '## comment' or a blank line");
           return cases;
         }
-        current = GoldenCase{fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {}};
-        escaped = current.name.ends_with(kEscapedMarker);
-        if (escaped) current.name.resize(current.name.size() - kEscapedMarker.size());
+        current = GoldenCase{fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {},
+                             Dialect::Either};
+        escaped = false;
+        while (true) {
+          if (current.name.ends_with(kEscapedMarker)) {
+            escaped = true;
+            current.name.resize(current.name.size() - kEscapedMarker.size());
+          } else if (current.name.ends_with(kMysqlMarker)) {
+            current.dialect = Dialect::Mysql;
+            current.name.resize(current.name.size() - kMysqlMarker.size());
+          } else if (current.name.ends_with(kMariadbMarker)) {
+            current.dialect = Dialect::Mariadb;
+            current.name.resize(current.name.size() - kMariadbMarker.size());
+          } else {
+            break;
+          }
+        }
         sqlLines.clear();
         state = State::Sql;
         break;
@@ -200,7 +218,8 @@ TEST(MysqlGuardGolden, EveryCaseFileMatches) {
       EXPECT_TRUE(names.insert(c.name).second)
           << c.where << ": duplicate case name '" << c.name << "'";
       const bool routine = file.filename().string().starts_with("routine_");
-      const Verdict v = routine ? checkRoutineBody(c.sql) : checkTemplate(c.sql);
+      const Verdict v =
+          routine ? checkRoutineBody(c.sql, c.dialect) : checkTemplate(c.sql, c.dialect);
       std::string why;
       EXPECT_TRUE(matches(c.expect, v, why))
           << c.where << ": case '" << c.name << "'" << (why.empty() ? "" : " — " + why)

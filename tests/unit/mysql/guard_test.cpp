@@ -282,6 +282,18 @@ TEST(MysqlGuard, BuiltinsAreCaseInsensitiveAndExcludeDeniedNames) {
   }
 }
 
+TEST(MysqlGuard, OneServerBuiltinsCountOnlyForThatServer) {
+  EXPECT_FALSE(isBuiltinFunction("regexp_like"));
+  EXPECT_TRUE(isBuiltinFunction("regexp_like", Dialect::Mysql));
+  EXPECT_FALSE(isBuiltinFunction("regexp_like", Dialect::Mariadb));
+  EXPECT_FALSE(isBuiltinFunction("nvl"));
+  EXPECT_FALSE(isBuiltinFunction("nvl", Dialect::Mysql));
+  EXPECT_TRUE(isBuiltinFunction("NVL", Dialect::Mariadb));
+  for (Dialect d : {Dialect::Either, Dialect::Mysql, Dialect::Mariadb}) {
+    EXPECT_TRUE(isBuiltinFunction("concat", d));
+  }
+}
+
 TEST(MysqlGuard, LastInsertIdOnlyWithoutArgument) {
   EXPECT_TRUE(checkTemplate("SELECT LAST_INSERT_ID()").allowed);
   EXPECT_EQ(ruleId(checkTemplate("SELECT LAST_INSERT_ID(5)").rule), "denied_function");
