@@ -733,6 +733,14 @@ class BodyJudge {
     if (names.empty() || i >= end) return unjudgeable(begin);
     std::size_t default_at = end;
     for (std::size_t k = i; k < end; ++k) {
+      // The type (INT, DECIMAL(10, 2), VARCHAR(20) CHARACTER SET x, ENUM('a')) holds only
+      // words, numbers, strings and parentheses; DEFAULT starts an expression.
+      const TokenKind kind = t_[k].kind;
+      if (default_at == end && kind != TokenKind::Word && kind != TokenKind::Number &&
+          kind != TokenKind::String && kind != TokenKind::LParen &&
+          kind != TokenKind::RParen && kind != TokenKind::Comma) {
+        return unjudgeable(begin);
+      }
       if (!judge_.isKeyword(k)) continue;
       const std::string kw = lowerAscii(t_[k].text);
       if (kw == "cursor" || kw == "handler" || kw == "condition") return unjudgeable(begin);
