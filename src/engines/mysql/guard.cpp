@@ -318,6 +318,7 @@ class Judge {
   // and relations on the way.
   std::optional<Finding> scan(std::size_t begin, std::size_t end) {
     std::vector<int> from_depths;  // depth of each open FROM list
+    std::vector<bool> call_parens;  // for each open '(': whether it holds a call's arguments
     int depth = 0;
     bool expect_relation = false;
     for (std::size_t i = begin; i < end; ++i) {
@@ -335,11 +336,13 @@ class Judge {
         case TokenKind::Placeholder: ++out_.placeholders; break;
         case TokenKind::LParen:
           if (auto f = callFinding(i, begin)) return f;
+          call_parens.push_back(paren_is_call_);
           ++depth;
           expect_relation = false;
           break;
         case TokenKind::RParen:
           --depth;
+          if (!call_parens.empty()) call_parens.pop_back();
           while (!from_depths.empty() && from_depths.back() > depth) from_depths.pop_back();
           break;
         case TokenKind::Comma:
@@ -351,7 +354,8 @@ class Judge {
           if (isKeyword(i)) {
             const std::string kw = lowerAscii(tok.text);
             if (auto f = keywordFinding(i, end, kw)) return f;
-            if (kw == "from" || kw == "join" || kw == "straight_join") {
+            const bool in_call = !call_parens.empty() && call_parens.back();
+            if ((kw == "from" || kw == "join" || kw == "straight_join") && !in_call) {
               while (!from_depths.empty() && from_depths.back() >= depth) from_depths.pop_back();
               from_depths.push_back(depth);
               expect_relation = true;
@@ -441,7 +445,9 @@ class Judge {
   }
 
   // The '(' at i: when a name stands before it, that is a call (or a name shaped like one).
+  // Sets paren_is_call_ for the scan (a FROM inside EXTRACT(... FROM x) starts no FROM list).
   std::optional<Finding> callFinding(std::size_t i, std::size_t begin) {
+    paren_is_call_ = false;
     if (i == begin) return std::nullopt;
     const std::size_t last = i - 1;
     const TokenKind k = t_[last].kind;
@@ -458,8 +464,22 @@ class Judge {
         (notCallKeywords().contains(lower) || notCallInContext(lower, last, i))) {
       return std::nullopt;
     }
-    // The denylist applies to every spelling: any case, quoted, qualified, spaced.
-    if (const DeniedFunction* d = findDeniedFunction(lower)) {
+    paren_is_call_ = true;
+    // The server compares routine names under a Unicode collation that folds some non-ASCII
+    // letters to ASCII ones (U+017F long s to s, U+212A Kelvin sign to k), so a name with
+    // non-ASCII letters might be a denylisted built-in in disguise.
+    if (std::any_of(lower.begin(), lower.end(),
+                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      return Finding{Rule::DeniedFunction,
+                     "a function name with non-ASCII characters is not allowed: it may fold to "
+                     "a built-in's name",
+                     t_[first].offset};
+    }
+    // The denylist applies to every spelling: any case, quoted, qualified, spaced, and a
+    // backquoted name with trailing spaces (which the server ignores in names).
+    std::string_view trimmed = lower;
+    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+    if (const DeniedFunction* d = findDeniedFunction(trimmed)) {
       const bool has_argument = t_[i + 1].kind != TokenKind::RParen;
       if (d->name != "last_insert_id" || has_argument) {
         return Finding{Rule::DeniedFunction,
@@ -468,7 +488,10 @@ class Judge {
                        t_[first].offset};
       }
     }
-    if (nameShapedNotCall(first, i)) return std::nullopt;
+    if (nameShapedNotCall(first, i)) {
+      paren_is_call_ = false;
+      return std::nullopt;
+    }
     const bool spaced = t_[i].spaced_before && spaceSensitiveBuiltins().contains(lower);
     if (!qualified && unquoted && !spaced && isBuiltinFunction(lower, dialect_)) {
       return std::nullopt;
@@ -544,6 +567,7 @@ class Judge {
   Dialect dialect_;
   Verdict& out_;
   std::vector<std::size_t> match_;
+  bool paren_is_call_ = false;
 };
 
 std::string statementKind(const Token& tok) {

@@ -200,7 +200,8 @@ TEST(MysqlGuard, KeywordsAndShapesBeforeParenthesesAreNotCalls) {
 TEST(MysqlGuard, CollectsRelationsBestEffort) {
   const Verdict v = checkTemplate(
       "SELECT * FROM a, app.b AS bb JOIN `c d` ON 1 LEFT JOIN (SELECT * FROM e) x ON 1, "
-      "JSON_TABLE('[]', '$[*]' COLUMNS (v INT PATH '$')) j WHERE a.x IN (SELECT y FROM f)");
+      "JSON_TABLE('[]', '$[*]' COLUMNS (v INT PATH '$')) j WHERE a.x IN (SELECT y FROM f) AND "
+      "EXTRACT(YEAR FROM d) = TRIM(LEADING '0' FROM s) AND SUBSTRING(s FROM 2) = ''");
   ASSERT_TRUE(v.allowed) << v.message;
   EXPECT_EQ(v.relations, (std::vector<Name>{{"a"}, {"app", "b"}, {"c d"}, {"e"}, {"f"}}));
 }
