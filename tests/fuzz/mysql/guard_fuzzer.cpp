@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "engines/mysql/guard.hpp"
+#include "engines/mysql/lexer.hpp"
 
 namespace {
 
@@ -37,10 +38,35 @@ std::size_t countByte(std::string_view s, char c) {
   return n;
 }
 
+// Tokens lie inside the text, in order, without overlapping, and (except decoded backquoted
+// names) hold exactly the bytes they cover; only whitespace and comments lie between them.
+void lexerConsistent(std::string_view text) {
+  const guard::LexResult r = guard::lex(text);
+  std::size_t end = 0;
+  for (const guard::Token& t : r.tokens) {
+    require(t.length > 0);
+    require(t.offset >= end);
+    require(t.offset + t.length <= text.size());
+    if (t.kind != guard::TokenKind::QuotedIdent) {
+      require(text.substr(t.offset, t.length) == t.text);
+    } else {
+      require(t.text.size() <= t.length - 2);
+    }
+    // A token right after another (nothing between) is not marked as spaced, and vice versa.
+    if (&t != &r.tokens.front()) require(t.spaced_before == (t.offset != end));
+    end = t.offset + t.length;
+  }
+  if (r.error != guard::LexError::None) {
+    require(r.error_offset < text.size());
+    require(r.error_offset >= (r.tokens.empty() ? 0 : r.tokens.back().offset));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view sql(reinterpret_cast<const char*>(data), size);
+  lexerConsistent(sql);
   const guard::Verdict verdict = guard::checkTemplate(sql);
   consistent(verdict);
   require(same(verdict, guard::checkTemplate(sql)));  // one verdict per text
