@@ -61,6 +61,7 @@ constexpr DeniedFunction kDenied[] = {
 // database, so a name built into only one of the two servers counts as built-in only when the
 // dialect says which server it is.
 const std::unordered_set<std::string_view>& builtinsOfBoth() {
+  // clang-format off
   static const std::unordered_set<std::string_view> kBuiltins = {
       // aggregate
       "avg", "bit_and", "bit_or", "bit_xor", "count", "group_concat", "json_arrayagg",
@@ -113,24 +114,29 @@ const std::unordered_set<std::string_view>& builtinsOfBoth() {
       "st_contains", "st_within", "st_intersects", "st_x", "st_y", "st_srid", "st_buffer",
       "st_area", "st_length", "st_asgeojson", "st_geomfromgeojson",
   };
+  // clang-format on
   return kBuiltins;
 }
 
 const std::unordered_set<std::string_view>& builtinsOfMysqlOnly() {
+  // clang-format off
   static const std::unordered_set<std::string_view> kBuiltins = {
       "any_value", "grouping", "regexp_like", "json_schema_valid",
       "json_schema_validation_report", "json_storage_free", "json_storage_size", "json_pretty",
       "uuid_to_bin", "bin_to_uuid", "is_uuid", "random_bytes", "st_distance_sphere",
   };
+  // clang-format on
   return kBuiltins;
 }
 
 const std::unordered_set<std::string_view>& builtinsOfMariadbOnly() {
+  // clang-format off
   static const std::unordered_set<std::string_view> kBuiltins = {
       "median", "percentile_cont", "percentile_disc", "chr", "sformat", "natural_sort_key",
       "nvl", "nvl2", "add_months", "json_compact", "json_detailed", "json_loose",
       "json_exists", "json_query", "json_equals", "json_normalize",
   };
+  // clang-format on
   return kBuiltins;
 }
 
@@ -139,6 +145,7 @@ const std::unordered_set<std::string_view>& builtinsOfMariadbOnly() {
 // count (checked by hand on MariaDB 10.11: `SELECT COUNT (1)` looks for FUNCTION db.COUNT).
 // Whatever the session's sql_mode, such a spaced call is reported, not trusted.
 const std::unordered_set<std::string_view>& spaceSensitiveBuiltins() {
+  // clang-format off
   static const std::unordered_set<std::string_view> kNames = {
       "adddate", "bit_and", "bit_or", "bit_xor", "cast", "count", "curdate", "curtime",
       "date_add", "date_sub", "extract", "group_concat", "max", "mid", "min", "now",
@@ -146,6 +153,7 @@ const std::unordered_set<std::string_view>& spaceSensitiveBuiltins() {
       "substr", "substring", "sum", "sysdate", "system_user", "trim", "variance", "var_pop",
       "var_samp",
   };
+  // clang-format on
   return kNames;
 }
 
@@ -155,6 +163,7 @@ const std::unordered_set<std::string_view>& spaceSensitiveBuiltins() {
 // unqualified call to them reaches a stored function of that name; a few are judged by their
 // context instead (notCallInContext).
 const std::unordered_set<std::string_view>& notCallKeywords() {
+  // clang-format off
   static const std::unordered_set<std::string_view> kWords = {
       "select", "from", "join", "on", "using", "as", "where", "and", "or", "not", "xor", "when",
       "then", "else", "case", "by", "having", "union", "distinct", "distinctrow", "all", "in",
@@ -164,10 +173,12 @@ const std::unordered_set<std::string_view>& notCallKeywords() {
       "numeric", "float", "double", "real", "int", "integer", "tinyint", "smallint",
       "mediumint", "bigint", "unsigned",
   };
+  // clang-format on
   return kWords;
 }
 
 // Statement words named in a not_select refusal; any other first word is "not a SELECT".
+// clang-format off
 constexpr std::string_view kStatementKinds[] = {
     "insert", "replace", "update", "delete", "call", "do", "set", "load", "handler", "show",
     "explain", "describe", "desc", "table", "values", "create", "alter", "drop", "rename",
@@ -177,6 +188,7 @@ constexpr std::string_view kStatementKinds[] = {
     "checksum", "cache", "change", "binlog", "import", "signal", "resignal", "get", "help",
     "shutdown", "restart", "clone", "backup", "with",
 };
+// clang-format on
 
 // ---------------------------------------------------------------------------------------------
 
@@ -318,7 +330,7 @@ class Judge {
   // Reads [begin, end) in order and returns the first refusal; collects placeholders, calls
   // and relations on the way.
   std::optional<Finding> scan(std::size_t begin, std::size_t end) {
-    std::vector<int> from_depths;  // depth of each open FROM list
+    std::vector<int> from_depths;   // depth of each open FROM list
     std::vector<bool> call_parens;  // for each open '(': whether it holds a call's arguments
     int depth = 0;
     bool expect_relation = false;
@@ -396,8 +408,8 @@ class Judge {
  private:
   static bool endsFromList(std::string_view kw) {
     static constexpr std::string_view kEnds[] = {
-        "where", "group", "having", "order", "limit", "window", "union", "except",
-        "intersect", "on", "using", "into", "for", "lock", "select"};
+        "where",     "group", "having", "order", "limit", "window", "union", "except",
+        "intersect", "on",    "using",  "into",  "for",   "lock",   "select"};
     return std::find(std::begin(kEnds), std::end(kEnds), kw) != std::end(kEnds);
   }
 
@@ -408,7 +420,8 @@ class Judge {
     }
     const std::string w = lowerAscii(t_[i].text);
     if (w != "nextval" && w != "currval" && w != "lastval") return std::nullopt;
-    return Finding{Rule::DeniedFunction, "sequence." + upperAscii(w) + " is not allowed: it uses a sequence",
+    return Finding{Rule::DeniedFunction,
+                   "sequence." + upperAscii(w) + " is not allowed: it uses a sequence",
                    t_[i].offset};
   }
 
@@ -454,8 +467,9 @@ class Judge {
     const TokenKind k = t_[last].kind;
     if (k != TokenKind::Word && k != TokenKind::QuotedIdent) return std::nullopt;
     std::size_t first = last;
-    while (first >= begin + 2 && t_[first - 1].kind == TokenKind::Dot &&
-           (t_[first - 2].kind == TokenKind::Word || t_[first - 2].kind == TokenKind::QuotedIdent)) {
+    while (
+        first >= begin + 2 && t_[first - 1].kind == TokenKind::Dot &&
+        (t_[first - 2].kind == TokenKind::Word || t_[first - 2].kind == TokenKind::QuotedIdent)) {
       first -= 2;
     }
     const bool qualified = first != last;
@@ -591,8 +605,8 @@ std::optional<Finding> notSelectAt(const Token& tok) {
 }
 
 // Whether [i, end) starts, after any '(', with SELECT or WITH; else the refusal.
-std::optional<Finding> expectQuery(const Judge& judge, const std::vector<Token>& t,
-                                   std::size_t i, std::size_t end) {
+std::optional<Finding> expectQuery(const Judge& judge, const std::vector<Token>& t, std::size_t i,
+                                   std::size_t end) {
   while (i < end && t[i].kind == TokenKind::LParen) ++i;
   if (i >= end) return Finding{Rule::NotSelect, "the statement is not a SELECT", t[end - 1].offset};
   if (judge.wordIs(i, end, "select") || judge.wordIs(i, end, "with")) return std::nullopt;
@@ -601,8 +615,8 @@ std::optional<Finding> expectQuery(const Judge& judge, const std::vector<Token>&
 
 // WITH [RECURSIVE] name [(cols)] AS (query) [, ...] followed by the main query: every CTE body
 // and the main query must be a SELECT (MySQL has WITH ... UPDATE and WITH ... DELETE).
-std::optional<Finding> checkWith(const Judge& judge, const std::vector<Token>& t,
-                                 std::size_t i, std::size_t end) {
+std::optional<Finding> checkWith(const Judge& judge, const std::vector<Token>& t, std::size_t i,
+                                 std::size_t end) {
   const std::size_t with_at = i;
   ++i;
   if (judge.wordIs(i, end, "recursive")) ++i;
@@ -764,8 +778,8 @@ class BodyJudge {
       // words, numbers, strings and parentheses; DEFAULT starts an expression.
       const TokenKind kind = t_[k].kind;
       if (default_at == end && kind != TokenKind::Word && kind != TokenKind::Number &&
-          kind != TokenKind::String && kind != TokenKind::LParen &&
-          kind != TokenKind::RParen && kind != TokenKind::Comma) {
+          kind != TokenKind::String && kind != TokenKind::LParen && kind != TokenKind::RParen &&
+          kind != TokenKind::Comma) {
         return unjudgeable(begin);
       }
       if (!judge_.isKeyword(k)) continue;
@@ -774,8 +788,8 @@ class BodyJudge {
       if (kw == "default" && default_at == end) default_at = k;
     }
     for (const std::string& n : names) {
-      if (n == "cursor" || n == "handler" || n == "condition" || n == "continue" ||
-          n == "exit" || n == "undo") {
+      if (n == "cursor" || n == "handler" || n == "condition" || n == "continue" || n == "exit" ||
+          n == "undo") {
         return unjudgeable(begin);
       }
     }
@@ -795,11 +809,10 @@ class BodyJudge {
         if (t_[stop].kind == TokenKind::RParen) --depth;
         ++stop;
       }
-      const bool is_local =
-          stop > i + 2 && t_[i].kind == TokenKind::Word &&
-          std::find(declared_.begin(), declared_.end(), lowerAscii(t_[i].text)) !=
-              declared_.end() &&
-          t_[i + 1].kind == TokenKind::Operator && t_[i + 1].text == "=";
+      const bool is_local = stop > i + 2 && t_[i].kind == TokenKind::Word &&
+                            std::find(declared_.begin(), declared_.end(), lowerAscii(t_[i].text)) !=
+                                declared_.end() &&
+                            t_[i + 1].kind == TokenKind::Operator && t_[i + 1].text == "=";
       if (!is_local) {
         return Finding{Rule::RoutineStatement, "SET of anything but a declared local variable",
                        t_[i].offset};
@@ -831,8 +844,8 @@ Verdict judgeBody(std::string_view text, Dialect dialect) {
   if (judge.wordIs(0, end, "return")) {
     for (std::size_t i = 0; i < end; ++i) {
       if (t[i].kind == TokenKind::Semicolon) {
-        return refuse(text, {Rule::MultipleStatements, "RETURN must be the only statement",
-                             t[i].offset},
+        return refuse(text,
+                      {Rule::MultipleStatements, "RETURN must be the only statement", t[i].offset},
                       std::move(v));
       }
     }
@@ -851,8 +864,8 @@ Verdict judgeBody(std::string_view text, Dialect dialect) {
 bool needsBackquotes(const std::string& part) {
   if (part.empty()) return true;
   return !std::all_of(part.begin(), part.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$';
   });
 }
 

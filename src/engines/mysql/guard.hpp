@@ -71,9 +71,9 @@ struct Verdict {
   std::string detail;      // for the operator only: a short excerpt of the template
   int line = 0;            // where the refused construct starts (1-based), 0 when not known
   int column = 0;          // 1-based, in bytes
-  std::uint32_t placeholders = 0;       // how many ? the statement binds
-  std::vector<Name> called_functions;   // calls that are not known built-ins, first-seen order
-  std::vector<Name> relations;          // best effort: names after FROM / JOIN / ',' in FROM
+  std::uint32_t placeholders = 0;      // how many ? the statement binds
+  std::vector<Name> called_functions;  // calls that are not known built-ins, first-seen order
+  std::vector<Name> relations;         // best effort: names after FROM / JOIN / ',' in FROM
 };
 
 // Which server the statement will run on. Functions built into only one of MySQL 8 and

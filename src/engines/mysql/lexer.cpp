@@ -15,7 +15,9 @@ bool isIdentChar(char c) {
          u == '$' || u >= 0x80;
 }
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool isHexDigit(char c) {
   return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -28,7 +30,9 @@ bool allOf(std::string_view s, bool (*pred)(char)) {
   return true;
 }
 
-bool isBinDigit(char c) { return c == '0' || c == '1'; }
+bool isBinDigit(char c) {
+  return c == '0' || c == '1';
+}
 
 class Lexer {
  public:
@@ -363,8 +367,8 @@ class Lexer {
     }
     // Longest of the multi-character operators; the guard needs none of them apart from :=,
     // but keeping them whole keeps positions honest.
-    static constexpr std::string_view kMulti[] = {"<=>", "->>", "<=", ">=", "<>", "!=",
-                                                  "<<",  ">>",  "&&", "||", "->"};
+    static constexpr std::string_view kMulti[] = {
+        "<=>", "->>", "<=", ">=", "<>", "!=", "<<", ">>", "&&", "||", "->"};
     for (std::string_view op : kMulti) {
       if (text_.substr(start, op.size()) == op) {
         pushRaw(TokenKind::Operator, start, start + op.size());
@@ -382,7 +386,9 @@ class Lexer {
 
 }  // namespace
 
-LexResult lex(std::string_view text) { return Lexer(text).run(); }
+LexResult lex(std::string_view text) {
+  return Lexer(text).run();
+}
 
 std::string lowerAscii(std::string_view text) {
   std::string out(text);

@@ -79,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       require(input.find('@') == std::string::npos);
       require(input.find(":=") == std::string::npos);
     }
-    require(input.find("/*!") == std::string::npos || input.find_first_of("'`#-") != std::string::npos);
+    require(input.find("/*!") == std::string::npos ||
+            input.find_first_of("'`#-") != std::string::npos);
     // Every literal and comment is closed, so nothing appended on a new line can hide.
     require(!guard::checkTemplate(input + "\n; DO 1").allowed);
     require(!guard::checkTemplate(input + "\nFOR UPDATE").allowed);

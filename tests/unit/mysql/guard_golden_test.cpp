@@ -98,8 +98,8 @@ std::vector<GoldenCase> loadCases(const fs::path& file) {
           fail("expected '# case name', a '## comment' or a blank line");
           return cases;
         }
-        current = GoldenCase{fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {},
-                             Dialect::Either};
+        current = GoldenCase{
+            fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {}, Dialect::Either};
         escaped = false;
         while (true) {
           if (current.name.ends_with(kEscapedMarker)) {
@@ -173,7 +173,8 @@ std::string callsOf(const Verdict& v) {
 }
 
 std::string describe(const Verdict& v) {
-  if (v.allowed) return "allow placeholders=" + std::to_string(v.placeholders) + " calls=" + callsOf(v);
+  if (v.allowed)
+    return "allow placeholders=" + std::to_string(v.placeholders) + " calls=" + callsOf(v);
   return "deny " + std::string(ruleId(v.rule)) + " (" + v.message + ")";
 }
 

@@ -21,7 +21,9 @@ std::vector<TokenKind> kinds(std::string_view text) {
   return out;
 }
 
-LexError errorOf(std::string_view text) { return lex(text).error; }
+LexError errorOf(std::string_view text) {
+  return lex(text).error;
+}
 
 // --- lexer ---------------------------------------------------------------------------------
 
@@ -39,8 +41,8 @@ TEST(MysqlLexer, StringsWithDoubledQuotesAreOneToken) {
 }
 
 TEST(MysqlLexer, BackslashEscapesOtherThanPercentAndUnderscoreAreAmbiguous) {
-  for (const char* text : {"'\\''", "'a\\'b'", "'\\\\'", "'\\n'", "'\\0'", "'\\Z'", "'\\d'",
-                           "'x\\", "'\\\"'", "@'\\''"}) {
+  for (const char* text : {"'\\''", "'a\\'b'", "'\\\\'", "'\\n'", "'\\0'", "'\\Z'", "'\\d'", "'x\\",
+                           "'\\\"'", "@'\\''"}) {
     EXPECT_EQ(errorOf(text), LexError::AmbiguousQuoting) << text;
   }
   EXPECT_EQ(errorOf("'\\%'"), LexError::None);
@@ -65,8 +67,8 @@ TEST(MysqlLexer, BackquotedNamesDecodeDoubledBackticks) {
 }
 
 TEST(MysqlLexer, UnterminatedLiteralsAndCommentsAreErrors) {
-  for (const char* text : {"'abc", "'it''", "`abc", "`a``", "/* x", "/* x *", "SELECT 1 /*",
-                           "x'ab", "N'", "@'x", "@`x"}) {
+  for (const char* text : {"'abc", "'it''", "`abc", "`a``", "/* x", "/* x *", "SELECT 1 /*", "x'ab",
+                           "N'", "@'x", "@`x"}) {
     EXPECT_EQ(errorOf(text), LexError::Unterminated) << text;
   }
 }
@@ -153,8 +155,8 @@ TEST(MysqlLexer, OffsetsAndSpacingAreRecorded) {
 }
 
 TEST(MysqlLexer, NameAfterDotIsNotANumber) {
-  EXPECT_EQ(kinds("t.5"), (std::vector<TokenKind>{TokenKind::Word, TokenKind::Dot,
-                                                  TokenKind::Number}));
+  EXPECT_EQ(kinds("t.5"),
+            (std::vector<TokenKind>{TokenKind::Word, TokenKind::Dot, TokenKind::Number}));
   EXPECT_EQ(kinds("t .5"), (std::vector<TokenKind>{TokenKind::Word, TokenKind::Number}));
 }
 
@@ -309,8 +311,8 @@ TEST(MysqlGuard, RoutineBodies) {
   const Verdict ret = checkRoutineBody("RETURN CONCAT(a, helper(b))");
   ASSERT_TRUE(ret.allowed) << ret.message;
   EXPECT_EQ(ret.called_functions, (std::vector<Name>{{"helper"}}));
-  EXPECT_TRUE(checkRoutineBody("BEGIN DECLARE x INT DEFAULT 0; SET x = a + 1; RETURN x; END")
-                  .allowed);
+  EXPECT_TRUE(
+      checkRoutineBody("BEGIN DECLARE x INT DEFAULT 0; SET x = a + 1; RETURN x; END").allowed);
   EXPECT_EQ(ruleId(checkRoutineBody("BEGIN INSERT INTO t VALUES (1); RETURN 1; END").rule),
             "routine_statement");
   EXPECT_EQ(ruleId(checkRoutineBody("BEGIN SET y = 1; RETURN 1; END").rule), "routine_statement");
