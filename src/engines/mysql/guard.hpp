@@ -53,9 +53,9 @@ inline constexpr Rule kLastRule = Rule::RoutineStatement;
 std::string_view ruleId(Rule rule);
 
 // A configured statement longer than this is refused before it is read.
-inline constexpr std::size_t kMaxTemplateBytes = 64 * 1024;
+inline constexpr std::size_t kMaxTemplateBytes = std::size_t{64} * 1024;
 // A stored function's body (information_schema.ROUTINES.ROUTINE_DEFINITION) may be longer.
-inline constexpr std::size_t kMaxBodyBytes = 128 * 1024;
+inline constexpr std::size_t kMaxBodyBytes = std::size_t{128} * 1024;
 // Parentheses nested deeper than this are refused (no read needs it; it bounds the server's
 // parser stack as well as ours).
 inline constexpr int kMaxDepth = 64;
