@@ -347,6 +347,10 @@ class Judge {
           return Finding{Rule::Variable, ":= assigns a user variable, which is not allowed",
                          tok.offset};
         case TokenKind::Placeholder: ++out_.placeholders; break;
+        case TokenKind::Semicolon:
+          // Only a function body's top level separates statements with ';' (split before the
+          // scan); anywhere else it ends a statement early.
+          return Finding{Rule::MultipleStatements, "only one statement is allowed", tok.offset};
         case TokenKind::LParen:
           if (auto f = callFinding(i, begin)) return f;
           call_parens.push_back(paren_is_call_);
