@@ -12,9 +12,11 @@
 // text whose meaning depends on sql_mode, and no call to a denylisted function. Calls to functions
 // that are not known built-ins are allowed here but listed in Verdict::called_functions: the
 // engine refuses them unless allowlisted by name or their body passes checkRoutineBody.
+// Relations are listed best effort; a view can call a stored function too, so the engine should
+// judge the definitions of the views a template reads (checkTemplate on VIEW_DEFINITION).
 //
 // Usage:
-//   guard::Verdict v = guard::checkTemplate(sql);
+//   guard::Verdict v = guard::checkTemplate(sql, guard::Dialect::Mariadb);
 //   if (!v.allowed) return guard::toStatus(v);  // PermissionDenied, message safe to show
 //   // v.placeholders: how many ? to bind; v.called_functions: stored functions to vet.
 
