@@ -17,9 +17,14 @@ function(mcpdb_test name)
   gtest_discover_tests(${name} PROPERTIES LABELS "${A_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# mcpdb_fuzzer(NAME SOURCES ... DEPS ...): a libFuzzer target (only with MCPDB_FUZZ).
+# mcpdb_fuzzer(NAME SOURCES ... DEPS ... [CORPUS dir]): a libFuzzer target (only with
+# MCPDB_FUZZ). CORPUS names the seed folder beside the CMakeLists.txt (default corpus), for
+# folders shared by several fuzzers.
 function(mcpdb_fuzzer name)
-  cmake_parse_arguments(A "REPLAY" "" "SOURCES;DEPS;REPLAY_ARGS" ${ARGN})
+  cmake_parse_arguments(A "REPLAY" "CORPUS" "SOURCES;DEPS;REPLAY_ARGS" ${ARGN})
+  if(NOT A_CORPUS)
+    set(A_CORPUS corpus)
+  endif()
   if(NOT MCPDB_FUZZ)
     return()
   endif()
@@ -27,11 +32,11 @@ function(mcpdb_fuzzer name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${name} PRIVATE ${A_DEPS} mcpdb_warnings)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
-  # REPLAY: replaying the seed corpus (corpus/ beside the CMakeLists.txt) is a quick regression
+  # REPLAY: replaying the seed corpus (CORPUS beside the CMakeLists.txt) is a quick regression
   # test of the fuzz build; REPLAY_ARGS are extra libFuzzer flags for it (e.g. -dict=...).
   if(A_REPLAY)
     add_test(NAME ${name}_corpus
-      COMMAND ${name} -runs=0 ${A_REPLAY_ARGS} ${CMAKE_CURRENT_SOURCE_DIR}/corpus)
+      COMMAND ${name} -runs=0 ${A_REPLAY_ARGS} ${CMAKE_CURRENT_SOURCE_DIR}/${A_CORPUS})
     set_tests_properties(${name}_corpus PROPERTIES LABELS fuzz)
   endif()
 endfunction()

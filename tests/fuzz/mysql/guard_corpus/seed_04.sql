@@ -1,0 +1,1 @@
+SELECT * FROM (SELECT 1 AS a) AS t (a) JOIN u USING (a) WHERE a IN (SELECT b FROM v)

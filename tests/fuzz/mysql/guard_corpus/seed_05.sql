@@ -1,0 +1,1 @@
+SELECT JSON_EXTRACT(doc, '$.a'), doc->>'$.b' FROM docs, JSON_TABLE(doc, '$[*]' COLUMNS (x INT PATH '$')) j

@@ -1,0 +1,1 @@
+SELECT 'it''s', N'x', _utf8mb4'y', X'0a', B'1', 0x1F, 1.5e3, \N, 'a\_b'

@@ -1,0 +1,1 @@
+SELECT /*+ SET_VAR(sort_buffer_size=1) */ 1

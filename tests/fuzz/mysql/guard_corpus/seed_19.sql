@@ -1,0 +1,1 @@
+SELECT SLEEP (1), `mysql`.`sleep`(1)

@@ -1,0 +1,1 @@
+VALUES ROW(1, 2)

@@ -1,0 +1,1 @@
+SELECT shop.f(1), g(2), `h`(3)

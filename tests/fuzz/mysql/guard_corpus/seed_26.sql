@@ -1,0 +1,1 @@
+RETURN CONCAT(a, f(b))
