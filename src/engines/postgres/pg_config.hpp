@@ -24,43 +24,17 @@
 #include "common/limits.hpp"
 #include "config/node.hpp"
 #include "engines/postgres/proof.hpp"
+#include "engines/sql/param_spec.hpp"
 #include "protocol/pattern.hpp"
 
 namespace mcpdb::postgres {
 
-enum class ScalarType { String, Integer, Float, Boolean, Date, Timestamp, Uuid };
-
-// "string", "integer", ...
-std::string_view scalarTypeName(ScalarType t);
-
-// The constraints of one scalar value (a parameter, or the items of an array parameter).
-struct ScalarSpec {
-  ScalarType type = ScalarType::String;
-  std::optional<std::int64_t> min_int, max_int;  // integer
-  std::optional<double> min_num, max_num;        // float
-  std::optional<std::uint32_t> min_length;       // string
-  std::uint32_t max_length = 1024;               // string; bounded by default
-  std::optional<std::string> pattern;            // string, RE2 syntax, search semantics
-  std::vector<std::string> enum_values;          // string
-  // Compiled once at configure time (finalizeScalar) so calls do not recompile: the schema without
-  // its pattern, and the pattern itself.
-  std::shared_ptr<const Json> check_schema;
-  protocol::CompiledPattern compiled_pattern;
-};
-
-// Fills check_schema / compiled_pattern (call after the constraints are set).
-void finalizeScalar(ScalarSpec& spec);
-
-struct ParamSpec {
-  std::string name;
-  std::string description;
-  bool is_array = false;
-  ScalarSpec scalar;              // the value, or each item of an array
-  std::uint32_t min_items = 0;    // arrays
-  std::uint32_t max_items = 100;  // arrays; bounded by default
-  bool required = true;
-  std::optional<Json> default_value;  // bound when the argument is absent (implies not required)
-};
+// Parameters are the SQL engines' shared kit (engines/sql/param_spec.hpp).
+using sql::ParamSpec;
+using sql::ScalarSpec;
+using sql::ScalarType;
+using sql::finalizeScalar;
+using sql::scalarTypeName;
 
 struct QueryTool {
   std::string name;

@@ -2,67 +2,8 @@
 
 namespace mcpdb::postgres {
 
-Json scalarSchema(const ScalarSpec& spec) {
-  Json s = Json::object();
-  switch (spec.type) {
-    case ScalarType::String:
-      s["type"] = "string";
-      if (spec.min_length) s["minLength"] = *spec.min_length;
-      s["maxLength"] = spec.max_length;
-      if (spec.pattern) s["pattern"] = *spec.pattern;
-      if (!spec.enum_values.empty()) s["enum"] = spec.enum_values;
-      break;
-    case ScalarType::Integer:
-      s["type"] = "integer";
-      if (spec.min_int) s["minimum"] = *spec.min_int;
-      if (spec.max_int) s["maximum"] = *spec.max_int;
-      break;
-    case ScalarType::Float:
-      s["type"] = "number";
-      if (spec.min_num) s["minimum"] = *spec.min_num;
-      if (spec.max_num) s["maximum"] = *spec.max_num;
-      break;
-    case ScalarType::Boolean: s["type"] = "boolean"; break;
-    case ScalarType::Date:
-      s["type"] = "string";
-      s["format"] = "date";
-      break;
-    case ScalarType::Timestamp:
-      s["type"] = "string";
-      s["format"] = "date-time";
-      break;
-    case ScalarType::Uuid:
-      s["type"] = "string";
-      s["format"] = "uuid";
-      break;
-  }
-  return s;
-}
-
-Json paramSchema(const ParamSpec& param) {
-  Json s;
-  if (param.is_array) {
-    s = Json{{"type", "array"}, {"items", scalarSchema(param.scalar)}};
-    if (param.min_items > 0) s["minItems"] = param.min_items;
-    s["maxItems"] = param.max_items;
-  } else {
-    s = scalarSchema(param.scalar);
-  }
-  if (!param.description.empty()) s["description"] = param.description;
-  if (param.default_value) s["default"] = *param.default_value;
-  return s;
-}
-
 Json inputSchema(const QueryTool& tool) {
-  Json props = Json::object();
-  Json required = Json::array();
-  for (const auto& p : tool.parameters) {
-    props[p.name] = paramSchema(p);
-    if (p.required) required.push_back(p.name);
-  }
-  Json s{{"type", "object"}, {"properties", props}, {"additionalProperties", false}};
-  if (!required.empty()) s["required"] = required;
-  return s;
+  return sql::paramsInputSchema(tool.parameters);
 }
 
 namespace {

@@ -7,10 +7,9 @@
 
 namespace mcpdb::postgres {
 
-// The schema of one scalar value (no description).
-Json scalarSchema(const ScalarSpec& spec);
-// The schema of one parameter, with its description and default.
-Json paramSchema(const ParamSpec& param);
+// Scalar and parameter schemas come from the SQL engines' kit (engines/sql/param_spec.hpp).
+using sql::paramSchema;
+using sql::scalarSchema;
 // {type: object, properties, required, additionalProperties: false}
 Json inputSchema(const QueryTool& tool);
 // columns + rows + row_count + truncated (+ note)
