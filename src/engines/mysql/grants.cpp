@@ -228,9 +228,24 @@ class Checker {
   }
 
  private:
-  void add(Sev sev, std::string check, const std::string& message, std::string fix = {}) {
+  // `what` names the privilege and level for deduplication: the same privilege reached again
+  // with the same fix (MariaDB's SHOW GRANTS FOR a role repeats its nested roles' lines) is one
+  // finding, shown with the first path found.
+  void add(Sev sev, std::string check, const std::string& message, std::string fix = {},
+           const std::string& what = {}) {
     GrantFinding f{sev, std::move(check), printable(message), std::move(fix)};
-    if (seen_.insert(f.message + '\n' + f.fix).second) out_.push_back(std::move(f));
+    const std::string key = f.check + '\n' + f.fix + '\n' + (what.empty() ? f.message : what);
+    if (seen_.insert(key).second) out_.push_back(std::move(f));
+  }
+
+  // through(path), naming the role a line is granted to when it is not the role being read
+  // (MariaDB lists a role's nested roles' grants under it).
+  static std::string through(const Path& path, const Account& grantee) {
+    std::string out = through(path);
+    if (!path.chain.empty() && !(grantee == path.chain.back())) {
+      out += ", from role " + accountSql(grantee);
+    }
+    return out;
   }
 
   // " through role `a` -> `b`", or "" for the account's own grants.
@@ -273,11 +288,12 @@ class Checker {
         return;
       case LineKind::Proxy:
         add(Sev::Violation, "mysql.privilege",
-            subject_ + " holds PROXY on " + accountSql(g.proxied) + through(path) +
+            subject_ + " holds PROXY on " + accountSql(g.proxied) + through(path, g.grantee) +
                 ": it can act as that account" +
                 (g.grant_option ? " and grant that to others" : ""),
             fixFor(path, "REVOKE PROXY ON " + accountSql(g.proxied) + " FROM " +
-                             accountSql(g.grantee) + ";"));
+                             accountSql(g.grantee) + ";"),
+            "PROXY " + accountSql(g.proxied));
         return;
       case LineKind::Privileges: readPrivileges(g, path); return;
       case LineKind::Roles: readRoles(g, path, edges); return;
@@ -290,19 +306,20 @@ class Checker {
     for (const Privilege& p : g.privileges) {
       const std::string what = privilegeSql(p);
       const std::string held =
-          subject_ + " holds " + what + " on " + levelText(g.level) + through(path);
+          subject_ + " holds " + what + " on " + levelText(g.level) + through(path, g.grantee);
+      const std::string dedupe = what + " ON " + level;
       const std::string revoke = "REVOKE " + what + " ON " + level + from;
       const KnownPrivilege* known = findPrivilege(p.name);
       if (known == nullptr) {
         if (printableWord(p.name)) {
           add(Sev::Inconclusive, "mysql.privilege",
-              subject_ + " holds " + p.name + " on " + levelText(g.level) + through(path) +
-                  ": an unknown privilege, not assumed to be read-only",
-              fixFor(path, revoke));
+              subject_ + " holds " + p.name + " on " + levelText(g.level) +
+                  through(path, g.grantee) + ": an unknown privilege, not assumed to be read-only",
+              fixFor(path, revoke), dedupe);
         } else {
           add(Sev::Inconclusive, "mysql.privilege",
               subject_ + " holds an unrecognised privilege word on " + levelText(g.level) +
-                  through(path) + ": not assumed to be read-only",
+                  through(path, g.grantee) + ": not assumed to be read-only",
               path.via_fix);
         }
         continue;
@@ -320,19 +337,19 @@ class Checker {
                   (g.level.kind == ObjectKind::Global || g.level.kind == ObjectKind::Database
                        ? "; at this level it covers routines created later"
                        : ""),
-              fixFor(path, revoke));
+              fixFor(path, revoke), dedupe);
           break;
         case Effect::Write:
           add(Sev::Violation, "mysql.privilege", held + ": " + std::string(known->why),
-              fixFor(path, revoke));
+              fixFor(path, revoke), dedupe);
           break;
       }
     }
     if (g.grant_option) {
       add(Sev::Violation, "mysql.grant_option",
-          subject_ + " holds GRANT OPTION on " + levelText(g.level) + through(path) +
+          subject_ + " holds GRANT OPTION on " + levelText(g.level) + through(path, g.grantee) +
               ": it can grant its privileges to other accounts",
-          fixFor(path, "REVOKE GRANT OPTION ON " + level + from));
+          fixFor(path, "REVOKE GRANT OPTION ON " + level + from), "GRANT OPTION ON " + level);
     }
   }
 
@@ -351,10 +368,10 @@ class Checker {
       const std::string cut = "REVOKE " + accountSql(role) + " FROM " + accountSql(g.grantee) + ";";
       if (g.admin_option) {
         add(Sev::Violation, "mysql.role",
-            subject_ + " holds role " + accountSql(role) + " WITH ADMIN OPTION" + through(path) +
-                ": it can grant that role to other accounts",
-            fixFor(path,
-                   cut + " GRANT " + accountSql(role) + " TO " + accountSql(g.grantee) + ";"));
+            subject_ + " holds role " + accountSql(role) + " WITH ADMIN OPTION" +
+                through(path, g.grantee) + ": it can grant that role to other accounts",
+            fixFor(path, cut + " GRANT " + accountSql(role) + " TO " + accountSql(g.grantee) + ";"),
+            "ADMIN OPTION " + accountSql(role));
       }
       if (edges != nullptr) {
         edges->emplace_back(role, g.grantee);
@@ -377,8 +394,9 @@ class Checker {
     const std::vector<Result<GrantLine>>* lines = grantsOf(role);
     if (lines == nullptr) {
       add(Sev::Inconclusive, "mysql.role",
-          "the grants of role " + accountSql(role) + " could not be read" + through(path) +
-              ": what it grants was not checked",
+          "the grants of role " + accountSql(role) +
+              (path.chain.size() > 1 ? " (reached" + through(path) + ")" : std::string()) +
+              " could not be read: what it grants to " + subject_ + " was not checked",
           path.via_fix);
       return;
     }

@@ -349,6 +349,36 @@ TEST(MysqlGrants, MariadbRoleWithoutHost) {
                                                  "REVOKE `writer` FROM `agent`@`%`;"}));
 }
 
+// Checked on MariaDB 10.11.19: SHOW GRANTS FOR a role also lists its nested roles' lines, under
+// their own grantees. The write is one finding, cut at the account, naming the role holding it.
+TEST(MysqlGrants, Mariadb1011RoleTranscriptWithNestedRolesListedInline) {
+  Roles roles;
+  roles.by_name["`reader`"] = {"GRANT `writer` TO `reader`",
+                               "GRANT USAGE ON *.* TO `reader`",
+                               "GRANT SELECT, SHOW VIEW ON `shop`.* TO `reader`",
+                               "GRANT `inner_r` TO `writer`",
+                               "GRANT USAGE ON *.* TO `writer`",
+                               "GRANT USAGE ON *.* TO `inner_r`",
+                               "GRANT INSERT ON `shop`.* TO `inner_r`"};
+  roles.by_name["`writer`"] = {"GRANT `inner_r` TO `writer`", "GRANT USAGE ON *.* TO `writer`",
+                               "GRANT USAGE ON *.* TO `inner_r`",
+                               "GRANT INSERT ON `shop`.* TO `inner_r`"};
+  roles.by_name["`inner_r`"] = {"GRANT USAGE ON *.* TO `inner_r`",
+                                "GRANT INSERT ON `shop`.* TO `inner_r`"};
+  auto fs = check(
+      {"GRANT `reader` TO `agent`@`%`",
+       std::string("GRANT USAGE ON *.* TO `agent`@`%` IDENTIFIED BY PASSWORD '") + kHash + "'",
+       "GRANT SELECT (`a`, `b`) ON `shop`.`t` TO `agent`@`%`",
+       "SET DEFAULT ROLE `reader` FOR `agent`@`%`"},
+      &roles);
+  wellFormed(fs);
+  ASSERT_EQ(fs.size(), 1u) << dump(fs);
+  EXPECT_EQ(fs[0].fix, "REVOKE `reader` FROM `agent`@`%`;");
+  EXPECT_NE(fs[0].message.find("INSERT on `shop`.* through role `reader`, from role `inner_r`"),
+            std::string::npos)
+      << fs[0].message;
+}
+
 TEST(MysqlGrants, NestedRolesNameThePathAndCutItAtTheAccount) {
   Roles roles;
   roles.by_name["`r1`"] = {"GRANT SELECT ON `shop`.* TO `r1`", "GRANT `r2` TO `r1`"};
