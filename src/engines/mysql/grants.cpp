@@ -176,13 +176,24 @@ std::string printable(std::string text) {
   return text;
 }
 
+// True when a database-level name matches more than one database: an unescaped % or _ (SHOW
+// GRANTS prints `db\_1` for the literal name db_1).
+bool isPattern(std::string_view db) {
+  for (std::size_t i = 0; i < db.size(); ++i) {
+    if (db[i] == '\\') {
+      ++i;
+    } else if (db[i] == '%' || db[i] == '_') {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string levelText(const Level& level) {
   std::string out = levelSql(level);
-  const bool pattern =
-      level.kind == ObjectKind::Database &&
-      std::any_of(level.db.begin(), level.db.end(), [](char c) { return c == '%' || c == '_'; });
-  // `db_1`.* also matches db21 unless the _ is escaped; say so rather than guess.
-  if (pattern) out += " (a database name pattern)";
+  if (level.kind == ObjectKind::Database && isPattern(level.db)) {
+    out += " (a pattern: every database whose name matches)";
+  }
   return out;
 }
 

@@ -168,6 +168,30 @@ TEST(MysqlGrants, MariadbRootTranscript) {
   for (const auto& f : fs) EXPECT_EQ(f.message.find("invalid"), std::string::npos) << f.message;
 }
 
+// Printed by MariaDB 10.11.19 (the privilege order is the server's); each fix below was run
+// there and left only USAGE and SHOW VIEW.
+TEST(MysqlGrants, Mariadb1011TlsLimitsAndSocketAuthTranscript) {
+  const std::string hash = "*0A100121845013C56B4CC25044BA23580598E924";
+  auto fs = check({
+      "GRANT BINLOG MONITOR, DELETE HISTORY, SET USER, FEDERATED ADMIN, CONNECTION ADMIN, "
+      "READ_ONLY ADMIN, REPLICATION SLAVE ADMIN, REPLICATION MASTER ADMIN, BINLOG ADMIN, BINLOG "
+      "REPLAY, SLAVE MONITOR ON *.* TO `o'brien`@`%` IDENTIFIED VIA unix_socket OR "
+      "mysql_native_password USING '" +
+          hash +
+          "' REQUIRE ISSUER '/C=FI/O=x' SUBJECT '/CN=y' WITH GRANT OPTION MAX_QUERIES_PER_HOUR 10 "
+          "MAX_STATEMENT_TIME 1.500000",
+      "GRANT REFERENCES, INDEX, CREATE TEMPORARY TABLES, LOCK TABLES, EXECUTE, CREATE VIEW, SHOW "
+      "VIEW, CREATE ROUTINE, ALTER ROUTINE, EVENT, TRIGGER ON `db\\\\_1`.* TO `o'brien`@`%`",
+  });
+  wellFormed(fs);
+  EXPECT_TRUE(only(fs, Sev::Inconclusive).empty()) << dump(fs);
+  EXPECT_EQ(only(fs, Sev::Violation).size(), 11u + 1u + 10u) << dump(fs);
+  EXPECT_TRUE(hasFix(fs, "REVOKE GRANT OPTION ON *.* FROM `o'brien`@`%`;"));
+  EXPECT_TRUE(hasFix(fs, "REVOKE EXECUTE ON `db\\\\_1`.* FROM `o'brien`@`%`;"));
+  EXPECT_EQ(dump(fs).find(hash), std::string::npos);
+  EXPECT_EQ(dump(fs).find("/CN=y"), std::string::npos);
+}
+
 TEST(MysqlGrants, MariadbSplitSuperPrivilegesAreViolations) {
   auto fs =
       check({"GRANT BINLOG MONITOR, READ_ONLY ADMIN, SLAVE MONITOR, CONNECTION ADMIN, "
@@ -567,7 +591,11 @@ TEST(MysqlGrants, QuotingEdgeCasesInFixes) {
                                       "REVOKE DELETE ON `db\\_1`.* FROM `o'brien`@`%`;",
                                       "REVOKE UPDATE ON `db%`.* FROM `o'brien`@`%`;",
                                       "REVOKE DROP ON `ansi`.* FROM `o'brien`@`%`;"}));
-  EXPECT_NE(dump(fs).find("`db%`.* (a database name pattern)"), std::string::npos) << dump(fs);
+  EXPECT_NE(dump(fs).find("`db%`.* (a pattern"), std::string::npos) << dump(fs);
+  // db\_1 names the database db_1 only.
+  EXPECT_EQ(dump(fs).find("`db\\_1`.* (a pattern"), std::string::npos) << dump(fs);
+  EXPECT_NE(dump(check({"GRANT DROP ON `db\\\\_1`.* TO `u`@`%`"})).find("(a pattern"),
+            std::string::npos);
 }
 
 TEST(MysqlGrants, ControlCharactersInNamesNeverReachAMessage) {
