@@ -337,10 +337,10 @@ class Checker {
       }
       switch (known->effect) {
         case Effect::Usage: break;
-        case Effect::Read: reads_.push_back(what + " on " + levelText(g.level)); break;
+        case Effect::Read: addRead(what + " on " + levelText(g.level)); break;
         case Effect::Execute:
           if (routineChecked(g.level)) {
-            reads_.push_back(what + " on " + levelText(g.level) + " (checked read-only)");
+            addRead(what + " on " + levelText(g.level) + " (checked read-only)");
             break;
           }
           add(Sev::Violation, "mysql.privilege",
@@ -362,6 +362,11 @@ class Checker {
               ": it can grant its privileges to other accounts",
           fixFor(path, "REVOKE GRANT OPTION ON " + level + from), "GRANT OPTION ON " + level);
     }
+  }
+
+  // Remembers a read privilege for the Ok message, once, in the order found.
+  void addRead(std::string read) {
+    if (reads_seen_.insert(read).second) reads_.push_back(std::move(read));
   }
 
   bool routineChecked(const Level& level) const {
@@ -455,17 +460,14 @@ class Checker {
     if (reads_.empty()) {
       message += " (it holds no privilege beyond USAGE)";
     } else {
-      std::vector<std::string> shown;
-      for (const auto& r : reads_) {
-        if (std::find(shown.begin(), shown.end(), r) == shown.end()) shown.push_back(r);
-      }
       constexpr std::size_t kShown = 6;
       message += ": ";
-      for (std::size_t i = 0; i < shown.size() && i < kShown; ++i) {
-        message += (i == 0 ? "" : "; ") + shown[i];
+      for (std::size_t i = 0; i < reads_.size() && i < kShown; ++i) {
+        message += (i == 0 ? "" : "; ") + reads_[i];
       }
-      if (shown.size() > kShown)
-        message += "; and " + std::to_string(shown.size() - kShown) + " more";
+      if (reads_.size() > kShown) {
+        message += "; and " + std::to_string(reads_.size() - kShown) + " more";
+      }
     }
     if (!roots_.empty() || !in_.implicit_roles.empty()) message += " (roles included)";
     add(Sev::Ok, "mysql.privilege", message);
@@ -476,6 +478,7 @@ class Checker {
   std::vector<GrantFinding> out_;
   std::set<std::string> seen_;
   std::vector<std::string> reads_;
+  std::set<std::string> reads_seen_;
   std::set<std::string> roots_;
   std::set<std::string> visited_;
   std::map<std::string, std::optional<std::vector<Result<GrantLine>>>> roles_;

@@ -210,6 +210,14 @@ TEST(MysqlGrants, ReadPrivilegesAreOk) {
   auto fs = check({"GRANT USAGE ON *.* TO `a`@`%`"});
   expectOk(fs);
   EXPECT_NE(fs[0].message.find("no privilege beyond USAGE"), std::string::npos);
+  // The Ok message names the first six reads, each once, and counts the rest.
+  Lines many = {"GRANT SELECT ON `d0`.* TO `a`@`%`"};
+  for (int i = 0; i < 8; ++i)
+    many.push_back("GRANT SELECT ON `d" + std::to_string(i) + "`.* TO `a`@`%`");
+  auto counted = check(many);
+  expectOk(counted);
+  EXPECT_NE(counted[0].message.find("SELECT on `d5`.*; and 2 more"), std::string::npos)
+      << counted[0].message;
 }
 
 // --- one test per direct write path ---------------------------------------------------------
