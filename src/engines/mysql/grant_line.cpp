@@ -454,7 +454,7 @@ std::string accountSql(const Account& account) {
 }
 
 std::string levelSql(const Level& level) {
-  const std::string qualified = quoteName(level.db) + "." + quoteName(level.name);
+  std::string qualified = quoteName(level.db) + "." + quoteName(level.name);
   switch (level.kind) {
     case ObjectKind::Global: return "*.*";
     case ObjectKind::Database: return quoteName(level.db) + ".*";

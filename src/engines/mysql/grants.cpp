@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string_view>
@@ -197,6 +198,12 @@ std::string levelText(const Level& level) {
   return out;
 }
 
+std::string concat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) out.append(part);
+  return out;
+}
+
 std::string key(const Account& a) {
   return accountSql(a);
 }
@@ -314,44 +321,45 @@ class Checker {
   void readPrivileges(const GrantLine& g, const Path& path) {
     const std::string level = levelSql(g.level);
     const std::string from = " FROM " + accountSql(g.grantee) + ";";
+    const std::string on = " on " + levelText(g.level) + through(path, g.grantee);
     for (const Privilege& p : g.privileges) {
       const std::string what = privilegeSql(p);
-      const std::string held =
-          subject_ + " holds " + what + " on " + levelText(g.level) + through(path, g.grantee);
-      const std::string dedupe = what + " ON " + level;
-      const std::string revoke = "REVOKE " + what + " ON " + level + from;
+      std::string held = subject_;
+      held.append(" holds ").append(what).append(on);
+      std::string dedupe = what;
+      dedupe.append(" ON ").append(level);
+      std::string revoke = "REVOKE ";
+      revoke.append(dedupe).append(from);
       const KnownPrivilege* known = findPrivilege(p.name);
       if (known == nullptr) {
         if (printableWord(p.name)) {
           add(Sev::Inconclusive, "mysql.privilege",
-              subject_ + " holds " + p.name + " on " + levelText(g.level) +
-                  through(path, g.grantee) + ": an unknown privilege, not assumed to be read-only",
+              concat({held, ": an unknown privilege, not assumed to be read-only"}),
               fixFor(path, revoke), dedupe);
         } else {
           add(Sev::Inconclusive, "mysql.privilege",
-              subject_ + " holds an unrecognised privilege word on " + levelText(g.level) +
-                  through(path, g.grantee) + ": not assumed to be read-only",
+              concat({subject_, " holds an unrecognised privilege word", on,
+                      ": not assumed to be read-only"}),
               path.via_fix);
         }
         continue;
       }
+      const bool broad = g.level.kind == ObjectKind::Global || g.level.kind == ObjectKind::Database;
       switch (known->effect) {
         case Effect::Usage: break;
-        case Effect::Read: addRead(what + " on " + levelText(g.level)); break;
+        case Effect::Read: addRead(concat({what, " on ", levelText(g.level)})); break;
         case Effect::Execute:
           if (routineChecked(g.level)) {
-            addRead(what + " on " + levelText(g.level) + " (checked read-only)");
+            addRead(concat({what, " on ", levelText(g.level), " (checked read-only)"}));
             break;
           }
           add(Sev::Violation, "mysql.privilege",
-              held + ": " + std::string(known->why) +
-                  (g.level.kind == ObjectKind::Global || g.level.kind == ObjectKind::Database
-                       ? "; at this level it covers routines created later"
-                       : ""),
+              concat({held, ": ", known->why,
+                      broad ? "; at this level it covers routines created later" : ""}),
               fixFor(path, revoke), dedupe);
           break;
         case Effect::Write:
-          add(Sev::Violation, "mysql.privilege", held + ": " + std::string(known->why),
+          add(Sev::Violation, "mysql.privilege", concat({held, ": ", known->why}),
               fixFor(path, revoke), dedupe);
           break;
       }
