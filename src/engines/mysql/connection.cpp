@@ -95,7 +95,7 @@ Status Connection::setUpSession() {
   const std::string set = "SET SESSION sql_mode = '" + std::string(kSessionSqlMode) +
                           "', SESSION time_zone = '+00:00', SESSION " + ro + " = 1";
   if (auto s = exec(set, "session set-up"); !s) return s;
-  auto back = queryValue("SELECT CONCAT(@@SESSION.sql_mode, '|', @@SESSION." + ro + ")");
+  auto back = queryValue("SELECT CONCAT(@@SESSION.sql_mode, '|', @@SESSION." + ro + " + 0)");
   if (!back) return back.error();
   const auto bar = back->rfind('|');
   const bool modeOk = bar != std::string::npos &&
@@ -112,13 +112,15 @@ Status Connection::setUpSession() {
 // After every call. mysql_reset_connection (COM_RESET_CONNECTION) drops what the guard cannot
 // see: user variables, named locks (GET_LOCK), temporary tables, prepared statements, session
 // variables; then the session is set up again (one SET and one read-back).
-// Measured on this machine (MariaDB 10.11 over 127.0.0.1, asan build, 200 calls; see
-// tests/integration/mysql/reset_cost_test.cpp): reset + set-up ~0.2-0.3 ms per call, against
-// ~0.5-0.7 ms for the call itself (prepare, START TRANSACTION, execute, fetch, COMMIT); keeping a
-// prepared statement instead of re-preparing would save ~0.05-0.1 ms. The alternative (keep the
-// session; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which
-// MariaDB offers no portable way to enumerate, so a value set by one call would be readable by
-// the next caller's statement. Correctness wins over a fraction of a millisecond.
+// Measured (tests/integration/mysql/reset_cost_test.cpp; MariaDB 10.11 on 127.0.0.1, asan build,
+// 2 shared cores, 200 rounds each): a whole call ~1.24 ms (begin, prepare, execute, fetch,
+// commit, reset, set-up); reset + set-up alone ~0.29 ms (about a quarter of the call);
+// prepare + execute + close ~0.25 ms against ~0.04-0.06 ms for executing a kept statement.
+// Keeping statements and the session would save ~0.5 ms per call, but the alternative (no
+// reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which MariaDB
+// offers no portable way to enumerate, so a value set by one call would be readable by the next
+// caller's statement; and kept statements would pin the time limit in their text. Correctness
+// wins over half a millisecond; a pool can still hide the reset by running it after the reply.
 Status Connection::resetSession() {
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
   if (mysql_reset_connection(handle_.get()) != 0) return lastError("reset");
@@ -158,16 +160,19 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   Canceller canceller(dsn_, threadId(), server_.flavour);
   Result<QueryResult> result = makeError(Code::Internal, "not run");
   {
-    canceller.executing(true);
     // Scoped to this statement: its destructor waits for a cancel in progress, so a KILL can
-    // never be sent after this call has moved on (cancel.hpp).
+    // never be sent after this call has moved on (cancel.hpp). A stop requested before this
+    // point finds nothing executing; executeAndRead checks the token first.
     std::stop_callback onStop(stop, [&canceller] { canceller.cancel(); });
+    canceller.executing(true);
     result = executeAndRead(stmt.get(), limits, stop);
     canceller.executing(false);
   }
   if (!result.ok() && (canceller.fired() || stop.stop_requested()) &&
       result.error().code != Code::Unavailable) {
-    return makeError(Code::Cancelled, "call: the statement was cancelled");
+    Error cancelled = makeError(Code::Cancelled, "call: the statement was cancelled");
+    cancelled.detail = result.error().message;  // e.g. "execute: ... (error 1317, ...)"
+    return cancelled;
   }
   if (!result.ok() && result.error().code == Code::Unavailable) broken_ = true;
   return result;

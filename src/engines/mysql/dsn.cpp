@@ -94,8 +94,12 @@ Status parseHostPort(std::string_view hostport, Dsn& out) {
   }
   auto decoded = decodePart(host, "host");
   if (!decoded) return decoded.error();
+  const bool bracketed = !hostport.empty() && hostport.front() == '[';
+  if (!bracketed && decoded->find(':') != std::string::npos) {
+    return bad("an IPv6 host must be written in brackets, e.g. [::1]:3306");
+  }
   out.host = std::move(*decoded);
-  if (out.host.find_first_of("/?#@ \t\r\n") != std::string::npos) return bad("the host contains a character a host name cannot have");
+  if (out.host.find_first_of("/?#@[] \t\r\n") != std::string::npos) return bad("the host contains a character a host name cannot have");
   if (!port.empty() || hostport.ends_with(':')) {
     auto p = parsePort(port);
     if (!p) return p.error();

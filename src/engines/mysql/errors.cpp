@@ -16,7 +16,7 @@ struct Known {
 };
 
 // Numbers from MariaDB's and MySQL's errmsg lists (server 1xxx/3xxx, client 2xxx).
-constexpr std::array<Known, 36> kKnown = {{
+constexpr std::array<Known, 38> kKnown = {{
     // Time limits and cancellation.
     {errnum::kStatementTimeout, Code::TimedOut, false},
     {errnum::kQueryTimeout, Code::TimedOut, false},
@@ -32,6 +32,8 @@ constexpr std::array<Known, 36> kKnown = {{
     {1698, Code::PermissionDenied, true},  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
     {1290, Code::PermissionDenied, true},  // ER_OPTION_PREVENTS_STATEMENT (read_only server)
     {errnum::kReadOnlyTransaction, Code::PermissionDenied, true},
+    {1148, Code::PermissionDenied, true},  // ER_NOT_ALLOWED_COMMAND (LOCAL INFILE off)
+    {4166, Code::PermissionDenied, true},  // ER_LOAD_INFILE_CAPABILITY_DISABLED (MariaDB)
     // Unreachable, gone, overloaded.
     {1040, Code::Unavailable, true},   // ER_CON_COUNT_ERROR
     {1053, Code::Unavailable, true},   // ER_SERVER_SHUTDOWN

@@ -80,6 +80,9 @@ TEST(MysqlDsn, ErrorsNameTheProblem) {
   EXPECT_NE(errorOf("mysql://u:p@h:12x/d").find("port"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@::1/d").find("brackets"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@[::1/d").find("']'"), std::string::npos);
+  // A ':' smuggled in percent-encoded would be written back as an IPv6 literal.
+  EXPECT_NE(errorOf("mysql://u:p@a%3Ab/d").find("brackets"), std::string::npos);
+  EXPECT_NE(errorOf("mysql://u:p@a%5Db/d").find("host"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/a/b").find("'/'"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=maybe").find("VERIFY_IDENTITY"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d?connect-timeout=0").find("connect-timeout"), std::string::npos);
