@@ -21,8 +21,9 @@ bool allDigits(std::string_view s) {
 
 std::string processlistProbe(Flavour flavour, unsigned long connectionId) {
   const std::string what = flavour == Flavour::MariaDB ? "QUERY_ID" : "ID";
-  return "SELECT " + what + " FROM information_schema.PROCESSLIST WHERE ID = " +
-         std::to_string(connectionId) + " AND COMMAND = 'Execute'";
+  return "SELECT " + what +
+         " FROM information_schema.PROCESSLIST WHERE ID = " + std::to_string(connectionId) +
+         " AND COMMAND = 'Execute'";
 }
 
 std::string killStatement(Flavour flavour, unsigned long connectionId, std::string_view queryId) {

@@ -103,8 +103,9 @@ Status Connection::setUpSession() {
   const bool readOnly = bar != std::string::npos && back->substr(bar + 1) == "1";
   if (!modeOk || !readOnly) {
     broken_ = true;
-    return makeError(Code::FailedPrecondition,
-                     "session set-up: the server did not keep the session's sql_mode or read-only setting");
+    return makeError(
+        Code::FailedPrecondition,
+        "session set-up: the server did not keep the session's sql_mode or read-only setting");
   }
   return {};
 }
@@ -128,7 +129,7 @@ Status Connection::resetSession() {
 }
 
 Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param> params,
-                                    const CallLimits& limits, std::stop_token stop) {
+                                    const CallLimits& limits, const std::stop_token& stop) {
   if (!usable()) return makeError(Code::Unavailable, "call: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled before it started");
   auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
@@ -150,7 +151,8 @@ Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param>
 }
 
 Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBinds& binds,
-                                                const CallLimits& limits, std::stop_token stop) {
+                                                const CallLimits& limits,
+                                                const std::stop_token& stop) {
   StmtPtr stmt(mysql_stmt_init(handle_.get()));
   if (stmt == nullptr) return lastError("prepare");
   if (auto s = prepare(stmt.get(), text, binds.size()); !s) return s.error();
@@ -181,11 +183,13 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
 // Prepares with a read-only cursor: rows come in batches on demand, so stopping at a cap
 // closes the cursor instead of draining the rest of the result over the network.
 Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount) {
-  if (mysql_stmt_prepare(stmt, text.data(), text.size()) != 0) return statementError(stmt, "prepare");
+  if (mysql_stmt_prepare(stmt, text.data(), text.size()) != 0)
+    return statementError(stmt, "prepare");
   if (mysql_stmt_param_count(stmt) != paramCount) {
-    return makeError(Code::InvalidArgument,
-                     "prepare: the statement takes " + std::to_string(mysql_stmt_param_count(stmt)) +
-                         " parameters, " + std::to_string(paramCount) + " given");
+    return makeError(Code::InvalidArgument, "prepare: the statement takes " +
+                                                std::to_string(mysql_stmt_param_count(stmt)) +
+                                                " parameters, " + std::to_string(paramCount) +
+                                                " given");
   }
   return {};
 }

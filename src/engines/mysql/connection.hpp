@@ -60,7 +60,7 @@ class Connection {
   // Runs one allowlisted statement (the guard's job) with `params`, under `limits`; a stop
   // requested on `stop` cancels it on the server.
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
-                          const CallLimits& limits, std::stop_token stop = {});
+                          const CallLimits& limits, const std::stop_token& stop = {});
 
   // Runs `sql` as plain text, reading back at most the first column of the first row: the
   // session set-up here and test fixtures. Never for the agent's statements.
@@ -74,7 +74,7 @@ class Connection {
   Connection(MysqlPtr handle, Dsn dsn) : handle_(std::move(handle)), dsn_(std::move(dsn)) {}
   Status setUpSession();
   Result<QueryResult> executePrepared(const std::string& text, ParamBinds& binds,
-                                      const CallLimits& limits, std::stop_token stop);
+                                      const CallLimits& limits, const std::stop_token& stop);
   static Status prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount);
   static Result<QueryResult> executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
                                             const std::stop_token& stop);

@@ -34,13 +34,16 @@ std::string upper(std::string_view s) {
 
 // Only the four known names are ever repeated in an error: anything else may be a value, or the
 // password pasted in the wrong place.
-std::string ordinal(std::size_t n) { return "query parameter " + std::to_string(n); }
+std::string ordinal(std::size_t n) {
+  return "query parameter " + std::to_string(n);
+}
 
 // Percent-decodes one part; `what` names it in the error. NUL is refused everywhere: the C API
 // takes NUL-terminated strings and would silently cut the value short.
 Result<std::string> decodePart(std::string_view raw, std::string_view what) {
   auto decoded = percentDecode(raw);
-  if (!decoded) return bad("the " + std::string(what) + " has a '%' not followed by two hex digits");
+  if (!decoded)
+    return bad("the " + std::string(what) + " has a '%' not followed by two hex digits");
   if (decoded->find('\0') != std::string::npos) {
     return bad("the " + std::string(what) + " contains a NUL byte (%00)");
   }
@@ -79,9 +82,11 @@ Status parseHostPort(std::string_view hostport, Dsn& out) {
     if (close == std::string_view::npos) return bad("an IPv6 host has '[' without ']'");
     host = hostport.substr(1, close - 1);
     const auto rest = hostport.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return bad("unexpected text after the IPv6 host's ']'");
+    if (!rest.empty() && rest.front() != ':')
+      return bad("unexpected text after the IPv6 host's ']'");
     if (!rest.empty()) port = rest.substr(1);
-    if (host.empty() || host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
+    if (host.empty() ||
+        host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
       return bad("the bracketed host is not an IPv6 address");
     }
   } else {
@@ -89,7 +94,8 @@ Status parseHostPort(std::string_view hostport, Dsn& out) {
     if (colon != std::string_view::npos) {
       host = hostport.substr(0, colon);
       port = hostport.substr(colon + 1);
-      if (host.find(':') != std::string_view::npos) return bad("an IPv6 host must be written in brackets, e.g. [::1]:3306");
+      if (host.find(':') != std::string_view::npos)
+        return bad("an IPv6 host must be written in brackets, e.g. [::1]:3306");
     }
   }
   auto decoded = decodePart(host, "host");
@@ -99,7 +105,8 @@ Status parseHostPort(std::string_view hostport, Dsn& out) {
     return bad("an IPv6 host must be written in brackets, e.g. [::1]:3306");
   }
   out.host = std::move(*decoded);
-  if (out.host.find_first_of("/?#@[] \t\r\n") != std::string::npos) return bad("the host contains a character a host name cannot have");
+  if (out.host.find_first_of("/?#@[] \t\r\n") != std::string::npos)
+    return bad("the host contains a character a host name cannot have");
   if (!port.empty() || hostport.ends_with(':')) {
     auto p = parsePort(port);
     if (!p) return p.error();
@@ -148,14 +155,16 @@ Status applyParameter(std::string_view key, std::string_view rawValue, std::size
     if (value->empty() || value->front() != '/') return bad("socket must be an absolute path");
     out.socket = std::move(*value);
   } else {
-    return bad(ordinal(n) + " has an unknown name (known: ssl-mode, ssl-ca, connect-timeout, socket)");
+    return bad(ordinal(n) +
+               " has an unknown name (known: ssl-mode, ssl-ca, connect-timeout, socket)");
   }
   return {};
 }
 
 Status parseQuery(std::string_view query, Dsn& out) {
   std::array<bool, 4> seen{};
-  constexpr std::array<std::string_view, 4> kKeys = {"ssl-mode", "ssl-ca", "connect-timeout", "socket"};
+  constexpr std::array<std::string_view, 4> kKeys = {"ssl-mode", "ssl-ca", "connect-timeout",
+                                                     "socket"};
   for (std::size_t n = 1; !query.empty(); ++n) {
     const auto amp = query.find('&');
     const auto pair = query.substr(0, amp);
@@ -222,7 +231,8 @@ Result<Dsn> parseDsn(std::string_view text) {
   if (text.find_first_of(std::string_view("\0\r\n", 3)) != std::string_view::npos) {
     return bad("contains a control character (NUL or a line break)");
   }
-  if (rest.find('#') != std::string_view::npos) return bad("a fragment ('#') is not allowed; percent-encode '#' as %23");
+  if (rest.find('#') != std::string_view::npos)
+    return bad("a fragment ('#') is not allowed; percent-encode '#' as %23");
 
   Dsn out;
   const auto authorityEnd = rest.find_first_of("/?");
@@ -239,7 +249,8 @@ Result<Dsn> parseDsn(std::string_view text) {
   std::string_view path = rest.substr(0, q);
   if (!path.empty()) {
     path.remove_prefix(1);  // the '/'
-    if (path.find('/') != std::string_view::npos) return bad("the database name has a '/' (percent-encode it as %2F)");
+    if (path.find('/') != std::string_view::npos)
+      return bad("the database name has a '/' (percent-encode it as %2F)");
     auto db = decodePart(path, "database name");
     if (!db) return db.error();
     out.database = std::move(*db);

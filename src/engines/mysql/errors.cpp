@@ -35,29 +35,29 @@ constexpr std::array<Known, 38> kKnown = {{
     {1148, Code::PermissionDenied, true},  // ER_NOT_ALLOWED_COMMAND (LOCAL INFILE off)
     {4166, Code::PermissionDenied, true},  // ER_LOAD_INFILE_CAPABILITY_DISABLED (MariaDB)
     // Unreachable, gone, overloaded.
-    {1040, Code::Unavailable, true},   // ER_CON_COUNT_ERROR
-    {1053, Code::Unavailable, true},   // ER_SERVER_SHUTDOWN
-    {1203, Code::Unavailable, true},   // ER_TOO_MANY_USER_CONNECTIONS
-    {1927, Code::Unavailable, true},   // ER_CONNECTION_KILLED
-    {2002, Code::Unavailable, true},   // CR_CONNECTION_ERROR
-    {2003, Code::Unavailable, true},   // CR_CONN_HOST_ERROR
-    {2005, Code::Unavailable, true},   // CR_UNKNOWN_HOST
-    {2006, Code::Unavailable, true},   // CR_SERVER_GONE_ERROR
-    {2013, Code::Unavailable, true},   // CR_SERVER_LOST
-    {2026, Code::Unavailable, true},   // CR_SSL_CONNECTION_ERROR
-    {2055, Code::Unavailable, true},   // CR_SERVER_LOST_EXTENDED
+    {1040, Code::Unavailable, true},  // ER_CON_COUNT_ERROR
+    {1053, Code::Unavailable, true},  // ER_SERVER_SHUTDOWN
+    {1203, Code::Unavailable, true},  // ER_TOO_MANY_USER_CONNECTIONS
+    {1927, Code::Unavailable, true},  // ER_CONNECTION_KILLED
+    {2002, Code::Unavailable, true},  // CR_CONNECTION_ERROR
+    {2003, Code::Unavailable, true},  // CR_CONN_HOST_ERROR
+    {2005, Code::Unavailable, true},  // CR_UNKNOWN_HOST
+    {2006, Code::Unavailable, true},  // CR_SERVER_GONE_ERROR
+    {2013, Code::Unavailable, true},  // CR_SERVER_LOST
+    {2026, Code::Unavailable, true},  // CR_SSL_CONNECTION_ERROR
+    {2055, Code::Unavailable, true},  // CR_SERVER_LOST_EXTENDED
     // Bad statement or parameters.
-    {1064, Code::InvalidArgument, false},  // ER_PARSE_ERROR (quotes the statement)
-    {1210, Code::InvalidArgument, false},  // ER_WRONG_ARGUMENTS
-    {1292, Code::InvalidArgument, false},  // ER_TRUNCATED_WRONG_VALUE
-    {1366, Code::InvalidArgument, false},  // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
-    {1300, Code::InvalidArgument, false},  // ER_INVALID_CHARACTER_STRING
-    {1690, Code::InvalidArgument, false},  // ER_DATA_OUT_OF_RANGE
-    {2031, Code::InvalidArgument, false},  // CR_PARAMS_NOT_BOUND
-    {2036, Code::InvalidArgument, false},  // CR_UNSUPPORTED_PARAM_TYPE
-    {1054, Code::InvalidArgument, true},   // ER_BAD_FIELD_ERROR
-    {1146, Code::NotFound, true},          // ER_NO_SUCH_TABLE
-    {1049, Code::NotFound, true},          // ER_BAD_DB_ERROR
+    {1064, Code::InvalidArgument, false},    // ER_PARSE_ERROR (quotes the statement)
+    {1210, Code::InvalidArgument, false},    // ER_WRONG_ARGUMENTS
+    {1292, Code::InvalidArgument, false},    // ER_TRUNCATED_WRONG_VALUE
+    {1366, Code::InvalidArgument, false},    // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+    {1300, Code::InvalidArgument, false},    // ER_INVALID_CHARACTER_STRING
+    {1690, Code::InvalidArgument, false},    // ER_DATA_OUT_OF_RANGE
+    {2031, Code::InvalidArgument, false},    // CR_PARAMS_NOT_BOUND
+    {2036, Code::InvalidArgument, false},    // CR_UNSUPPORTED_PARAM_TYPE
+    {1054, Code::InvalidArgument, true},     // ER_BAD_FIELD_ERROR
+    {1146, Code::NotFound, true},            // ER_NO_SUCH_TABLE
+    {1049, Code::NotFound, true},            // ER_BAD_DB_ERROR
     {1153, Code::ResourceExhausted, false},  // ER_NET_PACKET_TOO_LARGE
 }};
 
@@ -76,7 +76,8 @@ std::string_view describe(Code code) {
   switch (code) {
     case Code::TimedOut: return "the statement ran out of time";
     case Code::Cancelled: return "the statement was cancelled";
-    case Code::PermissionDenied: return "the database refused the statement (privileges or read-only)";
+    case Code::PermissionDenied:
+      return "the database refused the statement (privileges or read-only)";
     case Code::Unavailable: return "the database is unreachable or the connection was lost";
     case Code::InvalidArgument: return "the database rejected the statement or a parameter";
     case Code::NotFound: return "the database object does not exist";

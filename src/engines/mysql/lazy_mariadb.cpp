@@ -150,7 +150,7 @@ MYSQL_STMT* STDCALL mysql_stmt_init(MYSQL* mysql) {
 
 my_bool STDCALL mysql_stmt_close(MYSQL_STMT* stmt) {
   MCPDB_REAL(mysql_stmt_close);
-  return real != nullptr ? real(stmt) : 0;
+  return real != nullptr ? real(stmt) : my_bool{0};
 }
 
 int STDCALL mysql_stmt_prepare(MYSQL_STMT* stmt, const char* query, unsigned long length) {
@@ -165,13 +165,13 @@ unsigned long STDCALL mysql_stmt_param_count(MYSQL_STMT* stmt) {
 
 my_bool STDCALL mysql_stmt_bind_param(MYSQL_STMT* stmt, MYSQL_BIND* bnd) {
   MCPDB_REAL(mysql_stmt_bind_param);
-  return real != nullptr ? real(stmt, bnd) : 1;
+  return real != nullptr ? real(stmt, bnd) : my_bool{1};
 }
 
 my_bool STDCALL mysql_stmt_attr_set(MYSQL_STMT* stmt, enum enum_stmt_attr_type attr_type,
                                     const void* attr) {
   MCPDB_REAL(mysql_stmt_attr_set);
-  return real != nullptr ? real(stmt, attr_type, attr) : 1;
+  return real != nullptr ? real(stmt, attr_type, attr) : my_bool{1};
 }
 
 int STDCALL mysql_stmt_execute(MYSQL_STMT* stmt) {
@@ -191,7 +191,7 @@ MYSQL_RES* STDCALL mysql_stmt_result_metadata(MYSQL_STMT* stmt) {
 
 my_bool STDCALL mysql_stmt_bind_result(MYSQL_STMT* stmt, MYSQL_BIND* bnd) {
   MCPDB_REAL(mysql_stmt_bind_result);
-  return real != nullptr ? real(stmt, bnd) : 1;
+  return real != nullptr ? real(stmt, bnd) : my_bool{1};
 }
 
 int STDCALL mysql_stmt_fetch(MYSQL_STMT* stmt) {

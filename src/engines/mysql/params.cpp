@@ -31,11 +31,14 @@ Status bindOne(const Param& p, std::size_t index, MYSQL_BIND& bind, unsigned lon
           bind.buffer = const_cast<double*>(&v);
         } else {
           const std::string& s = [&]() -> const std::string& {
-            if constexpr (std::is_same_v<T, Bytes>) return v.data;
-            else return v;
+            if constexpr (std::is_same_v<T, Bytes>)
+              return v.data;
+            else
+              return v;
           }();
           if constexpr (std::is_same_v<T, std::string>) {
-            if (!isValidUtf8(s)) return badParam(index, "is text that is not valid UTF-8 (send it as bytes)");
+            if (!isValidUtf8(s))
+              return badParam(index, "is text that is not valid UTF-8 (send it as bytes)");
           }
           bind.buffer_type = std::is_same_v<T, Bytes> ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
           bind.buffer = const_cast<char*>(s.data());

@@ -38,8 +38,7 @@ Status applyFixedOptions(MYSQL* m) {
 Status applyTls(MYSQL* m, const Dsn& dsn) {
   const my_bool on = 1;
   switch (dsn.ssl_mode) {
-    case SslMode::Disabled:
-      return {};
+    case SslMode::Disabled: return {};
     case SslMode::Preferred:
     case SslMode::Required:
       if (!dsn.ssl_ca.empty()) {
@@ -60,14 +59,16 @@ Status applyTls(MYSQL* m, const Dsn& dsn) {
 Status checkTlsInUse(MYSQL* m, const Dsn& dsn) {
   if (dsn.ssl_mode == SslMode::Disabled || dsn.ssl_mode == SslMode::Preferred) return {};
   if (mysql_get_ssl_cipher(m) == nullptr) {
-    return makeError(Code::Unavailable, "connect: ssl-mode=" +
-                                            std::string(sslModeName(dsn.ssl_mode)) +
-                                            " but the server did not use TLS");
+    return makeError(Code::Unavailable,
+                     "connect: ssl-mode=" + std::string(sslModeName(dsn.ssl_mode)) +
+                         " but the server did not use TLS");
   }
   return {};
 }
 
-const char* orNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+const char* orNull(const std::string& s) {
+  return s.empty() ? nullptr : s.c_str();
+}
 
 }  // namespace
 

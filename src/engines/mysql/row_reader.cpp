@@ -130,7 +130,8 @@ std::string isoText(const MYSQL_TIME& t, enum_field_types type, unsigned decimal
   char buf[64];
   if (type == MYSQL_TYPE_TIME) {
     const unsigned long hours = t.hour + 24UL * t.day;
-    std::snprintf(buf, sizeof buf, "%s%02lu:%02u:%02u", t.neg ? "-" : "", hours, t.minute, t.second);
+    std::snprintf(buf, sizeof buf, "%s%02lu:%02u:%02u", t.neg ? "-" : "", hours, t.minute,
+                  t.second);
     return buf + fraction(t.second_part, decimals);
   }
   std::snprintf(buf, sizeof buf, "%04u-%02u-%02u", t.year, t.month, t.day);
@@ -184,7 +185,8 @@ class Reader {
 
   Status describe() {
     ResPtr meta(mysql_stmt_result_metadata(stmt_));
-    if (meta == nullptr) return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "describe");
+    if (meta == nullptr)
+      return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "describe");
     const unsigned n = mysql_num_fields(meta.get());
     const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
     slots_.reserve(n);
@@ -198,7 +200,8 @@ class Reader {
       if (stopped()) return makeError(Code::Cancelled, "fetch: the call was cancelled");
       const int rc = mysql_stmt_fetch(stmt_);
       if (rc == MYSQL_NO_DATA) break;
-      if (rc == 1) return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
+      if (rc == 1)
+        return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
       if (out_.rows.size() >= limits_.max_rows) return truncated();
       std::uint64_t rowBytes = 0;
       for (const auto& s : slots_) rowBytes += cellBytes(s);
@@ -235,7 +238,8 @@ class Reader {
       if (s.is_null) {
         row.emplace_back(nullptr);
       } else if (s.kind == Kind::Int) {
-        row.push_back(s.is_unsigned ? Json(static_cast<std::uint64_t>(s.integer)) : Json(s.integer));
+        row.push_back(s.is_unsigned ? Json(static_cast<std::uint64_t>(s.integer))
+                                    : Json(s.integer));
       } else if (s.kind == Kind::Double) {
         row.emplace_back(s.real);
       } else if (s.kind == Kind::Time) {

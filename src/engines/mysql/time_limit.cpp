@@ -22,7 +22,8 @@ std::size_t afterLeadingSelect(std::string_view sql) {
   constexpr std::string_view kSelect = "select";
   if (sql.size() - i < kSelect.size()) return std::string_view::npos;
   for (std::size_t k = 0; k < kSelect.size(); ++k) {
-    if (std::tolower(static_cast<unsigned char>(sql[i + k])) != kSelect[k]) return std::string_view::npos;
+    if (std::tolower(static_cast<unsigned char>(sql[i + k])) != kSelect[k])
+      return std::string_view::npos;
   }
   const std::size_t end = i + kSelect.size();
   // SELECTED, SELECT_x ... are identifiers, not the keyword.

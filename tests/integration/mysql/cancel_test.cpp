@@ -64,7 +64,8 @@ TEST(MysqlCancel, LateStopDoesNotReachTheNextCall) {
     ASSERT_TRUE(quick.ok());
     first.request_stop();  // too late for that call
     CallLimits l = longLimit();
-    auto second = c->run("SELECT COUNT(*) FROM demo.mytest_numbers a, demo.mytest_numbers b", {}, l);
+    auto second =
+        c->run("SELECT COUNT(*) FROM demo.mytest_numbers a, demo.mytest_numbers b", {}, l);
     ASSERT_TRUE(second.ok()) << second.error().message;
     EXPECT_EQ(second->rows[0][0].get<std::int64_t>(), 1000000);
   }

@@ -7,7 +7,9 @@
 namespace mcpdb::mysql::itest {
 namespace {
 
-std::vector<Param> none() { return {}; }
+std::vector<Param> none() {
+  return {};
+}
 
 TEST(MysqlConnection, ConnectsAndDetectsMariaDb) {
   auto c = openReader();
@@ -29,7 +31,8 @@ TEST(MysqlConnection, SessionIsReadOnlyWithFixedSqlMode) {
   ASSERT_TRUE(c);
   EXPECT_EQ(*c->queryValue("SELECT @@SESSION.tx_read_only"), "1");
   const std::string mode = *c->queryValue("SELECT @@SESSION.sql_mode");
-  for (const char* bad : {"ANSI_QUOTES", "NO_BACKSLASH_ESCAPES", "PIPES_AS_CONCAT", "IGNORE_SPACE", "ORACLE", "ANSI"}) {
+  for (const char* bad : {"ANSI_QUOTES", "NO_BACKSLASH_ESCAPES", "PIPES_AS_CONCAT", "IGNORE_SPACE",
+                          "ORACLE", "ANSI"}) {
     EXPECT_EQ(mode.find(bad), std::string::npos) << mode;
   }
   EXPECT_EQ(*c->queryValue("SELECT @@SESSION.time_zone"), "+00:00");
@@ -82,7 +85,8 @@ TEST(MysqlConnection, LocalInfileIsOff) {
   auto admin = openAdmin();
   ASSERT_TRUE(admin);
   ASSERT_TRUE(admin->queryValue("SET SESSION TRANSACTION READ WRITE").ok());
-  auto r = admin->queryValue("LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE demo.mytest_numbers");
+  auto r =
+      admin->queryValue("LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE demo.mytest_numbers");
   ASSERT_FALSE(r.ok());
   // 4166 (MariaDB) or 1148 (MySQL): the client refused to offer a local file.
   EXPECT_EQ(r.error().code, Code::PermissionDenied) << r.error().message;

@@ -12,9 +12,11 @@ constexpr int kFixtureVersion = 1;
 const char* kSetup[] = {
     "DROP TABLE IF EXISTS demo.mytest_numbers, demo.mytest_types",
     "CREATE TABLE demo.mytest_numbers (n INT PRIMARY KEY, pad VARCHAR(100) NOT NULL)",
-    "INSERT INTO demo.mytest_numbers WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r "
+    "INSERT INTO demo.mytest_numbers WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM "
+    "r "
     "WHERE n < 1000) SELECT n, REPEAT('x', 100) FROM r",
-    "CREATE TABLE demo.mytest_types (id INT PRIMARY KEY, i INT, u BIGINT UNSIGNED, d DECIMAL(30,10), "
+    "CREATE TABLE demo.mytest_types (id INT PRIMARY KEY, i INT, u BIGINT UNSIGNED, d "
+    "DECIMAL(30,10), "
     "f DOUBLE, fl FLOAT, dt DATE, ts DATETIME(6), tz TIMESTAMP(3) NULL, tm TIME, y YEAR, "
     "s VARCHAR(20), b VARBINARY(8), bl BLOB, bt BIT(12), e ENUM('a','b'), j JSON)",
     "INSERT INTO demo.mytest_types VALUES (1, -7, 18446744073709551615, "
@@ -39,9 +41,10 @@ void connectOrFail(std::optional<Connection>& out, const char* variable) {
 std::string requireEnv(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') {
-    ADD_FAILURE() << name
-                  << " is not set: start the local MariaDB and export its environment first:\n"
-                     "  bash scripts/servers.sh start mariadb && eval \"$(bash scripts/servers.sh env)\"";
+    ADD_FAILURE()
+        << name
+        << " is not set: start the local MariaDB and export its environment first:\n"
+           "  bash scripts/servers.sh start mariadb && eval \"$(bash scripts/servers.sh env)\"";
     return "mysql://missing@127.0.0.1:1/missing?connect-timeout=1";
   }
   return v;
@@ -86,7 +89,9 @@ void ensureTestTables() {
     ASSERT_TRUE(admin->queryValue("SET SESSION TRANSACTION READ WRITE").ok());
     // Another test process may be creating them: a named lock serialises the check and the setup.
     ASSERT_TRUE(admin->queryValue("SELECT GET_LOCK('mcpdb_mytest_fixture', 30)").ok());
-    ASSERT_TRUE(admin->queryValue(std::string("CREATE TABLE IF NOT EXISTS ") + kVersionTable + " (v INT)").ok());
+    ASSERT_TRUE(
+        admin->queryValue(std::string("CREATE TABLE IF NOT EXISTS ") + kVersionTable + " (v INT)")
+            .ok());
     auto v = admin->queryValue(std::string("SELECT MAX(v) FROM ") + kVersionTable);
     ASSERT_TRUE(v.ok());
     if (*v != std::to_string(kFixtureVersion)) {
@@ -95,8 +100,10 @@ void ensureTestTables() {
         ASSERT_TRUE(r.ok()) << r.error().message << " in: " << sql;
       }
       ASSERT_TRUE(admin->queryValue(std::string("DELETE FROM ") + kVersionTable).ok());
-      ASSERT_TRUE(admin->queryValue(std::string("INSERT INTO ") + kVersionTable + " VALUES (" +
-                                    std::to_string(kFixtureVersion) + ")").ok());
+      ASSERT_TRUE(admin
+                      ->queryValue(std::string("INSERT INTO ") + kVersionTable + " VALUES (" +
+                                   std::to_string(kFixtureVersion) + ")")
+                      .ok());
     }
     ASSERT_TRUE(admin->queryValue("SELECT RELEASE_LOCK('mcpdb_mytest_fixture')").ok());
   });

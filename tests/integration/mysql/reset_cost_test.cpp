@@ -50,12 +50,13 @@ TEST(MysqlResetCost, Figures) {
   const double keptEach = microsPerRound([&] { ok = ok && executeOnce(kept.get()); });
   ASSERT_TRUE(ok);
 
-  std::printf("[reset cost] %d rounds, microseconds per round:\n"
-              "  whole call (begin, prepare, execute, fetch, commit, reset, set-up): %.0f\n"
-              "  reset + set-up alone (mysql_reset_connection, SET, read-back):        %.0f\n"
-              "  prepare + execute + close per call:                                   %.0f\n"
-              "  execute on a kept prepared statement:                                 %.0f\n",
-              kRounds, call, reset, prepareEach, keptEach);
+  std::printf(
+      "[reset cost] %d rounds, microseconds per round:\n"
+      "  whole call (begin, prepare, execute, fetch, commit, reset, set-up): %.0f\n"
+      "  reset + set-up alone (mysql_reset_connection, SET, read-back):        %.0f\n"
+      "  prepare + execute + close per call:                                   %.0f\n"
+      "  execute on a kept prepared statement:                                 %.0f\n",
+      kRounds, call, reset, prepareEach, keptEach);
   RecordProperty("call_us", static_cast<int>(call));
   RecordProperty("reset_us", static_cast<int>(reset));
   RecordProperty("prepare_each_us", static_cast<int>(prepareEach));

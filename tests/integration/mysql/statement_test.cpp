@@ -41,7 +41,8 @@ TEST(MysqlStatement, ParametersOfEveryTypeRoundTrip) {
   EXPECT_EQ(row[5].get<std::string>(), base64Encode(bytes));
   EXPECT_EQ(r->columns[5].type, "bytes");
   // And the server saw the exact bytes (not a converted copy).
-  auto hex = c->run("SELECT HEX(?), HEX(?), LENGTH(?)", std::vector<Param>{text, Bytes{bytes}, text}, roomy());
+  auto hex = c->run("SELECT HEX(?), HEX(?), LENGTH(?)",
+                    std::vector<Param>{text, Bytes{bytes}, text}, roomy());
   ASSERT_TRUE(hex.ok()) << hex.error().message;
   EXPECT_EQ(hex->rows[0][1], "00FFC32820726177");
   EXPECT_EQ(hex->rows[0][2].get<std::int64_t>(), static_cast<std::int64_t>(text.size()));
@@ -82,8 +83,10 @@ TEST(MysqlStatement, ResultTypesMapToJson) {
   ensureTestTables();
   auto c = openReader();
   ASSERT_TRUE(c);
-  auto r = c->run("SELECT i, u, d, f, fl, dt, ts, tz, tm, y, s, b, bl, bt, e, j FROM demo.mytest_types ORDER BY id",
-                  {}, roomy());
+  auto r = c->run(
+      "SELECT i, u, d, f, fl, dt, ts, tz, tm, y, s, b, bl, bt, e, j FROM demo.mytest_types ORDER "
+      "BY id",
+      {}, roomy());
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->rows.size(), 2u);
   const auto& v = r->rows[0];

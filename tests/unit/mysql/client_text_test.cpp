@@ -19,8 +19,9 @@ TEST(MysqlTimeLimit, MariaDbPrefixesSetStatement) {
   auto t = withTimeLimit(Flavour::MariaDB, "SELECT a FROM t WHERE b = ?", milliseconds(1500));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t, "SET STATEMENT max_statement_time=1.500 FOR SELECT a FROM t WHERE b = ?");
-  EXPECT_EQ(*withTimeLimit(Flavour::MariaDB, "WITH x AS (SELECT 1) SELECT * FROM x", milliseconds(250)),
-            "SET STATEMENT max_statement_time=0.250 FOR WITH x AS (SELECT 1) SELECT * FROM x");
+  EXPECT_EQ(
+      *withTimeLimit(Flavour::MariaDB, "WITH x AS (SELECT 1) SELECT * FROM x", milliseconds(250)),
+      "SET STATEMENT max_statement_time=0.250 FOR WITH x AS (SELECT 1) SELECT * FROM x");
   // 0 would mean "no limit" to the server.
   EXPECT_EQ(*withTimeLimit(Flavour::MariaDB, "SELECT 1", milliseconds(0)),
             "SET STATEMENT max_statement_time=0.001 FOR SELECT 1");
@@ -33,8 +34,8 @@ TEST(MysqlTimeLimit, MySqlPutsTheHintAfterSelect) {
             "  select /*+ MAX_EXECUTION_TIME(7) */\n*");
   EXPECT_EQ(*withTimeLimit(Flavour::MySQL, "SELECT 1", milliseconds(0)),
             "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1");
-  for (const char* sql : {"WITH x AS (SELECT 1) SELECT * FROM x", "SELECTED", "SELECT_x", "(SELECT 1)",
-                          "SHOW TABLES", "", "SEL"}) {
+  for (const char* sql : {"WITH x AS (SELECT 1) SELECT * FROM x", "SELECTED", "SELECT_x",
+                          "(SELECT 1)", "SHOW TABLES", "", "SEL"}) {
     auto t = withTimeLimit(Flavour::MySQL, sql, milliseconds(5));
     ASSERT_FALSE(t.ok()) << sql;
     EXPECT_EQ(t.error().code, Code::InvalidArgument);
@@ -42,8 +43,9 @@ TEST(MysqlTimeLimit, MySqlPutsTheHintAfterSelect) {
 }
 
 TEST(MysqlCancel, SideStatementsByFlavour) {
-  EXPECT_EQ(processlistProbe(Flavour::MariaDB, 42),
-            "SELECT QUERY_ID FROM information_schema.PROCESSLIST WHERE ID = 42 AND COMMAND = 'Execute'");
+  EXPECT_EQ(
+      processlistProbe(Flavour::MariaDB, 42),
+      "SELECT QUERY_ID FROM information_schema.PROCESSLIST WHERE ID = 42 AND COMMAND = 'Execute'");
   EXPECT_EQ(killStatement(Flavour::MariaDB, 42, "9001"), "KILL QUERY ID 9001");
   EXPECT_EQ(processlistProbe(Flavour::MySQL, 42),
             "SELECT ID FROM information_schema.PROCESSLIST WHERE ID = 42 AND COMMAND = 'Execute'");
@@ -73,18 +75,20 @@ TEST(MysqlErrors, ClassesAndSafeMessages) {
   EXPECT_EQ(classifyError(9997, "HY000", "", "x").code, Code::Internal);
 
   // A data error quotes the value: the message must not.
-  const Error e = classifyError(1366, "22007",
-                                "Incorrect string value: '\\xC3(SECRETVALUE' for column `x`", "execute");
+  const Error e = classifyError(
+      1366, "22007", "Incorrect string value: '\\xC3(SECRETVALUE' for column `x`", "execute");
   EXPECT_EQ(e.message.find("SECRETVALUE"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("1366"), std::string::npos);
   EXPECT_NE(e.message.find("22007"), std::string::npos);
   // A privilege error names objects only: kept, for the operator and the agent.
-  const Error p = classifyError(1142, "42000", "SELECT command denied to user 'r'@'h' for table `t`", "execute");
+  const Error p = classifyError(1142, "42000",
+                                "SELECT command denied to user 'r'@'h' for table `t`", "execute");
   EXPECT_NE(p.message.find("command denied"), std::string::npos);
 }
 
 TEST(MysqlParams, RefusesInvalidTextAndNonFiniteDoubles) {
-  std::vector<Param> ok = {nullptr, std::int64_t{-5}, 2.5, std::string("a\0b", 3), Bytes{"\xff\x00"}};
+  std::vector<Param> ok = {nullptr, std::int64_t{-5}, 2.5, std::string("a\0b", 3),
+                           Bytes{"\xff\x00"}};
   auto b = ParamBinds::make(ok);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->size(), 5u);

@@ -26,7 +26,8 @@ std::string errorOf(const std::string& text) {
 
 TEST(MysqlDsn, FullForm) {
   const Dsn d = parsed(
-      "mysql://reader:s3cr%40t%3Ax@db.example.com:3307/shop?ssl-mode=VERIFY_IDENTITY&ssl-ca=%2Fetc%2Fca.pem&connect-timeout=7");
+      "mysql://reader:s3cr%40t%3Ax@db.example.com:3307/"
+      "shop?ssl-mode=VERIFY_IDENTITY&ssl-ca=%2Fetc%2Fca.pem&connect-timeout=7");
   EXPECT_EQ(d.user, "reader");
   EXPECT_EQ(d.password, "s3cr@t:x");
   EXPECT_EQ(d.host, "db.example.com");
@@ -85,13 +86,19 @@ TEST(MysqlDsn, ErrorsNameTheProblem) {
   EXPECT_NE(errorOf("mysql://u:p@a%5Db/d").find("host"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/a/b").find("'/'"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=maybe").find("VERIFY_IDENTITY"), std::string::npos);
-  EXPECT_NE(errorOf("mysql://u:p@h/d?connect-timeout=0").find("connect-timeout"), std::string::npos);
-  EXPECT_NE(errorOf("mysql://u:p@h/d?connect-timeout=99999").find("connect-timeout"), std::string::npos);
-  EXPECT_NE(errorOf("mysql://u:p@h/d?sslmode=REQUIRED").find("query parameter 1 has an unknown name"), std::string::npos);
-  EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=REQUIRED&ssl-mode=DISABLED").find("twice"), std::string::npos);
+  EXPECT_NE(errorOf("mysql://u:p@h/d?connect-timeout=0").find("connect-timeout"),
+            std::string::npos);
+  EXPECT_NE(errorOf("mysql://u:p@h/d?connect-timeout=99999").find("connect-timeout"),
+            std::string::npos);
+  EXPECT_NE(
+      errorOf("mysql://u:p@h/d?sslmode=REQUIRED").find("query parameter 1 has an unknown name"),
+      std::string::npos);
+  EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=REQUIRED&ssl-mode=DISABLED").find("twice"),
+            std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d?socket=rel").find("absolute"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d?socket=/tmp/s").find("socket DSN"), std::string::npos);
-  EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=DISABLED&ssl-ca=/x").find("ssl-ca"), std::string::npos);
+  EXPECT_NE(errorOf("mysql://u:p@h/d?ssl-mode=DISABLED&ssl-ca=/x").find("ssl-ca"),
+            std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p%zz@h/d").find("password"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p%00@h/d").find("NUL"), std::string::npos);
   EXPECT_NE(errorOf("mysql://u:p@h/d#frag").find("fragment"), std::string::npos);

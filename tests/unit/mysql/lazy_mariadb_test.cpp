@@ -17,7 +17,8 @@ TEST(MysqlLazyMariadb, ConnectFailsWithClearError) {
   EXPECT_EQ(c.error().code, Code::Unavailable);
   EXPECT_NE(c.error().message.find("libmariadb could not be loaded"), std::string::npos)
       << c.error().message;
-  // A second attempt gives the same answer (the failed load is remembered, not retried into a crash).
+  // A second attempt gives the same answer (the failed load is remembered, not retried into a
+  // crash).
   auto again = Connection::open(*dsn);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, Code::Unavailable);
