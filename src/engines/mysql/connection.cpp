@@ -114,14 +114,16 @@ Status Connection::setUpSession() {
 // see: user variables, named locks (GET_LOCK), temporary tables, prepared statements, session
 // variables; then the session is set up again (one SET and one read-back).
 // Measured (tests/integration/mysql/reset_cost_test.cpp; MariaDB 10.11 on 127.0.0.1, asan build,
-// 2 shared cores, 200 rounds each): a whole call ~1.24 ms (begin, prepare, execute, fetch,
-// commit, reset, set-up); reset + set-up alone ~0.29 ms (about a quarter of the call);
-// prepare + execute + close ~0.25 ms against ~0.04-0.06 ms for executing a kept statement.
-// Keeping statements and the session would save ~0.5 ms per call, but the alternative (no
-// reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which MariaDB
-// offers no portable way to enumerate, so a value set by one call would be readable by the next
-// caller's statement; and kept statements would pin the time limit in their text. Correctness
-// wins over half a millisecond; a pool can still hide the reset by running it after the reply.
+// 2 cores under a load average of ~11, 200 rounds, several runs): a whole call 1.0-1.4 ms (begin,
+// prepare, execute, fetch, commit, reset, set-up); reset + set-up 0.23-0.34 ms (a quarter of
+// the call), of which COM_RESET_CONNECTION itself is only 0.01-0.07 ms and the SET + read-back the
+// rest; prepare + execute + close 0.15-0.22 ms against 0.05-0.09 ms to execute a kept statement
+// (re-preparing costs ~0.1 ms). Keeping statements and the session would save ~0.3-0.4 ms per
+// call, but the alternative (no reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear
+// user variables, which MariaDB offers no portable way to enumerate, so a value set by one call
+// would be readable by the next caller's statement; and a kept statement would pin the time limit
+// in its text. Correctness wins over a third of a millisecond. If it ever matters: drop the
+// read-back after a reset (verify at connect only, ~0.1 ms) or run the reset after the reply.
 Status Connection::resetSession() {
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
   if (mysql_reset_connection(handle_.get()) != 0) return lastError("reset");

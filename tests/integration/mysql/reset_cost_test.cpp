@@ -45,6 +45,8 @@ TEST(MysqlResetCost, Figures) {
     StmtPtr s(mysql_stmt_init(raw->get()));
     ok = ok && mysql_stmt_prepare(s.get(), sql.data(), sql.size()) == 0 && executeOnce(s.get());
   });
+  const double resetOnly =
+      microsPerRound([&] { ok = ok && mysql_reset_connection(raw->get()) == 0; });
   StmtPtr kept(mysql_stmt_init(raw->get()));
   ASSERT_EQ(mysql_stmt_prepare(kept.get(), sql.data(), sql.size()), 0);
   const double keptEach = microsPerRound([&] { ok = ok && executeOnce(kept.get()); });
@@ -54,11 +56,13 @@ TEST(MysqlResetCost, Figures) {
       "[reset cost] %d rounds, microseconds per round:\n"
       "  whole call (begin, prepare, execute, fetch, commit, reset, set-up): %.0f\n"
       "  reset + set-up alone (mysql_reset_connection, SET, read-back):        %.0f\n"
+      "  mysql_reset_connection alone:                                         %.0f\n"
       "  prepare + execute + close per call:                                   %.0f\n"
       "  execute on a kept prepared statement:                                 %.0f\n",
-      kRounds, call, reset, prepareEach, keptEach);
+      kRounds, call, reset, resetOnly, prepareEach, keptEach);
   RecordProperty("call_us", static_cast<int>(call));
   RecordProperty("reset_us", static_cast<int>(reset));
+  RecordProperty("reset_only_us", static_cast<int>(resetOnly));
   RecordProperty("prepare_each_us", static_cast<int>(prepareEach));
   RecordProperty("kept_us", static_cast<int>(keptEach));
   EXPECT_LT(reset, 20000.0);
