@@ -18,6 +18,7 @@ struct ServerInfo {
   Flavour flavour = Flavour::MySQL;
   std::string version;               // SELECT VERSION(), e.g. "10.11.19-MariaDB-0+deb12u1"
   unsigned long version_number = 0;  // e.g. 101119
+  std::uint64_t max_packet = 0;      // @@max_allowed_packet: the largest request it accepts
 };
 
 // A parameter sent as bytes, not text: the server gives it the binary character set.

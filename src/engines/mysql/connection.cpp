@@ -1,6 +1,7 @@
 #include "engines/mysql/connection.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -49,10 +50,12 @@ Result<Connection> Connection::open(const Dsn& dsn, const ConnectOptions& option
   auto handle = connectRaw(dsn, options.io_timeout);
   if (!handle) return handle.error();
   Connection c(std::move(*handle), dsn);
-  auto version = c.queryValue("SELECT VERSION()");
-  if (!version) return version.error();
-  c.server_.version = *version;
-  c.server_.flavour = flavourOf(*version);
+  auto info = c.queryValue("SELECT CONCAT(@@max_allowed_packet, ' ', VERSION())");
+  if (!info) return info.error();
+  const auto space = info->find(' ');
+  c.server_.max_packet = std::strtoull(info->substr(0, space).c_str(), nullptr, 10);
+  c.server_.version = space == std::string::npos ? "" : info->substr(space + 1);
+  c.server_.flavour = flavourOf(c.server_.version);
   c.server_.version_number = mysql_get_server_version(c.handle_.get());
   if (auto s = c.setUpSession(); !s) return s.error();
   return c;
@@ -138,6 +141,7 @@ Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param>
   if (!text) return text.error();
   auto binds = ParamBinds::make(params);
   if (!binds) return binds.error();
+  if (auto s = checkRequestSize(*text, params); !s) return s.error();
 
   if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s.error();
   auto result = executePrepared(*text, *binds, limits, stop);
@@ -150,6 +154,25 @@ Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param>
     }
   }
   return result;
+}
+
+// A request larger than max_allowed_packet makes the server drop the connection ("server has
+// gone away"); refused here instead, with the connection kept.
+Status Connection::checkRequestSize(std::string_view text, std::span<const Param> params) const {
+  constexpr std::uint64_t kPerParamOverhead = 16;
+  std::uint64_t total = text.size();
+  for (const auto& p : params) {
+    total += kPerParamOverhead;
+    if (const auto* s = std::get_if<std::string>(&p)) total += s->size();
+    if (const auto* b = std::get_if<Bytes>(&p)) total += b->data.size();
+  }
+  if (server_.max_packet != 0 && total > server_.max_packet) {
+    return makeError(Code::ResourceExhausted,
+                     "call: the statement and its parameters (" + std::to_string(total) +
+                         " bytes) exceed the server's max_allowed_packet (" +
+                         std::to_string(server_.max_packet) + " bytes)");
+  }
+  return {};
 }
 
 Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBinds& binds,

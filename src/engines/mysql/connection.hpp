@@ -2,7 +2,8 @@
 // One MySQL/MariaDB connection of the agent's principal, set up once for read-only use:
 // - connect with connect/read/write timeouts, TLS per ssl-mode (VERIFY_* check the chain and the
 //   host name), utf8mb4, multi-statements off, LOCAL INFILE off;
-// - flavour and version from SELECT VERSION();
+// - flavour and version from SELECT VERSION(), and the server's max_allowed_packet (a larger
+//   request is refused here: the server would drop the connection);
 // - the session: READ ONLY transactions and an explicit sql_mode that keeps MySQL's default lexing
 //   (no ANSI_QUOTES, NO_BACKSLASH_ESCAPES, PIPES_AS_CONCAT, IGNORE_SPACE, ORACLE...), read back
 //   and verified;
@@ -73,6 +74,7 @@ class Connection {
  private:
   Connection(MysqlPtr handle, Dsn dsn) : handle_(std::move(handle)), dsn_(std::move(dsn)) {}
   Status setUpSession();
+  Status checkRequestSize(std::string_view text, std::span<const Param> params) const;
   Result<QueryResult> executePrepared(const std::string& text, ParamBinds& binds,
                                       const CallLimits& limits, const std::stop_token& stop);
   static Status prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount);

@@ -189,3 +189,25 @@ TEST(MysqlStatement, TimeLimitStopsASlowStatement) {
 
 }  // namespace
 }  // namespace mcpdb::mysql::itest
+
+namespace mcpdb::mysql::itest {
+namespace {
+
+// Larger than the server's max_allowed_packet (16 MiB by default): refused before sending, and
+// the connection stays usable (the server would have dropped it).
+TEST(MysqlStatement, OversizeRequestIsRefusedAndTheConnectionKept) {
+  auto c = openReader();
+  ASSERT_TRUE(c);
+  ASSERT_GT(c->server().max_packet, 0u);
+  const std::string huge(c->server().max_packet + 1, 'h');
+  auto r = c->run("SELECT LENGTH(?)", std::vector<Param>{huge}, CallLimits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::ResourceExhausted) << r.error().message;
+  EXPECT_EQ(r.error().message.find("hhhh"), std::string::npos);
+  ASSERT_TRUE(c->usable());
+  auto next = c->run("SELECT 5", {}, CallLimits{});
+  ASSERT_TRUE(next.ok()) << next.error().message;
+}
+
+}  // namespace
+}  // namespace mcpdb::mysql::itest
