@@ -80,6 +80,7 @@ env_lines() {
     "MONGODB_URI=mongodb://$BIND_HOST:$congo"
     "MONGODB_DATABASE=$PG_DB"
     "MCPDB_MARIADB_PORT=$my"
+    "MCPDB_MARIADB_CA=$MARIADB_CA"
     "MYSQL_DSN=mysql://mcpdb_ro:$MARIADB_RO_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
     "MYSQL_ADMIN_DSN=mysql://mcpdb_admin:$MARIADB_ADMIN_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
   )

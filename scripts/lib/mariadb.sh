@@ -46,6 +46,40 @@ mariadb_socket() {
 
 mariadb_port() { recorded_port mariadb "$MARIADB_PORT"; }
 
+# TLS material of the local server, made once: a throwaway CA and a server certificate for
+# IP 127.0.0.1 only (no DNS name), so that tests can prove both a verified connection to
+# 127.0.0.1 and a refused one to "localhost" (name mismatch). The CA certificate is public
+# (MCPDB_MARIADB_CA in servers.sh env); the keys stay in the server's 0700 directory.
+MARIADB_TLS_DIR="$MARIADB_DIR/tls"
+MARIADB_CA="$MARIADB_TLS_DIR/ca.pem"
+
+mariadb_make_tls() {
+  [[ -s $MARIADB_TLS_DIR/server-cert.pem && -s $MARIADB_CA ]] && return 0
+  command -v openssl >/dev/null || die "openssl not found; run scripts/install.sh"
+  local tmp="$MARIADB_DIR/tls.init"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  (
+    cd "$tmp" || exit 1
+    umask 077
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=mcp-dbserver local test CA" \
+      -keyout ca-key.pem -out ca.pem
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server-key.pem -out server.csr
+    printf 'subjectAltName = IP:127.0.0.1\nbasicConstraints = CA:FALSE\n' >ext.cnf
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 \
+      -extfile ext.cnf -out server-cert.pem
+    # The CA signs this one certificate and is then thrown away: nothing else can be issued.
+    rm -f server.csr ext.cnf ca.srl ca-key.pem
+    chmod 0644 ca.pem server-cert.pem
+  ) >"$MARIADB_DIR/tls.log" 2>&1 || {
+    show_log_tail "$MARIADB_DIR/tls.log"
+    die "mariadb: making the test TLS certificates failed"
+  }
+  [[ $(id -u) -eq 0 ]] && chown -R "$MARIADB_OS_USER:" "$tmp"
+  rm -rf "$MARIADB_TLS_DIR"
+  mv "$tmp" "$MARIADB_TLS_DIR"
+}
+
 # mariadb_load_secrets: the two passwords, generated once per .run directory and appended to the
 # shared secrets file (which may predate this server), then read.
 mariadb_load_secrets() {
@@ -106,6 +140,10 @@ log-error = $MARIADB_LOG
 port = $1
 bind-address = $BIND_HOST
 skip-name-resolve
+# TLS offered (not required): the client's ssl-mode decides; see mariadb_make_tls.
+ssl-ca = $MARIADB_CA
+ssl-cert = $MARIADB_TLS_DIR/server-cert.pem
+ssl-key = $MARIADB_TLS_DIR/server-key.pem
 # No file import from the client's disk, whatever a client asks for.
 local-infile = 0
 character-set-server = utf8mb4
@@ -164,6 +202,7 @@ mariadb_start() {
     port=$MARIADB_PORT
     check_port_number MCPDB_MARIADB_PORT "$port"
     ensure_port_free mariadb "$port" MCPDB_MARIADB_PORT
+    mariadb_make_tls
     mariadb_write_config "$port"
     [[ -d $MARIADB_DATA/mysql ]] || mariadb_install_db
     record_port mariadb "$port"

@@ -32,6 +32,13 @@ Status applyFixedOptions(MYSQL* m) {
   return setOption(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 }
 
+// TCP unless the DSN names a socket: libmariadb would otherwise take host "localhost" to mean
+// its default Unix socket and silently ignore the port.
+Status applyProtocol(MYSQL* m, const Dsn& dsn) {
+  const unsigned protocol = dsn.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
+  return setOption(m, MYSQL_OPT_PROTOCOL, &protocol);
+}
+
 // libmariadb 3.3 has one TLS switch that verifies (chain + host name together) and an "enforce"
 // switch that still connects in clear text when the server offers no TLS; REQUIRED is therefore
 // completed by checkTlsInUse after the handshake.
@@ -83,6 +90,7 @@ Result<MysqlPtr> connectRaw(const Dsn& dsn, std::chrono::seconds ioTimeout) {
   if (auto s = applyFixedOptions(m.get()); !s) return s.error();
   if (auto s = applyTimeouts(m.get(), dsn, ioTimeout); !s) return s.error();
   if (auto s = applyTls(m.get(), dsn); !s) return s.error();
+  if (auto s = applyProtocol(m.get(), dsn); !s) return s.error();
   // Client flags 0: in particular no CLIENT_MULTI_STATEMENTS (one statement per call, always).
   if (mysql_real_connect(m.get(), dsn.socket.empty() ? dsn.host.c_str() : nullptr, dsn.user.c_str(),
                          dsn.password.c_str(), orNull(dsn.database), dsn.port, orNull(dsn.socket),

@@ -113,18 +113,59 @@ TEST(MysqlConnection, UnreachableIsUnavailable) {
   EXPECT_EQ(c.error().code, Code::Unavailable) << c.error().message;
 }
 
-// The local server offers no TLS: every mode that requires it must refuse the session.
-TEST(MysqlConnection, TlsModesThatRequireTlsRefuseAPlainServer) {
-  for (SslMode mode : {SslMode::Required, SslMode::VerifyCa, SslMode::VerifyIdentity}) {
-    Dsn d = dsnFrom("MYSQL_DSN");
-    d.ssl_mode = mode;
-    auto c = Connection::open(d);
+// The cipher of the session ("" without TLS).
+std::string cipherOf(Connection& c) {
+  auto v = c.queryValue(
+      "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = "
+      "'SSL_CIPHER'");
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  return v.ok() ? *v : "";
+}
+
+Result<Connection> openWithTls(SslMode mode, const std::string& host, const std::string& ca) {
+  Dsn d = dsnFrom("MYSQL_DSN");
+  d.ssl_mode = mode;
+  d.host = host;
+  d.ssl_ca = ca;
+  return Connection::open(d);
+}
+
+// The local server offers TLS with a certificate for IP 127.0.0.1 signed by a throwaway CA
+// (scripts/lib/mariadb.sh, MCPDB_MARIADB_CA).
+TEST(MysqlConnection, TlsPerSslMode) {
+  const std::string ca = requireEnv("MCPDB_MARIADB_CA");
+  auto disabled = openWithTls(SslMode::Disabled, "127.0.0.1", "");
+  ASSERT_TRUE(disabled.ok()) << disabled.error().message;
+  EXPECT_EQ(cipherOf(*disabled), "");
+  for (SslMode mode : {SslMode::Preferred, SslMode::Required}) {
+    auto c = openWithTls(mode, "127.0.0.1", "");
+    ASSERT_TRUE(c.ok()) << sslModeName(mode) << ": " << c.error().message;
+    EXPECT_NE(cipherOf(*c), "") << sslModeName(mode);
+  }
+  for (SslMode mode : {SslMode::VerifyCa, SslMode::VerifyIdentity}) {
+    auto c = openWithTls(mode, "127.0.0.1", ca);
+    ASSERT_TRUE(c.ok()) << sslModeName(mode) << ": " << c.error().message;
+    EXPECT_NE(cipherOf(*c), "");
+  }
+}
+
+TEST(MysqlConnection, VerifyIdentityRefusesAnotherHostName) {
+  // "localhost" reaches the same server over TCP, but the certificate names only 127.0.0.1.
+  for (SslMode mode : {SslMode::VerifyIdentity, SslMode::VerifyCa}) {
+    auto c = openWithTls(mode, "localhost", requireEnv("MCPDB_MARIADB_CA"));
     ASSERT_FALSE(c.ok()) << sslModeName(mode);
     EXPECT_EQ(c.error().code, Code::Unavailable) << c.error().message;
   }
-  Dsn d = dsnFrom("MYSQL_DSN");
-  d.ssl_mode = SslMode::Disabled;
-  EXPECT_TRUE(Connection::open(d).ok());
+  // Without verification the same name connects (TLS, unverified): the refusal above is the
+  // host check, not the route.
+  auto plain = openWithTls(SslMode::Required, "localhost", "");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+}
+
+TEST(MysqlConnection, VerifyIdentityRefusesAnUnknownCa) {
+  auto c = openWithTls(SslMode::VerifyIdentity, "127.0.0.1", "/etc/ssl/certs/ca-certificates.crt");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, Code::Unavailable) << c.error().message;
 }
 
 TEST(MysqlConnection, LostConnectionIsUnavailableAndSticks) {
