@@ -121,12 +121,14 @@ Status Connection::setUpSession() {
 // prepare, execute, fetch, commit, reset, set-up); reset + set-up 0.23-0.34 ms (a quarter of
 // the call), of which COM_RESET_CONNECTION itself is only 0.01-0.07 ms and the SET + read-back the
 // rest; prepare + execute + close 0.15-0.22 ms against 0.05-0.09 ms to execute a kept statement
-// (re-preparing costs ~0.1 ms). Keeping statements and the session would save ~0.3-0.4 ms per
-// call, but the alternative (no reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear
-// user variables, which MariaDB offers no portable way to enumerate, so a value set by one call
-// would be readable by the next caller's statement; and a kept statement would pin the time limit
-// in its text. Correctness wins over a third of a millisecond. If it ever matters: drop the
-// read-back after a reset (verify at connect only, ~0.1 ms) or run the reset after the reply.
+// (re-preparing costs ~0.1 ms). Over TLS (load ~13): call 1.9-2.2 ms, reset + set-up
+// 0.39-0.55 ms, prepare + execute + close 0.46-0.86 ms against 0.11-0.35 ms kept. Keeping
+// statements and the session would save ~0.3-0.9 ms per call, but the alternative (no reset; SELECT
+// RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which MariaDB offers no
+// portable way to enumerate, so a value set by one call would be readable by the next caller's
+// statement; and a kept statement would pin the time limit in its text. Correctness wins over
+// that fraction of a millisecond. If it ever matters: drop the read-back after a reset (verify at
+// connect only, ~0.1 ms) or run the reset after the reply.
 Status Connection::resetSession() {
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
   if (mysql_reset_connection(handle_.get()) != 0) return lastError("reset");
