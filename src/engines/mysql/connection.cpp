@@ -116,19 +116,18 @@ Status Connection::setUpSession() {
 // After every call. mysql_reset_connection (COM_RESET_CONNECTION) drops what the guard cannot
 // see: user variables, named locks (GET_LOCK), temporary tables, prepared statements, session
 // variables; then the session is set up again (one SET and one read-back).
-// Measured (tests/integration/mysql/reset_cost_test.cpp; MariaDB 10.11 on 127.0.0.1, asan build,
-// 2 cores under a load average of ~11, 200 rounds, several runs): a whole call 1.0-1.4 ms (begin,
-// prepare, execute, fetch, commit, reset, set-up); reset + set-up 0.23-0.34 ms (a quarter of
-// the call), of which COM_RESET_CONNECTION itself is only 0.01-0.07 ms and the SET + read-back the
-// rest; prepare + execute + close 0.15-0.22 ms against 0.05-0.09 ms to execute a kept statement
-// (re-preparing costs ~0.1 ms). Over TLS (load ~13): call 1.9-2.2 ms, reset + set-up
-// 0.39-0.55 ms, prepare + execute + close 0.46-0.86 ms against 0.11-0.35 ms kept. Keeping
-// statements and the session would save ~0.3-0.9 ms per call, but the alternative (no reset; SELECT
-// RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which MariaDB offers no
-// portable way to enumerate, so a value set by one call would be readable by the next caller's
-// statement; and a kept statement would pin the time limit in its text. Correctness wins over
-// that fraction of a millisecond. If it ever matters: drop the read-back after a reset (verify at
-// connect only, ~0.1 ms) or run the reset after the reply.
+// Measured with tests/integration/mysql/reset_cost_test.cpp (MariaDB 10.11 on 127.0.0.1 over
+// TLS, 2 cores under a load average of ~10, 200 rounds per figure, several runs), release build:
+// a whole call 0.41-0.50 ms (begin, prepare, execute, fetch, commit, reset, set-up); reset +
+// set-up 0.12-0.15 ms (about 30% of the call), of which COM_RESET_CONNECTION itself is
+// 0.01-0.04 ms and the SET + read-back the rest; prepare + execute + close 0.12-0.14 ms against
+// 0.03-0.06 ms to execute a kept statement. (asan build: call 1.9-2.2 ms, reset + set-up
+// 0.39-0.55 ms.) Keeping the session and the statements would save ~0.2 ms per call, but the
+// alternative (no reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables,
+// which MariaDB offers no portable way to enumerate, so a value set by one call would be readable
+// by the next caller's statement; and a kept statement would pin the time limit in its text.
+// Correctness wins over 0.2 ms. If it ever matters: drop the read-back after a reset (verify at
+// connect only) or run the reset after the reply has been sent.
 Status Connection::resetSession() {
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
   if (mysql_reset_connection(handle_.get()) != 0) return lastError("reset");
