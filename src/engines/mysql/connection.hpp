@@ -59,7 +59,9 @@ class Connection {
   bool usable() const { return handle_ != nullptr && !broken_; }
 
   // Runs one allowlisted statement (the guard's job) with `params`, under `limits`; a stop
-  // requested on `stop` cancels it on the server.
+  // requested on `stop` cancels it on the server. request_stop() then runs the cancel in the
+  // requesting thread and returns once the KILL was sent (a second connection: up to its 5 s
+  // connect timeout when the server is unreachable).
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
                           const CallLimits& limits, const std::stop_token& stop = {});
 

@@ -118,8 +118,11 @@ void bindSlot(Slot& s, MYSQL_BIND& b) {
   }
 }
 
+// The fractional seconds as the column declares them; an expression's column has no fixed scale
+// (decimals above 6), so its microseconds are written when there are any.
 std::string fraction(unsigned long micros, unsigned decimals) {
-  if (decimals == 0 || decimals > 6) return "";
+  if (decimals > 6) decimals = micros % 1000000 != 0 ? 6 : 0;
+  if (decimals == 0) return "";
   char buf[8];
   std::snprintf(buf, sizeof buf, "%06lu", micros % 1000000);
   return "." + std::string(buf, decimals);

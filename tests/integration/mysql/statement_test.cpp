@@ -112,6 +112,14 @@ TEST(MysqlStatement, ResultTypesMapToJson) {
   EXPECT_EQ(v[14], "b");
   EXPECT_EQ(v[15], "{\"a\": [1, 2]}");
   EXPECT_EQ(r->columns[0].name, "i");
+  // Expressions have no fixed scale: microseconds are kept when present.
+  auto expr = c->run(
+      "SELECT CAST('2024-01-15 10:20:30.25' AS DATETIME(6)) + INTERVAL 0 SECOND, "
+      "TIMESTAMP'2024-01-15 10:20:30'",
+      {}, roomy());
+  ASSERT_TRUE(expr.ok()) << expr.error().message;
+  EXPECT_EQ(expr->rows[0][0], "2024-01-15T10:20:30.250000");
+  EXPECT_EQ(expr->rows[0][1], "2024-01-15T10:20:30");
   for (std::size_t i = 0; i < r->rows[1].size(); ++i) EXPECT_TRUE(r->rows[1][i].is_null()) << i;
 }
 
