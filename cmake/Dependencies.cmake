@@ -14,6 +14,8 @@ pkg_check_modules(MONGOC REQUIRED IMPORTED_TARGET libmongoc-1.0)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 # RE2 (Debian libre2-dev): argument patterns and message redaction, linear in the input.
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# libmariadb (Debian libmariadb-dev): the MySQL/MariaDB client library of the MySQL engine.
+pkg_check_modules(MARIADB REQUIRED IMPORTED_TARGET libmariadb)
 # libpg_query (Debian libpg-query-dev): PostgreSQL 15's own parser as a library. Linked statically
 # so the server binary needs no extra runtime package.
 find_path(PG_QUERY_INCLUDE_DIR pg_query.h REQUIRED)

@@ -13,6 +13,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl jq dpkg-dev
   g++-12 clang-14 libclang-rt-14-dev clang-format clang-tidy
   libpq-dev postgresql-15 postgresql-server-dev-15 libpg-query-dev libre2-dev
+  mariadb-server mariadb-client libmariadb-dev
   libmongoc-dev libbson-dev
   libcurl4-openssl-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local throwaway servers for mcp-dbserver's integration tests, benchmarks and demo:
-#   PostgreSQL 15 + pgvector, dynalite (DynamoDB API), CongoServer (MongoDB wire protocol).
+#   PostgreSQL 15 + pgvector, dynalite (DynamoDB API), CongoServer (MongoDB wire protocol),
+#   MariaDB 10.11 (the MySQL engine's server).
 # Everything listens on 127.0.0.1 only; all state lives in <repo>/.run/.
 #
 #   scripts/servers.sh start [SERVER...]    start (or verify) servers; default: all
@@ -8,10 +9,11 @@
 #   scripts/servers.sh restart [SERVER...]
 #   scripts/servers.sh status               exit 0 only when every server answers
 #   scripts/servers.sh env                  print `export` lines: eval "$(scripts/servers.sh env)"
-#   SERVER: postgres | dynalite | congo
+#   SERVER: postgres | dynalite | congo | mariadb (alias: mysql)
 #
 # Ports (override, then restart): MCPDB_PG_PORT=25432, MCPDB_DYNALITE_PORT=28000,
-# MCPDB_CONGO_PORT=27217. MCPDB_READY_TIMEOUT (seconds, default 30). Progress goes to stderr.
+# MCPDB_CONGO_PORT=27217, MCPDB_MARIADB_PORT=23306. MCPDB_READY_TIMEOUT (seconds, default 30).
+# Progress goes to stderr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/lib/common.sh
@@ -20,11 +22,13 @@ source "$ROOT/scripts/lib/common.sh"
 source "$ROOT/scripts/lib/postgres.sh"
 # shellcheck source=scripts/lib/node_servers.sh
 source "$ROOT/scripts/lib/node_servers.sh"
+# shellcheck source=scripts/lib/mariadb.sh
+source "$ROOT/scripts/lib/mariadb.sh"
 
-ALL_SERVERS=(postgres dynalite congo)
+ALL_SERVERS=(postgres dynalite congo mariadb)
 
 usage() {
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -39,6 +43,7 @@ select_servers() {
       postgres | pg | postgresql) SELECTED+=(postgres) ;;
       dynalite | dynamodb | dynamo) SELECTED+=(dynalite) ;;
       congo | mongo | mongodb) SELECTED+=(congo) ;;
+      mariadb | mysql) SELECTED+=(mariadb) ;;
       *) die "unknown server '$s' (expected: ${ALL_SERVERS[*]})" ;;
     esac
   done
@@ -53,11 +58,13 @@ take_lock() {
 
 # env_lines: the connection variables for tests, the server and the demo loaders.
 env_lines() {
-  local pg dyn congo
+  local pg dyn congo my
   pg=$(pg_port)
   dyn=$(dynalite_port)
   congo=$(congo_port)
+  my=$(mariadb_port)
   load_secrets
+  mariadb_load_secrets
   local -a vars=(
     "POSTGRES_DSN=postgresql://mcp_reader:$PG_READER_PASSWORD@$BIND_HOST:$pg/$PG_DB"
     "MCPDB_PG_ADMIN_DSN=postgresql://mcp_admin:$PG_ADMIN_PASSWORD@$BIND_HOST:$pg/$PG_DB"
@@ -72,6 +79,10 @@ env_lines() {
     "MCPDB_DYNAMODB_SERVER=dynalite"
     "MONGODB_URI=mongodb://$BIND_HOST:$congo"
     "MONGODB_DATABASE=$PG_DB"
+    "MCPDB_MARIADB_PORT=$my"
+    "MCPDB_MARIADB_CA=$MARIADB_CA"
+    "MYSQL_DSN=mysql://mcpdb_ro:$MARIADB_RO_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
+    "MYSQL_ADMIN_DSN=mysql://mcpdb_admin:$MARIADB_ADMIN_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
   )
   echo "# mcp-dbserver local test servers (scripts/servers.sh); throwaway credentials."
   local v

@@ -1,0 +1,97 @@
+#pragma once
+// One MySQL/MariaDB connection of the agent's principal, set up once for read-only use:
+// - connect with connect/read/write timeouts, TLS per ssl-mode (VERIFY_* check the chain and the
+//   host name), utf8mb4, multi-statements off, LOCAL INFILE off;
+// - flavour and version from SELECT VERSION(), and the server's max_allowed_packet (a larger
+//   request is refused here: the server would drop the connection);
+// - the session: READ ONLY transactions and an explicit sql_mode that keeps MySQL's default lexing
+//   (no ANSI_QUOTES, NO_BACKSLASH_ESCAPES, PIPES_AS_CONCAT, IGNORE_SPACE, ORACLE...), read back
+//   and verified;
+// - run(): one statement as a server-side prepared statement (binary protocol) with typed
+//   parameters, inside START TRANSACTION READ ONLY ... COMMIT/ROLLBACK, under a per-call time
+//   limit carried by the statement text (time_limit.hpp), fetched under row and byte caps, and
+//   cancellable from another thread (cancel.hpp); afterwards the session is reset (see
+//   resetSession in connection.cpp for the measured trade-off).
+// Not thread-safe: one call at a time; only the stop token may be used from another thread.
+
+#include <memory>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include <mysql.h>
+
+#include "common/handle.hpp"
+#include "common/result.hpp"
+#include "engines/mysql/client_types.hpp"
+#include "engines/mysql/dsn.hpp"
+#include "engines/mysql/params.hpp"
+#include "engines/mysql/raw_client.hpp"
+
+namespace mcpdb::mysql {
+
+// The sql_mode every session runs with: strict, and nothing that changes how text is lexed.
+inline constexpr std::string_view kSessionSqlMode =
+    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+struct ConnectOptions {
+  // Read/write timeouts of the socket: a backstop for a server that stops answering (the
+  // statement's own limit is enforced by the server and is always shorter).
+  std::chrono::seconds io_timeout{60};
+};
+
+class Connection {
+ public:
+  // Connects and sets the session up; Unavailable/PermissionDenied/... with a safe message.
+  static Result<Connection> open(const Dsn& dsn, const ConnectOptions& options = {});
+
+  Connection(Connection&&) noexcept = default;
+  Connection& operator=(Connection&&) noexcept = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() = default;
+
+  const ServerInfo& server() const { return server_; }
+  // The server's id of this session (CONNECTION_ID()), the target of KILL.
+  unsigned long threadId() const;
+  // False once the connection was lost (then every call fails with Unavailable).
+  bool usable() const { return handle_ != nullptr && !broken_; }
+
+  // Runs one allowlisted statement (the guard's job) with `params`, under `limits`; a stop
+  // requested on `stop` cancels it on the server. request_stop() then runs the cancel in the
+  // requesting thread and returns once the KILL was sent (a second connection: up to its 5 s
+  // connect timeout when the server is unreachable).
+  Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
+                          const CallLimits& limits, const std::stop_token& stop = {});
+
+  // Runs `sql` as plain text, reading back at most the first column of the first row: the
+  // session set-up here and test fixtures. Never for the agent's statements.
+  Result<std::string> queryValue(std::string_view sql);
+
+  // Clears what a call may have left in the session (user variables, named locks, prepared
+  // statements, temporary tables) and sets the session up again.
+  Status resetSession();
+
+ private:
+  Connection(MysqlPtr handle, Dsn dsn) : handle_(std::move(handle)), dsn_(std::move(dsn)) {}
+  Status setUpSession();
+  Status checkRequestSize(std::string_view text, std::span<const Param> params) const;
+  Result<QueryResult> executePrepared(const std::string& text, ParamBinds& binds,
+                                      const CallLimits& limits, const std::stop_token& stop);
+  static Status prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount);
+  static Result<QueryResult> executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
+                                            const std::stop_token& stop);
+  Status exec(std::string_view sql, std::string_view what);
+  Error lastError(std::string_view what);
+
+  MysqlPtr handle_;
+  Dsn dsn_;  // kept for the cancelling side connection (cancel.hpp)
+  ServerInfo server_;
+  bool broken_ = false;
+};
+
+// The server's flavour from its version string ("...-MariaDB..." or not).
+Flavour flavourOf(std::string_view version);
+
+}  // namespace mcpdb::mysql

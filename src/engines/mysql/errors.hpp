@@ -1,0 +1,26 @@
+#pragma once
+// MySQL/MariaDB errors as Status codes with safe messages. Server messages often quote the data
+// that failed ("Incorrect string value: '\xC3(' for column ..."), so a message passes through
+// only for the error numbers whose text names objects, never values; every other error is
+// described by its class, number and SQLSTATE alone.
+
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace mcpdb::mysql {
+
+// `what` says which step failed ("connect", "execute", ...). `serverMessage` is used only when
+// the error number is known to carry no values.
+Error classifyError(unsigned errorNumber, std::string_view sqlstate, std::string_view serverMessage,
+                    std::string_view what);
+
+// The error numbers the classification and the client layer refer to by name.
+namespace errnum {
+inline constexpr unsigned kQueryInterrupted = 1317;     // ER_QUERY_INTERRUPTED (KILL QUERY)
+inline constexpr unsigned kStatementTimeout = 1969;     // ER_STATEMENT_TIMEOUT (MariaDB)
+inline constexpr unsigned kQueryTimeout = 3024;         // ER_QUERY_TIMEOUT (MySQL 8)
+inline constexpr unsigned kReadOnlyTransaction = 1792;  // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+}  // namespace errnum
+
+}  // namespace mcpdb::mysql

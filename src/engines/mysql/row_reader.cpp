@@ -1,0 +1,306 @@
+#include "engines/mysql/row_reader.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "common/handle.hpp"
+#include "common/utf8.hpp"
+#include "engines/mysql/errors.hpp"
+
+namespace mcpdb::mysql {
+namespace {
+
+using ResPtr = Owned<MYSQL_RES, mysql_free_result>;
+
+constexpr unsigned kBinaryCharset = 63;
+constexpr unsigned long kInitialBuffer = 256;
+
+enum class Kind { Int, Double, Time, Text };
+
+// One result column: its metadata, how it is bound and where its value lands.
+struct Slot {
+  Column column;
+  Kind kind = Kind::Text;
+  enum_field_types type = MYSQL_TYPE_NULL;
+  bool is_unsigned = false;
+  bool binary = false;
+  unsigned decimals = 0;
+  long long integer = 0;
+  double real = 0;
+  MYSQL_TIME time{};
+  std::vector<char> text;
+  unsigned long length = 0;
+  my_bool is_null = 0;
+  my_bool error = 0;
+};
+
+bool isIntType(enum_field_types t) {
+  return t == MYSQL_TYPE_TINY || t == MYSQL_TYPE_SHORT || t == MYSQL_TYPE_INT24 ||
+         t == MYSQL_TYPE_LONG || t == MYSQL_TYPE_LONGLONG || t == MYSQL_TYPE_YEAR;
+}
+
+bool isTimeType(enum_field_types t) {
+  return t == MYSQL_TYPE_DATE || t == MYSQL_TYPE_TIME || t == MYSQL_TYPE_DATETIME ||
+         t == MYSQL_TYPE_TIMESTAMP || t == MYSQL_TYPE_NEWDATE;
+}
+
+std::string typeName(const MYSQL_FIELD& f) {
+  switch (f.type) {
+    case MYSQL_TYPE_YEAR: return "year";
+    case MYSQL_TYPE_FLOAT:
+    case MYSQL_TYPE_DOUBLE: return "double";
+    case MYSQL_TYPE_DECIMAL:
+    case MYSQL_TYPE_NEWDECIMAL: return "decimal";
+    case MYSQL_TYPE_DATE:
+    case MYSQL_TYPE_NEWDATE: return "date";
+    case MYSQL_TYPE_TIME: return "time";
+    case MYSQL_TYPE_DATETIME: return "datetime";
+    case MYSQL_TYPE_TIMESTAMP: return "timestamp";
+    case MYSQL_TYPE_BIT: return "bit";
+    case MYSQL_TYPE_JSON: return "json";
+    case MYSQL_TYPE_GEOMETRY: return "geometry";
+    case MYSQL_TYPE_NULL: return "null";
+    default: break;
+  }
+  if (isIntType(f.type)) return "int";
+  if ((f.flags & ENUM_FLAG) != 0) return "enum";
+  if ((f.flags & SET_FLAG) != 0) return "set";
+  return f.charsetnr == kBinaryCharset ? "bytes" : "string";
+}
+
+Kind kindOf(enum_field_types t) {
+  if (isIntType(t)) return Kind::Int;
+  if (t == MYSQL_TYPE_FLOAT || t == MYSQL_TYPE_DOUBLE) return Kind::Double;
+  if (isTimeType(t)) return Kind::Time;
+  return Kind::Text;
+}
+
+Slot slotFor(const MYSQL_FIELD& f) {
+  Slot s;
+  s.column = Column{std::string(f.name, f.name_length), typeName(f)};
+  s.type = f.type;
+  s.kind = kindOf(f.type);
+  s.is_unsigned = (f.flags & UNSIGNED_FLAG) != 0;
+  s.binary = f.charsetnr == kBinaryCharset && f.type != MYSQL_TYPE_NEWDECIMAL &&
+             f.type != MYSQL_TYPE_DECIMAL && f.type != MYSQL_TYPE_JSON;
+  s.decimals = f.decimals;
+  if (s.kind == Kind::Text) s.text.resize(kInitialBuffer);
+  return s;
+}
+
+void bindSlot(Slot& s, MYSQL_BIND& b) {
+  std::memset(&b, 0, sizeof b);
+  b.is_null = &s.is_null;
+  b.error = &s.error;
+  b.length = &s.length;
+  switch (s.kind) {
+    case Kind::Int:
+      b.buffer_type = MYSQL_TYPE_LONGLONG;
+      b.buffer = &s.integer;
+      b.is_unsigned = s.is_unsigned ? 1 : 0;
+      break;
+    case Kind::Double:
+      b.buffer_type = MYSQL_TYPE_DOUBLE;
+      b.buffer = &s.real;
+      break;
+    case Kind::Time:
+      b.buffer_type = s.type == MYSQL_TYPE_NEWDATE ? MYSQL_TYPE_DATE : s.type;
+      b.buffer = &s.time;
+      b.buffer_length = sizeof s.time;
+      break;
+    case Kind::Text:
+      b.buffer_type = s.binary ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+      b.buffer = s.text.data();
+      b.buffer_length = static_cast<unsigned long>(s.text.size());
+      break;
+  }
+}
+
+// The fractional seconds as the column declares them; an expression's column has no fixed scale
+// (decimals above 6), so its microseconds are written when there are any.
+std::string fraction(unsigned long micros, unsigned decimals) {
+  if (decimals > 6) decimals = micros % 1000000 != 0 ? 6 : 0;
+  if (decimals == 0) return "";
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%06lu", micros % 1000000);
+  return "." + std::string(buf, decimals);
+}
+
+// ISO 8601 text: 2024-02-29, 2024-02-29T10:20:30[.ffffff][Z], [-]838:59:59[.ffffff].
+std::string isoText(const MYSQL_TIME& t, enum_field_types type, unsigned decimals) {
+  char buf[64];
+  if (type == MYSQL_TYPE_TIME) {
+    const unsigned long hours = t.hour + 24UL * t.day;
+    std::snprintf(buf, sizeof buf, "%s%02lu:%02u:%02u", t.neg ? "-" : "", hours, t.minute,
+                  t.second);
+    return buf + fraction(t.second_part, decimals);
+  }
+  std::snprintf(buf, sizeof buf, "%04u-%02u-%02u", t.year, t.month, t.day);
+  if (type == MYSQL_TYPE_DATE || type == MYSQL_TYPE_NEWDATE) return buf;
+  std::string out = buf;
+  std::snprintf(buf, sizeof buf, "T%02u:%02u:%02u", t.hour, t.minute, t.second);
+  out += buf + fraction(t.second_part, decimals);
+  // The session's time zone is UTC (connection.cpp), so TIMESTAMP values are UTC instants.
+  if (type == MYSQL_TYPE_TIMESTAMP) out += "Z";
+  return out;
+}
+
+// BIT(n) arrives as big-endian bytes; written as an unsigned integer.
+Json bitValue(std::string_view bytes) {
+  std::uint64_t v = 0;
+  for (unsigned char c : bytes) v = (v << 8) | c;
+  return Json(v);
+}
+
+// The bytes of a text-like cell whose full length is `s.length`: re-read into a buffer of that
+// size when the first buffer was too small.
+Result<std::string_view> textOf(MYSQL_STMT* stmt, Slot& s, unsigned index) {
+  if (s.length > s.text.size()) {
+    s.text.resize(s.length);
+    MYSQL_BIND b;
+    bindSlot(s, b);
+    if (mysql_stmt_fetch_column(stmt, &b, index, 0) != 0) {
+      return classifyError(mysql_stmt_errno(stmt), mysql_stmt_sqlstate(stmt), "", "fetch");
+    }
+  }
+  return std::string_view(s.text.data(), s.length);
+}
+
+Json textCell(const Slot& s, std::string_view bytes) {
+  if (s.type == MYSQL_TYPE_BIT) return bitValue(bytes);
+  if (s.binary) return Json(base64Encode(bytes));
+  // utf8mb4 on the wire: only a column stored in a broken way can be ill-formed; JSON cannot
+  // carry it, so it is marked with U+FFFD rather than dropped.
+  return Json(isValidUtf8(bytes) ? std::string(bytes) : withInvalidUtf8Replaced(bytes));
+}
+
+// The payload size of a cell before it is converted (the byte cap counts this).
+std::uint64_t cellBytes(const Slot& s) {
+  if (s.is_null) return 4;
+  return s.kind == Kind::Text ? s.length : 8;
+}
+
+class Reader {
+ public:
+  Reader(MYSQL_STMT* stmt, const CallLimits& limits) : stmt_(stmt), limits_(limits) {}
+
+  Status describe() {
+    ResPtr meta(mysql_stmt_result_metadata(stmt_));
+    if (meta == nullptr)
+      return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "describe");
+    const unsigned n = mysql_num_fields(meta.get());
+    const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+    slots_.reserve(n);
+    for (unsigned i = 0; i < n; ++i) slots_.push_back(slotFor(fields[i]));
+    for (const auto& s : slots_) out_.columns.push_back(s.column);
+    return rebind();
+  }
+
+  Result<QueryResult> fetchAll(const std::function<bool()>& stopped) {
+    while (true) {
+      if (stopped()) return makeError(Code::Cancelled, "fetch: the call was cancelled");
+      const int rc = mysql_stmt_fetch(stmt_);
+      if (rc == MYSQL_NO_DATA) break;
+      if (rc == 1)
+        return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
+      if (out_.rows.size() >= limits_.max_rows) return truncated();
+      std::uint64_t rowBytes = 0;
+      for (const auto& s : slots_) rowBytes += cellBytes(s);
+      if (out_.bytes + rowBytes > limits_.max_bytes) return truncated();
+      auto row = convertRow();
+      if (!row) return row.error();
+      out_.rows.push_back(std::move(*row));
+      out_.bytes += rowBytes;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  Status rebind() {
+    binds_.resize(slots_.size());
+    for (std::size_t i = 0; i < slots_.size(); ++i) bindSlot(slots_[i], binds_[i]);
+    if (!binds_.empty() && mysql_stmt_bind_result(stmt_, binds_.data()) != 0) {
+      return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "bind");
+    }
+    return {};
+  }
+
+  QueryResult truncated() {
+    out_.truncated = true;
+    return std::move(out_);
+  }
+
+  Result<std::vector<Json>> convertRow() {
+    std::vector<Json> row;
+    row.reserve(slots_.size());
+    bool grew = false;
+    for (unsigned i = 0; i < slots_.size(); ++i) {
+      Slot& s = slots_[i];
+      if (s.is_null) {
+        row.emplace_back(nullptr);
+      } else if (s.kind == Kind::Int) {
+        row.push_back(s.is_unsigned ? Json(static_cast<std::uint64_t>(s.integer))
+                                    : Json(s.integer));
+      } else if (s.kind == Kind::Double) {
+        row.emplace_back(s.real);
+      } else if (s.kind == Kind::Time) {
+        row.emplace_back(isoText(s.time, s.type, s.decimals));
+      } else {
+        grew = grew || s.length > s.text.size();
+        auto bytes = textOf(stmt_, s, i);
+        if (!bytes) return bytes.error();
+        row.push_back(textCell(s, *bytes));
+      }
+    }
+    if (grew) {
+      if (auto st = rebind(); !st) return st.error();
+    }
+    return row;
+  }
+
+  MYSQL_STMT* stmt_;
+  CallLimits limits_;
+  std::vector<Slot> slots_;
+  std::vector<MYSQL_BIND> binds_;
+  QueryResult out_;
+};
+
+}  // namespace
+
+std::string base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const auto n = (static_cast<unsigned char>(bytes[i]) << 16) |
+                   (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                   static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const auto n = (static_cast<unsigned char>(bytes[i]) << 16) |
+                   (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += two ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Result<QueryResult> readRows(MYSQL_STMT* stmt, const CallLimits& limits,
+                             const std::function<bool()>& stopped) {
+  Reader reader(stmt, limits);
+  if (auto s = reader.describe(); !s) return s.error();
+  return reader.fetchAll(stopped);
+}
+
+}  // namespace mcpdb::mysql

@@ -1,0 +1,22 @@
+#pragma once
+// Reading the rows of an executed prepared statement into JSON cells, under the row and byte
+// caps, while fetching: the fetch stops at the first row that would pass a cap and the result
+// says it was truncated (the statement's cursor is then closed, the rest never read).
+
+#include <functional>
+
+#include <mysql.h>
+
+#include "common/result.hpp"
+#include "engines/mysql/client_types.hpp"
+
+namespace mcpdb::mysql {
+
+// Fetches from `stmt` (executed, with a result set). `stopped` is asked between rows.
+Result<QueryResult> readRows(MYSQL_STMT* stmt, const CallLimits& limits,
+                             const std::function<bool()>& stopped);
+
+// Standard base64 (RFC 4648, with padding): how bytes cells are written.
+std::string base64Encode(std::string_view bytes);
+
+}  // namespace mcpdb::mysql
