@@ -2,6 +2,7 @@
 // Connection steps: the TLS handshake, reading a request's header and body, and their timeouts.
 // Template definitions, compiled only in connection.cpp (see connection.hpp).
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <type_traits>

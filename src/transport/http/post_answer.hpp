@@ -10,8 +10,8 @@
 namespace mcpdb::transport::http {
 
 // `m` is one serialised message; `response`: it answers the POST (a response or a batch).
-// NOLINTNEXTLINE(performance-unnecessary-value-param): false positive, m is moved below.
 template <class Stream>
+// NOLINTNEXTLINE(performance-unnecessary-value-param): false positive, m is moved below.
 void Connection<Stream>::deliver(std::string m, bool response) {
   if (!pending_) return;
   if (pending_->sse) {

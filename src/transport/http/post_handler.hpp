@@ -233,7 +233,7 @@ void Connection<Stream>::handleModernPost(const Caller& caller, Json& message,
                                                      scopeFor(caller));
   // A subscription holds its connection like a call holds a slot: it counts against the
   // client's concurrency cap until its stream ends.
-  dispatchPost(caller, message, std::move(session), {}, /*stateless=*/true,
+  dispatchPost(caller, message, std::move(session), {}, /*stateless_session=*/true,
                method == "tools/call" || listen, listen || (accept.sse && wantsProgress(message)));
 }
 

@@ -3,6 +3,8 @@
 // or /mcp → draining → authentication → the client's rate), then the route by method; and the
 // small endpoints (GET /metrics, DELETE). Template definitions, compiled only in connection.cpp.
 
+#include <algorithm>
+
 #include "transport/http/connection.hpp"
 
 namespace mcpdb::transport::http {
