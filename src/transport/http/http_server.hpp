@@ -1,7 +1,8 @@
 #pragma once
 // MCP Streamable HTTP transport (protocol 2025-11-25) on Boost.Beast: one /mcp endpoint (POST,
 // GET -> 405, DELETE), optional /metrics, TLS 1.2+, per-client API keys and rate limits.
-// This header includes no Boost: the whole Beast dependency lives in http_server.cpp.
+// This header includes no Boost: the Beast dependency lives in this folder's sources
+// (server_impl.hpp, connection.hpp and its steps).
 //
 // POST response policy: a JSON body (application/json) for every request, except a tools/call
 // that carries a progress token from a client that accepts text/event-stream: that one is

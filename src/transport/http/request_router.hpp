@@ -1,0 +1,203 @@
+#pragma once
+// Connection steps: what every request passes, in order (Host and Origin → the metrics endpoint
+// or /mcp → draining → authentication → the client's rate), then the route by method; and the
+// small endpoints (GET /metrics, DELETE). Template definitions, compiled only in connection.cpp.
+
+#include <algorithm>
+
+#include "transport/http/connection.hpp"
+
+namespace mcpdb::transport::http {
+
+template <class Stream>
+void Connection<Stream>::handle() {
+  beginRequest();
+  auto& req = parser_->get();
+  keep_alive_ = req.keep_alive();
+  version_ = req.version();
+  const std::string target(req.target());
+  const std::string path = target.substr(0, target.find('?'));
+  const std::string method(req.method_string());
+  const auto& s = srv_.settings;
+
+  if (!hostAndOriginAllowed(method)) return;
+  if (s.metrics.enabled && path == s.metrics.path && (metrics_only_ || !s.metrics.listen)) {
+    return serveMetrics(method);
+  }
+  if (metrics_only_ || path != "/mcp")
+    return respondError(404, "not found: the MCP endpoint is /mcp");
+  if (srv_.draining) {
+    keep_alive_ = false;
+    return respondError(503, "the server is shutting down");
+  }
+  std::optional<Caller> caller = admitCaller(method);
+  if (!caller) return;
+  routeByMethod(*caller);
+}
+
+// DNS-rebinding protection, before any endpoint (metrics included) serves anything: a browser
+// page on another site can reach a local server, but it cannot forge the Host and Origin headers
+// of its own requests. The metrics listener has its own policy (its bind address). False: refused
+// (answered).
+template <class Stream>
+bool Connection<Stream>::hostAndOriginAllowed(const std::string& method) {
+  const OriginPolicy& policy = metrics_only_ ? *srv_.metrics_policy : srv_.policy;
+  if (!policy.hostAllowed(header(bhttp::field::host).value_or(""))) {
+    srv_.refuse(nullptr, "forbidden_host", 403, method, request_id_);
+    respondError(403, "forbidden: the Host header is not allowed");
+    return false;
+  }
+  if (!policy.originAllowed(header(bhttp::field::origin))) {
+    srv_.refuse(nullptr, "forbidden_origin", 403, method, request_id_);
+    respondError(403, "forbidden: the Origin is not allowed");
+    return false;
+  }
+  return true;
+}
+
+// The caller, authenticated and within its rate; nullopt: refused (answered).
+template <class Stream>
+std::optional<Caller> Connection<Stream>::admitCaller(const std::string& method) {
+  std::optional<Caller> caller = authenticate();
+  if (!caller) {
+    refuseUnauthenticated(
+        method, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'");
+    return std::nullopt;
+  }
+  markAuthenticated();
+  if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
+    srv_.refuse(&*caller, "rate_limited", 429, method, request_id_);
+    const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
+    respondError(429, "rate limit exceeded: retry after " + std::to_string(secs) + " s",
+                 {{"Retry-After", std::to_string(secs)}});
+    return std::nullopt;
+  }
+  return caller;
+}
+
+template <class Stream>
+void Connection<Stream>::routeByMethod(const Caller& caller) {
+  switch (parser_->get().method()) {
+    case bhttp::verb::post: return handlePost(caller);
+    case bhttp::verb::delete_: return handleDelete(caller);
+    case bhttp::verb::get:
+      // No standalone server-to-client stream: this server sends nothing unsolicited.
+      return respondError(405, "this server offers no GET stream; use POST",
+                          {{"Allow", "POST, DELETE"}});
+    default: return respondError(405, "method not allowed", {{"Allow", "POST, DELETE"}});
+  }
+}
+
+// A request header's value, viewed in the parser (valid until the next request is read).
+template <class Stream>
+std::optional<std::string_view> Connection<Stream>::header(bhttp::field f) const {
+  const auto& req = parser_->get();
+  auto it = req.find(f);
+  if (it == req.end()) return std::nullopt;
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+template <class Stream>
+std::optional<std::string_view> Connection<Stream>::header(std::string_view name) const {
+  const auto& req = parser_->get();
+  auto it = req.find(beast::string_view(name.data(), name.size()));
+  if (it == req.end()) return std::nullopt;
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+template <class Stream>
+std::optional<Caller> Connection<Stream>::authenticate() {
+  const auto& state = *srv_.auth_state;
+  if (!state.required()) return Caller{"anonymous", state.defaults(), true};
+  const auto value = header(bhttp::field::authorization);
+  if (!value) return std::nullopt;
+  const auto token = auth::bearerToken(*value);
+  if (!token) return std::nullopt;
+  const auto table = state.table();
+  const auth::ClientEntry* entry = table->authenticate(*token);
+  if (entry == nullptr) return std::nullopt;
+  return Caller{entry->name, entry->rate, false};
+}
+
+// Where this request comes from (the peer, or what a trusted proxy forwarded). Several
+// X-Forwarded-For fields count as one list in order (RFC 9110 field combination), so the
+// rightmost entry is the last proxy's even when a client sent a field of its own first.
+template <class Stream>
+std::string Connection<Stream>::requestSource() const {
+  if (srv_.sources.empty() || !srv_.sources.trusted(peer_ip_)) {
+    return srv_.sources.source(peer_ip_, std::nullopt);
+  }
+  std::string forwarded;
+  std::size_t fields = 0;
+  const auto& req = parser_->get();
+  for (auto range = req.equal_range("X-Forwarded-For"); range.first != range.second;
+       ++range.first) {
+    if (fields++ > 0) forwarded += ',';
+    forwarded.append(range.first->value().data(), range.first->value().size());
+  }
+  if (fields == 0) return srv_.sources.source(peer_ip_, std::nullopt);
+  return srv_.sources.source(peer_ip_, forwarded);
+}
+
+// A missing or wrong key: 401, or 429 while the source is in failed-auth backoff. The key was
+// checked first either way (a valid key is never throttled). One audit line per 401 and one per
+// backoff period (never per throttled attempt, never the key); every refusal is counted.
+template <class Stream>
+void Connection<Stream>::refuseUnauthenticated(const std::string& method,
+                                               const std::string& message) {
+  std::string source = requestSource();
+  const auto f = srv_.throttle->onFailure(source);
+  if (f.retry_after.count() > 0) {
+    srv_.refuse(nullptr, "auth_throttled", 429, method, request_id_, std::move(source), f.failures,
+                f.backoff_started);
+    const long secs = std::max<long>(1, static_cast<long>((f.retry_after.count() + 999) / 1000));
+    return respondError(429,
+                        "too many failed authentication attempts from this address: retry after " +
+                            std::to_string(secs) + " s",
+                        {{"Retry-After", std::to_string(secs)}});
+  }
+  srv_.refuse(nullptr, "unauthorized", 401, method, request_id_, std::move(source));
+  respondError(401, message, {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+}
+
+template <class Stream>
+protocol::Session::ScopeFn Connection<Stream>::scopeFor(const Caller& caller) {
+  if (caller.anonymous) return nullptr;
+  std::shared_ptr<AuthState> state = srv_.auth_state;
+  return [state, name = caller.name](const protocol::Tool& tool) {
+    const auto table = state->table();
+    const auth::ClientEntry* e = table->byName(name);
+    return e != nullptr && e->scope.allows(tool.engine, tool.name);
+  };
+}
+
+template <class Stream>
+void Connection<Stream>::serveMetrics(const std::string& method) {
+  if (parser_->get().method() != bhttp::verb::get)
+    return respondError(405, "use GET", {{"Allow", "GET"}});
+  if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
+    if (!authenticate()) return refuseUnauthenticated(method, "unauthorized");
+    markAuthenticated();
+  } else if (!peer_loopback_) {
+    srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
+    return respondError(403, "forbidden: metrics are served to loopback peers only");
+  }
+  respond(200, srv_.metrics ? srv_.metrics->render() : std::string(), {},
+          "text/plain; version=0.0.4; charset=utf-8");
+}
+
+template <class Stream>
+void Connection<Stream>::handleDelete(const Caller& caller) {
+  if (srv_.settings.stateless)
+    return respondError(405, "stateless mode has no sessions to end", {{"Allow", "POST"}});
+  const auto sid = header("Mcp-Session-Id");
+  if (!sid || !wellFormedSessionId(*sid))
+    return respondError(400, "bad request: missing Mcp-Session-Id header");
+  auto session = srv_.sessions.remove(*sid, caller.name);
+  if (!session) return respondError(404, "session not found");
+  session->cancelAll();
+  if (srv_.metrics) srv_.metrics->setSessions(static_cast<std::int64_t>(srv_.sessions.size()));
+  respond(204, {}, {});
+}
+
+}  // namespace mcpdb::transport::http
