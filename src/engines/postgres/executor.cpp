@@ -287,7 +287,8 @@ class DescriptionRun {
   DescriptionRun(Exchange& ex, const DescribeRequest& request) : ex_(ex), request_(request) {}
 
   bool send();
-  // Each command's results, in order; true when the server answered BEGIN.
+  // Each command's results, in order; true when the server answered BEGIN. (Judged after all
+  // four, as it always was: a connection lost at BEGIN leaves the rest unread anyway.)
   bool readFirst();
   // The sync's; true when the batch ended with it.
   bool readRest() { return ex_.readSync(); }
