@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -42,23 +43,34 @@ struct ExecOutcome {
   std::string sqlstate;  // of the same command
 };
 
-// BEGIN READ ONLY; the statement through the extended protocol with `params` bound; COMMIT: sent
-// as one libpq pipeline with one sync (one network round trip). Rows are fetched one at a time
-// into a RowBudget (row and byte caps; the rest of a capped result is cancelled on the server).
-// The transaction always ends with ROLLBACK; with `release_locks`, pg_advisory_unlock_all() runs
-// before it in the same batch (false only for a statement the read-only proof followed all the
-// way down: nothing it reaches can take an advisory lock). After an error the connection is
-// brought back to idle (pipeline drained, ROLLBACK of the failed transaction block, and the unlock
-// if it was due) or marked broken. `stop` and `deadline` cancel the running statement with
-// PQcancel. With `prepared`, each command is a named prepared statement of the connection
-// (prepared in the same batch the first time), so the server parses and plans it once per
-// connection. Never throws.
-Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
-                                   const BoundParams& params, const Limits& limits,
-                                   const std::stop_token& stop, Clock::time_point deadline,
-                                   const TypeInfo& types, ExecOutcome& outcome,
-                                   PreparedStatements* prepared = nullptr,
-                                   bool release_locks = true);
+// One statement to run read-only, besides the connection it runs on. It refers to the caller's
+// objects (only the limits and the type OIDs, a few numbers, are copied): they must outlive the
+// call.
+struct ExecRequest {
+  std::string_view sql;
+  const BoundParams& params;  // bound as $1..$n
+  Limits limits;              // the row and byte caps (the timeout only names a deadline error)
+  const std::stop_token& stop;
+  Clock::time_point deadline;
+  TypeInfo types{};  // of the connection's server (vector types), for turning values into JSON
+  // The connection's named statements: with it, each command is a named prepared statement of
+  // the connection (prepared in the same batch the first time), so the server parses and plans it
+  // once per connection. Null: every command unnamed.
+  PreparedStatements* prepared = nullptr;
+  // Whether pg_advisory_unlock_all() runs before the ROLLBACK. False only for a statement the
+  // read-only proof followed all the way down: nothing it reaches can take an advisory lock.
+  bool release_locks = true;
+};
+
+// BEGIN READ ONLY; the statement through the extended protocol with its parameters bound; the
+// unlock (when due); ROLLBACK: sent as one libpq pipeline with one sync (one network round trip).
+// Rows are fetched one at a time into a RowBudget (row and byte caps; the rest of a capped result
+// is cancelled on the server). The transaction always ends with ROLLBACK. After an error the
+// connection is brought back to idle (pipeline drained, ROLLBACK of the failed transaction block,
+// and the unlock if it was due) or marked broken. The request's stop token and deadline cancel
+// the running statement with PQcancel. Never throws.
+Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, const ExecRequest& request,
+                                   ExecOutcome& outcome);
 
 // What describing a statement tells, without running it: the types of its parameters ($1..$n)
 // and its result columns in order. Column names are the keys a tool's rows use (a repeated name
@@ -68,14 +80,20 @@ struct StatementShape {
   std::vector<std::pair<std::string, Oid>> columns;
 };
 
-// Describes `sql` without executing it: BEGIN READ ONLY; Parse as the connection's unnamed
-// statement with `param_types` (0 lets the server infer one); Describe it (libpq's
-// PQsendPrepare + PQsendDescribePrepared); ROLLBACK; one pipeline, one sync. Nothing is bound or
-// executed, and the pooled named statements are untouched. Honours `stop` and `deadline` as
-// executeReadOnly does and leaves the connection idle (or marked broken). Never throws.
-Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel, std::string_view sql,
-                                        const std::vector<Oid>& param_types,
-                                        const std::stop_token& stop, Clock::time_point deadline,
-                                        ExecOutcome& outcome);
+// One statement to describe, besides the connection. Views of the caller's objects.
+struct DescribeRequest {
+  std::string_view sql;
+  std::span<const Oid> param_types;  // the types a call binds; 0 lets the server infer one
+  const std::stop_token& stop;
+  Clock::time_point deadline;
+};
+
+// Describes the statement without executing it: BEGIN READ ONLY; Parse as the connection's
+// unnamed statement with the request's parameter types; Describe it (libpq's PQsendPrepare +
+// PQsendDescribePrepared); ROLLBACK; one pipeline, one sync. Nothing is bound or executed, and the
+// pooled named statements are untouched. Honours stop and deadline as executeReadOnly does and
+// leaves the connection idle (or marked broken). Never throws.
+Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel,
+                                        const DescribeRequest& request, ExecOutcome& outcome);
 
 }  // namespace mcpdb::postgres

@@ -75,10 +75,16 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     auto lease = pool_->acquire(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    auto r = executeReadOnly(
-        lease->conn(), lease->cancel(), sql, params, limits, stop, deadline, pool_->types(),
-        outcome, section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr,
-        release_locks);
+    const ExecRequest request{
+        .sql = sql,
+        .params = params,
+        .limits = limits,
+        .stop = stop,
+        .deadline = deadline,
+        .types = pool_->types(),
+        .prepared = section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr,
+        .release_locks = release_locks};
+    auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       // The pooled connection was dead before the statement was sent, or its prepared statement
@@ -299,8 +305,15 @@ Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& p
   std::stop_source never;
   auto lease = pool_->acquire(deadline, never.get_token());
   if (!lease) return lease.error();
-  auto r = executeReadOnly(lease->conn(), lease->cancel(), "EXPLAIN " + sql, params, limits,
-                           never.get_token(), deadline, pool_->types(), outcome, nullptr);
+  const std::stop_token no_stop = never.get_token();
+  const std::string explain_sql = "EXPLAIN " + sql;
+  const ExecRequest request{.sql = explain_sql,
+                            .params = params,
+                            .limits = limits,
+                            .stop = no_stop,
+                            .deadline = deadline,
+                            .types = pool_->types()};
+  auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
   if (outcome.broken) lease->markBroken();
   return r;
 }
@@ -343,8 +356,9 @@ Result<StatementShape> Runtime::describeStatement(const std::string& sql,
     auto lease = pool_->acquire(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    auto r =
-        describeReadOnly(lease->conn(), lease->cancel(), sql, param_types, stop, deadline, outcome);
+    auto r = describeReadOnly(
+        lease->conn(), lease->cancel(),
+        {.sql = sql, .param_types = param_types, .stop = stop, .deadline = deadline}, outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       pool_->dropIdle();  // as run(): the pooled connection was dead before anything was sent

@@ -30,9 +30,15 @@ Result<ExecResult> exec(Runtime& rt, const std::string& sql, Limits limits = {})
   auto lease = rt.pool().acquire(deadline, never.get_token());
   if (!lease) return lease.error();
   ExecOutcome outcome;
-  auto r =
-      executeReadOnly(lease->conn(), lease->cancel(), sql, BoundParams{}, limits, never.get_token(),
-                      deadline, rt.pool().types(), outcome, lease->prepared());
+  auto r = executeReadOnly(lease->conn(), lease->cancel(),
+                           {.sql = sql,
+                            .params = BoundParams{},
+                            .limits = limits,
+                            .stop = never.get_token(),
+                            .deadline = deadline,
+                            .types = rt.pool().types(),
+                            .prepared = lease->prepared()},
+                           outcome);
   if (outcome.broken) lease->markBroken();
   return r;
 }

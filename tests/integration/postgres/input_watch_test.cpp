@@ -66,8 +66,12 @@ TEST(PostgresInputWatch, TheExecutorHandsTheRoleOnWhenInputArrivesWhileItWaits) 
   {
     input_watch::Scope scope(input.watch);
     r = executeReadOnly(conn.get(), cancel.get(),
-                        "SELECT count(*) AS n FROM generate_series(1, 3000000) g", BoundParams{},
-                        limits, std::stop_token{}, Clock::now() + 20s, TypeInfo{}, outcome);
+                        {.sql = "SELECT count(*) AS n FROM generate_series(1, 3000000) g",
+                         .params = BoundParams{},
+                         .limits = limits,
+                         .stop = std::stop_token{},
+                         .deadline = Clock::now() + 20s},
+                        outcome);
     EXPECT_EQ(input_watch::current(), nullptr) << "the watch is gone once released";
   }
   const auto ended = std::chrono::steady_clock::now();

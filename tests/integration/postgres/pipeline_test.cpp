@@ -159,8 +159,12 @@ class RawPipeline : public ::testing::Test {
   }
   Result<ExecResult> run(const char* sql, ExecOutcome& outcome, Limits limits = Limits{}) {
     std::stop_source never;
-    return executeReadOnly(conn_.get(), cancel_.get(), sql, BoundParams{}, limits,
-                           never.get_token(), Clock::now() + std::chrono::seconds(5), TypeInfo{},
+    return executeReadOnly(conn_.get(), cancel_.get(),
+                           {.sql = sql,
+                            .params = BoundParams{},
+                            .limits = limits,
+                            .stop = never.get_token(),
+                            .deadline = Clock::now() + std::chrono::seconds(5)},
                            outcome);
   }
   void expectClean() {

@@ -48,9 +48,13 @@ TEST(PostgresReadOnly, ReadOnlyTransactionRefusesWritesBelowTheGuardrail) {
   const std::string before = scratchCount();
   std::stop_source never;
   ExecOutcome outcome;
-  auto r = executeReadOnly(c.get(), cancel.get(), "INSERT INTO pgtest.scratch VALUES (42)",
-                           BoundParams{}, Limits{}, never.get_token(),
-                           Clock::now() + std::chrono::seconds(5), TypeInfo{}, outcome);
+  auto r = executeReadOnly(c.get(), cancel.get(),
+                           {.sql = "INSERT INTO pgtest.scratch VALUES (42)",
+                            .params = BoundParams{},
+                            .limits = Limits{},
+                            .stop = never.get_token(),
+                            .deadline = Clock::now() + std::chrono::seconds(5)},
+                           outcome);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::PermissionDenied);
   EXPECT_EQ(r.error().message,
@@ -66,8 +70,13 @@ TEST(PostgresReadOnly, ReadOnlyTransactionRefusesWritesBelowTheGuardrail) {
        {"WITH d AS (DELETE FROM pgtest.items RETURNING 1) SELECT count(*) FROM d",
         "SELECT 1 AS x INTO pgtest.sneaky", "UPDATE pgtest.items SET name = 'x'"}) {
     ExecOutcome o;
-    auto w = executeReadOnly(c.get(), cancel.get(), sql, BoundParams{}, Limits{}, never.get_token(),
-                             Clock::now() + std::chrono::seconds(5), TypeInfo{}, o);
+    auto w = executeReadOnly(c.get(), cancel.get(),
+                             {.sql = sql,
+                              .params = BoundParams{},
+                              .limits = Limits{},
+                              .stop = never.get_token(),
+                              .deadline = Clock::now() + std::chrono::seconds(5)},
+                             o);
     ASSERT_FALSE(w.ok()) << sql;
     EXPECT_EQ(w.error().code, Code::PermissionDenied) << sql;
   }
