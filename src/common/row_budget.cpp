@@ -12,8 +12,8 @@ struct CountingOutput : nlohmann::detail::output_adapter_protocol<char> {
   void write_characters(const char* /*s*/, std::size_t length) override { bytes += length; }
 };
 
-// The exact size of v.dump(-1, ' ', false, replace), found with the library's own serializer
-// (same escaping, number formatting and UTF-8 replacement) but without building the string.
+}  // namespace
+
 std::size_t serializedSize(const Json& v) {
   thread_local const auto out = std::make_shared<CountingOutput>();
   thread_local nlohmann::detail::serializer<Json> serializer(out, ' ',
@@ -22,8 +22,6 @@ std::size_t serializedSize(const Json& v) {
   serializer.dump(v, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
   return out->bytes;
 }
-
-}  // namespace
 
 bool RowBudget::admits(std::uint64_t lower_bound) {
   if (truncated_) return false;
@@ -59,15 +57,19 @@ bool RowBudget::add(Json row) {
   return true;
 }
 
-std::string RowBudget::note() const {
-  if (!truncated_) return {};
-  if (truncated_by_ == "max_bytes") {
-    return "Result truncated at " + std::to_string(rows_.size()) +
-           " rows: the next row would exceed the " + std::to_string(max_bytes_) +
+std::string truncationNote(std::uint64_t rows, bool by_bytes, std::uint64_t max_bytes) {
+  if (by_bytes) {
+    return "Result truncated at " + std::to_string(rows) +
+           " rows: the next row would exceed the " + std::to_string(max_bytes) +
            "-byte response cap (max_bytes). Narrow the request to see more.";
   }
-  return "Result truncated at " + std::to_string(rows_.size()) +
+  return "Result truncated at " + std::to_string(rows) +
          " rows (max_rows). Narrow the request or page with the cursor to see more.";
+}
+
+std::string RowBudget::note() const {
+  if (!truncated_) return {};
+  return truncationNote(rows_.size(), truncated_by_ == "max_bytes", max_bytes_);
 }
 
 }  // namespace mcpdb

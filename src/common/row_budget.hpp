@@ -9,6 +9,13 @@
 
 namespace mcpdb {
 
+// The exact size of v.dump(-1, ' ', false, replace), found with the library's own serializer
+// (same escaping, number formatting and UTF-8 replacement) but without building the string.
+std::size_t serializedSize(const Json& v);
+
+// The standard result note of a truncated result, e.g. "Result truncated at 100 rows (max_rows)."
+std::string truncationNote(std::uint64_t rows, bool by_bytes, std::uint64_t max_bytes);
+
 class RowBudget {
  public:
   explicit RowBudget(const Limits& limits)

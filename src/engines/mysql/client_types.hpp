@@ -40,7 +40,7 @@ struct Column {
 struct QueryResult {
   std::vector<Column> columns;
   std::vector<std::vector<Json>> rows;
-  std::uint64_t bytes = 0;  // the cells' payload size counted against the byte cap
+  std::uint64_t bytes = 0;  // the rows' size as JSON objects, counted against the byte cap
   bool truncated = false;   // a cap stopped the fetch before the last row
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/handle.hpp"
+#include "common/row_budget.hpp"
 #include "common/utf8.hpp"
 #include "engines/mysql/errors.hpp"
 
@@ -177,9 +178,11 @@ Json textCell(const Slot& s, std::string_view bytes) {
 }
 
 // The payload size of a cell before it is converted (the byte cap counts this).
+// A lower bound of the cell's size in the result (JSON text), read off the driver's slot before
+// the cell is converted: a far-too-large row is refused without being converted.
 std::uint64_t cellBytes(const Slot& s) {
-  if (s.is_null) return 4;
-  return s.kind == Kind::Text ? s.length : 8;
+  if (s.is_null) return 4;  // null
+  return s.kind == Kind::Text ? s.length : 1;
 }
 
 class Reader {
@@ -195,6 +198,9 @@ class Reader {
     slots_.reserve(n);
     for (unsigned i = 0; i < n; ++i) slots_.push_back(slotFor(fields[i]));
     for (const auto& s : slots_) out_.columns.push_back(s.column);
+    // {"name":value,...} plus the separator between rows: the keys' share is fixed per row.
+    row_overhead_ = 2 + 1 + (slots_.empty() ? 0 : slots_.size() - 1);
+    for (const auto& s : slots_) row_overhead_ += serializedSize(Json(s.column.name)) + 1;
     return rebind();
   }
 
@@ -206,13 +212,17 @@ class Reader {
       if (rc == 1)
         return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
       if (out_.rows.size() >= limits_.max_rows) return truncated();
-      std::uint64_t rowBytes = 0;
-      for (const auto& s : slots_) rowBytes += cellBytes(s);
-      if (out_.bytes + rowBytes > limits_.max_bytes) return truncated();
+      std::uint64_t lower_bound = 0;
+      for (const auto& s : slots_) lower_bound += cellBytes(s);
+      if (out_.bytes + lower_bound > limits_.max_bytes) return truncated();
       auto row = convertRow();
       if (!row) return row.error();
+      // The byte cap counts the row as the result carries it (an object keyed by column name,
+      // JSON-escaped, base64 for bytes), so no escaping or key overhead passes the cap.
+      const std::uint64_t size = rowSize(*row);
+      if (out_.bytes + size > limits_.max_bytes) return truncated();
       out_.rows.push_back(std::move(*row));
-      out_.bytes += rowBytes;
+      out_.bytes += size;
     }
     return std::move(out_);
   }
@@ -225,6 +235,12 @@ class Reader {
       return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "bind");
     }
     return {};
+  }
+
+  std::uint64_t rowSize(const std::vector<Json>& row) const {
+    std::uint64_t size = row_overhead_;
+    for (const auto& cell : row) size += serializedSize(cell);
+    return size;
   }
 
   QueryResult truncated() {
@@ -265,6 +281,7 @@ class Reader {
   std::vector<Slot> slots_;
   std::vector<MYSQL_BIND> binds_;
   QueryResult out_;
+  std::uint64_t row_overhead_ = 0;
 };
 
 }  // namespace

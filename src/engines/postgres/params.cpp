@@ -46,19 +46,7 @@ Oid arrayOid(ScalarType t) {
 
 Result<std::string> encodeScalar(const ScalarSpec& spec, const Json& value,
                                  const std::string& path) {
-  // Re-checked here (the registry validated the arguments already): type, bounds, lengths, enum,
-  // format, then the pattern, compiled once at configure time.
-  if (spec.check_schema) {
-    if (auto st = protocol::validateJson(*spec.check_schema, value, path); !st) return st.error();
-    if (spec.pattern) {
-      if (!spec.compiled_pattern || !value.is_string() ||
-          !protocol::patternFinds(*spec.compiled_pattern, value.get_ref<const std::string&>())) {
-        return makeError(Code::InvalidArgument, path + ": does not match the required pattern");
-      }
-    }
-  } else if (auto st = protocol::validateJson(scalarSchema(spec), value, path); !st) {
-    return st.error();
-  }
+  if (auto st = sql::checkScalar(spec, value, path); !st) return st.error();
   switch (spec.type) {
     case ScalarType::Integer: {
       // A JSON integer or an integral float such as 5.0, as the schema reads it.
@@ -107,28 +95,13 @@ Result<std::string> encodeArray(const ScalarSpec& item, const Json& value,
 }
 
 Result<BoundParams> bindArguments(const std::vector<ParamSpec>& params, const Json& arguments) {
-  const Json empty = Json::object();
-  const Json& args = arguments.is_null() ? empty : arguments;
-  if (!args.is_object()) return makeError(Code::InvalidArgument, "arguments: must be an object");
-  for (const auto& [key, v] : args.items()) {
-    (void)v;
-    bool known = false;
-    for (const auto& p : params) known = known || p.name == key;
-    // The key is the agent's, but it is a property name, not a value; still, do not echo it.
-    if (!known)
-      return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
-  }
+  auto selected = sql::selectArguments(params, arguments);
+  if (!selected) return selected.error();
   BoundParams out;
-  for (const auto& p : params) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamSpec& p = params[i];
     const std::string path = "arguments." + p.name;
-    const Json* value = nullptr;
-    if (auto it = args.find(p.name); it != args.end() && !it->is_null()) {
-      value = &*it;
-    } else if (p.default_value) {
-      value = &*p.default_value;
-    } else if (p.required) {
-      return makeError(Code::InvalidArgument, path + ": is required");
-    }
+    const Json* value = (*selected)[i];
     const Oid type = p.is_array ? arrayOid(p.scalar.type) : scalarOid(p.scalar.type);
     if (value == nullptr) {
       out.add(std::nullopt, type);

@@ -366,6 +366,47 @@ std::vector<ParamSpec> parseParams(const Node& node, bool& complete) {
   return out;
 }
 
+Result<std::vector<const Json*>> selectArguments(const std::vector<ParamSpec>& params,
+                                                 const Json& arguments) {
+  const Json empty = Json::object();
+  const Json& args = arguments.is_null() ? empty : arguments;
+  if (!args.is_object()) return makeError(Code::InvalidArgument, "arguments: must be an object");
+  for (const auto& [key, v] : args.items()) {
+    (void)v;
+    bool known = false;
+    for (const auto& p : params) known = known || p.name == key;
+    // The key is the agent's, but it is a property name, not a value; still, do not echo it.
+    if (!known)
+      return makeError(Code::InvalidArgument, "arguments: unknown argument (see the input schema)");
+  }
+  std::vector<const Json*> out;
+  out.reserve(params.size());
+  for (const auto& p : params) {
+    const Json* value = nullptr;
+    if (auto it = args.find(p.name); it != args.end() && !it->is_null()) {
+      value = &*it;
+    } else if (p.default_value) {
+      value = &*p.default_value;
+    } else if (p.required) {
+      return makeError(Code::InvalidArgument, "arguments." + p.name + ": is required");
+    }
+    out.push_back(value);
+  }
+  return out;
+}
+
+Status checkScalar(const ScalarSpec& spec, const Json& value, const std::string& path) {
+  if (!spec.check_schema) return protocol::validateJson(scalarSchema(spec), value, path);
+  if (auto st = protocol::validateJson(*spec.check_schema, value, path); !st) return st;
+  if (spec.pattern) {
+    if (!spec.compiled_pattern || !value.is_string() ||
+        !protocol::patternFinds(*spec.compiled_pattern, value.get_ref<const std::string&>())) {
+      return makeError(Code::InvalidArgument, path + ": does not match the required pattern");
+    }
+  }
+  return {};
+}
+
 bool claimToolName(ToolNames& names, const std::string& name, const Node& where) {
   auto [it, inserted] = names.emplace(protocol::foldToolName(name), name);
   if (inserted) return true;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "common/result.hpp"
 #include "config/node.hpp"
 #include "protocol/pattern.hpp"
 
@@ -72,6 +73,15 @@ Json scalarSchema(const ScalarSpec& spec);
 Json paramSchema(const ParamSpec& param);
 // {type: object, properties, required, additionalProperties: false} over the parameters.
 Json paramsInputSchema(const std::vector<ParamSpec>& params);
+
+// The argument each declared parameter takes, in order: the agent's value, else the parameter's
+// default, else nullptr (SQL NULL) for an optional parameter. InvalidArgument for an argument no
+// parameter declares or a missing required one (naming the parameter, never a value).
+Result<std::vector<const Json*>> selectArguments(const std::vector<ParamSpec>& params,
+                                                 const Json& arguments);
+// Re-checks one value against its spec (the registry validated the arguments already): type,
+// bounds, lengths, enum, format, then the pattern compiled at configure time.
+Status checkScalar(const ScalarSpec& spec, const Json& value, const std::string& path);
 
 // Reports at `key` when it is present, else at its parent's line (a missing YAML node has no mark).
 void errorAt(const config::Node& parent, std::string_view key, const std::string& message);

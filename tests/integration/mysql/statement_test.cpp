@@ -146,12 +146,21 @@ TEST(MysqlStatement, ByteCapTruncatesWhileFetching) {
   auto c = openReader();
   ASSERT_TRUE(c);
   CallLimits l = roomy();
-  l.max_bytes = 1000;  // each row is 100 bytes of pad + 8 for n
+  // Rows are counted as the result carries them: {"n":1,"pad":"<100 characters>"} plus a
+  // separator, 114-117 bytes each, so 8 fit in 1000.
+  l.max_bytes = 1000;
   auto r = c->run("SELECT n, pad FROM demo.mytest_numbers ORDER BY n", {}, l);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->rows.size(), 9u);
+  EXPECT_EQ(r->rows.size(), 8u);
   EXPECT_TRUE(r->truncated);
   EXPECT_LE(r->bytes, 1000u);
+  // Escaping counts: 200 control characters are 200 bytes on the wire but 1,200 in JSON
+  // (\u0001 each), so the row does not fit in 1,024 bytes.
+  l.max_bytes = 1024;
+  auto escaped = c->run("SELECT CONVERT(REPEAT(CHAR(1), 200) USING utf8mb4) AS s", {}, l);
+  ASSERT_TRUE(escaped.ok()) << escaped.error().message;
+  EXPECT_TRUE(escaped->rows.empty());
+  EXPECT_TRUE(escaped->truncated);
   // One cell larger than the whole budget: nothing, truncated, no allocation of the cell.
   l.max_bytes = 1024;
   auto big = c->run("SELECT REPEAT('x', 1000000)", {}, l);

@@ -65,6 +65,7 @@ TEST(BuiltInConfig, AssemblesLikeTheSameTextFromAFile) {
   const Env env = Env::fromMap({{"POSTGRES_DSN", "postgresql://127.0.0.1:1/x"},
                                 {"AWS_REGION", "us-east-1"},
                                 {"MONGODB_URI", "mongodb://127.0.0.1:1"},
+                                {"MYSQL_DSN", "mysql://u@127.0.0.1:1/x"},
                                 {"MONGODB_DATABASE", "x"}});
   std::ostringstream built_err;
   std::ostringstream file_err;

@@ -94,7 +94,7 @@ TEST_F(OperatorMistakes, AnInvalidLogLevelIsAConfigErrorThatSaysWhatIsValid) {
 }
 
 TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithItsLine) {
-  const std::string text = twoClients("analyst", "postgress", "bot", "postgres:list_itemz,mysql");
+  const std::string text = twoClients("analyst", "postgress", "bot", "postgres:list_itemz,oracle");
   const auto r = checkConfig(text);
   EXPECT_EQ(r.code, kExitConfig);
   EXPECT_NE(r.err.find(":11: http.clients.analyst.scope: scope names engine 'postgress', which "
@@ -105,7 +105,7 @@ TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithIts
                        "'postgres', which the config does not define; did you mean 'list_items'?"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("scope names engine 'mysql'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scope names engine 'oracle'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("3 problems"), std::string::npos) << r.err;  // all of them in one pass
 }
 

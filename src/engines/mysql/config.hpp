@@ -1,0 +1,82 @@
+#pragma once
+// The `mysql:` allowlist section, declared once (config/section.hpp), in the shape of the
+// `postgres:` section and Google MCP Toolbox's tools.yaml where it fits:
+//
+//   mysql:
+//     sources:                       # optional; default: one source `default` from MYSQL_DSN
+//       default: {dsn_env: MYSQL_DSN}
+//       reports: {dsn_env: REPORTS_MYSQL_DSN}
+//     pool: {size: 4}
+//     limits: {max_rows, max_bytes, timeout_ms}
+//     allowed_functions: [shop.price_with_tax]   # stored functions allowlisted by name
+//     tools:
+//       <name>: {kind: mysql-sql, source, title, description, statement, parameters: [...],
+//                limits, fence}
+//
+// Every statement is judged by the MySQL-dialect guard (guard.hpp) when the config is read; a
+// statement calling a function that is not a known built-in is refused unless the function is in
+// `allowed_functions`. Placeholders are `?`, one per declared parameter, in order.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/fence.hpp"
+#include "common/limits.hpp"
+#include "config/node.hpp"
+#include "config/section.hpp"
+#include "engines/sql/param_spec.hpp"
+
+namespace mcpdb::mysql {
+
+inline constexpr std::string_view kDefaultSource = "default";
+inline constexpr std::string_view kDefaultDsnEnv = "MYSQL_DSN";
+
+// A database the engine reads, by the name tools use; its DSN comes from an environment variable
+// (never from the file: the file holds no secrets).
+struct Source {
+  std::string name;
+  std::string dsn_env;
+};
+
+struct PoolSettings {
+  std::uint32_t size = 4;  // connections per source
+};
+
+struct QueryTool {
+  std::string name;
+  std::string kind = "mysql-sql";
+  std::string source;  // empty: the only source
+  std::string title;
+  std::string description;
+  std::string statement;
+  std::vector<sql::ParamSpec> parameters;  // parameters[i] is the i-th `?`
+  Limits limits;
+  Fence fence = Fence::Inherit;
+  // Filled when the statement is judged: the stored functions it calls (allowlisted by name).
+  std::vector<std::string> called_functions;
+};
+
+struct Settings {
+  Limits limits;
+  PoolSettings pool;
+  std::vector<Source> sources;
+  std::vector<std::string> allowed_functions;
+  std::vector<QueryTool> tools;
+
+  // The source a tool runs on (its `source:`, or the only one); nullptr when unknown.
+  const Source* sourceOf(const QueryTool& tool) const;
+};
+
+// The section's declaration: parsing, JSON Schema and reference from one place.
+const config::Section<Settings>& settingsSection();
+
+// Parses the section (absent: no tools, one default source). `defaults` are the server-wide
+// limits (the section and its tools may only lower them).
+Settings parseSettings(const config::Node& section, const Limits& defaults);
+
+// The environment variable names every source reads (for enabled() and messages).
+std::vector<std::string> sourceEnvNames(const Settings& settings);
+
+}  // namespace mcpdb::mysql

@@ -1,0 +1,164 @@
+#include "engines/mysql/module.hpp"
+
+#include <memory>
+#include <mutex>
+
+#include "engines/mysql/config.hpp"
+#include "engines/mysql/runtime.hpp"
+#include "protocol/schema.hpp"
+
+namespace mcpdb::mysql {
+namespace {
+
+Json queryOutputSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"columns",
+             {{"type", "array"},
+              {"description", "Result columns in order, with their types."},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
+                {"required", {"name", "type"}}}}}},
+            {"rows",
+             {{"type", "array"},
+              {"description",
+               "One object per row, keyed by column name. DECIMAL values are strings (lossless); "
+               "dates and times are ISO 8601; binary values are base64; JSON columns are text."},
+              {"items", {{"type", "object"}}}}},
+            {"row_count", {{"type", "integer"}, {"description", "Number of rows returned."}}},
+            {"truncated",
+             {{"type", "boolean"},
+              {"description", "True when a row or byte cap cut the result; see note."}}},
+            {"note",
+             {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}}}},
+          {"required", {"columns", "rows", "row_count", "truncated"}}};
+}
+
+std::string describeLimits(const Limits& l) {
+  return " At most " + std::to_string(l.max_rows) + " rows and " +
+         std::to_string(l.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
+         std::to_string(l.timeout.count()) + " ms timeout.";
+}
+
+class MysqlModule final : public engines::EngineModule {
+ public:
+  std::string_view name() const override { return "mysql"; }
+
+  std::string_view enableHint() const override {
+    return "set MYSQL_DSN (mysql://user:password@host:port/db), or the dsn_env of each "
+           "mysql.sources entry";
+  }
+
+  bool enabled(const Env& env) const override {
+    for (const auto& name : sourceEnvNames(settings_)) {
+      if (env.has(name)) return true;
+    }
+    return false;
+  }
+
+  std::string_view securityPosture() const override {
+    return "every tool is a fixed SQL template judged by a MySQL-dialect guard (exactly one "
+           "SELECT; no INTO, locking read, variable, executable comment, optimizer hint or "
+           "sql_mode-dependent quoting; denylisted functions such as SLEEP, GET_LOCK and LOAD_FILE "
+           "refused; stored functions only when allowlisted) with ? placeholders bound as "
+           "server-side prepared statements (binary protocol, multi-statements off, LOCAL INFILE "
+           "off); each session is READ ONLY with a fixed sql_mode, each call runs in START "
+           "TRANSACTION READ ONLY under a server-side time limit, rows and bytes are capped while "
+           "fetching, and the session is reset after each call. The real boundary is the "
+           "account: grant it SELECT only.";
+  }
+
+  std::string_view defaultSection() const override { return defaultSectionText(); }
+  YAML::Node defaultSectionDocument() const override { return mysql::defaultSectionDocument(); }
+
+  void configure(const config::Node& section, const Limits& defaults) override {
+    settings_ = parseSettings(section, defaults);
+  }
+
+  Status registerTools(protocol::ToolRegistry& registry,
+                       engines::EngineServices& services) override {
+    auto rt = runtime(services);
+    for (const auto& t : settings_.tools) {
+      auto tool = std::make_shared<const QueryTool>(t);
+      protocol::Tool out;
+      out.name = t.name;
+      out.title = t.title;
+      out.description = t.description + describeLimits(t.limits);
+      out.engine = "mysql";
+      out.input_schema = sql::paramsInputSchema(t.parameters);
+      out.output_schema = queryOutputSchema();
+      out.limits = t.limits;
+      out.fence = t.fence;
+      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
+        return rt->callQuery(*tool, args, ctx);
+      };
+      if (auto st = protocol::validateSchemaSubset(out.input_schema, t.name + ".inputSchema");
+          !st)
+        return st;
+      if (auto st = registry.add(std::move(out)); !st) return st;
+    }
+    return {};
+  }
+
+  bool declaresTools() const override { return !settings_.tools.empty(); }
+
+  std::vector<engines::Finding> selfCheck(engines::EngineServices&) override {
+    // The SHOW GRANTS check is being wired in (#20); until then doctor says it proved nothing.
+    return {{engines::Finding::Severity::Inconclusive, "mysql.privileges",
+             "the MySQL privilege check is not available in this build: nothing was proved "
+             "about the account (grant it SELECT only)"}};
+  }
+
+  std::vector<engines::Finding> checkTools(engines::EngineServices&) override { return {}; }
+
+  std::vector<engines::Gauge> gauges() override {
+    std::weak_ptr<Runtime> weak;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!runtime_) return {};
+      weak = runtime_;
+    }
+    auto sampler = [weak](std::size_t PoolStats::*field) {
+      return [weak, field]() -> double {
+        const auto rt = weak.lock();
+        double sum = 0;
+        if (rt) {
+          for (const auto& s : rt->stats()) sum += static_cast<double>(s.*field);
+        }
+        return sum;
+      };
+    };
+    return {
+        {"pool_connections_open", "MySQL connections open (idle or leased), all sources.",
+         sampler(&PoolStats::open)},
+        {"pool_connections_in_use", "MySQL connections leased to a running call.",
+         sampler(&PoolStats::in_use)},
+        {"pool_connections_max", "MySQL pool size (mysql.pool.size per source).",
+         sampler(&PoolStats::max)},
+    };
+  }
+
+ private:
+  std::shared_ptr<Runtime> runtime(engines::EngineServices& services) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!runtime_) {
+      runtime_ = std::make_shared<Runtime>(
+          settings_, services.env != nullptr ? *services.env : Env::process());
+    }
+    return runtime_;
+  }
+
+  config::Diagnostics diag_{"<unconfigured>"};  // before settings_: it is read by its initializer
+  Settings settings_ = parseSettings(config::Node(YAML::Node(), "mysql", diag_), Limits{});
+  std::mutex mu_;
+  std::shared_ptr<Runtime> runtime_;
+};
+
+}  // namespace
+
+engines::EngineModulePtr makeModule() {
+  return std::make_unique<MysqlModule>();
+}
+
+}  // namespace mcpdb::mysql

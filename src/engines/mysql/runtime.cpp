@@ -1,0 +1,242 @@
+#include "engines/mysql/runtime.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "common/json_integer.hpp"
+#include "common/limits.hpp"
+#include "common/row_budget.hpp"
+#include "engines/mysql/dsn.hpp"
+
+namespace mcpdb::mysql {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The call's limits as the client layer takes them: the timeout never past the deadline.
+CallLimits callLimits(const Limits& limits, Clock::time_point deadline) {
+  CallLimits out;
+  out.max_rows = limits.max_rows;
+  out.max_bytes = limits.max_bytes;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  out.timeout = std::max(std::chrono::milliseconds(1), std::min(limits.timeout, left));
+  return out;
+}
+
+Result<Param> bindScalar(const sql::ScalarSpec& spec, const Json& value, const std::string& path) {
+  if (auto st = sql::checkScalar(spec, value, path); !st) return st.error();
+  switch (spec.type) {
+    case sql::ScalarType::Integer:
+      if (auto n = integerValue(value)) return Param{*n};
+      return makeError(Code::InvalidArgument,
+                       path + (value.is_number_unsigned() ? ": must fit in a 64-bit signed integer"
+                                                          : ": must be an integer"));
+    case sql::ScalarType::Float: {
+      const double d = value.get<double>();
+      if (!std::isfinite(d))
+        return makeError(Code::InvalidArgument, path + ": must be a finite number");
+      return Param{d};
+    }
+    case sql::ScalarType::Boolean: return Param{std::int64_t{value.get<bool>() ? 1 : 0}};
+    case sql::ScalarType::Timestamp: {
+      // MySQL's DATETIME text has no 'T' and no zone: the schema checked RFC 3339; the value is
+      // passed as the server reads it ("2024-01-15 10:20:30", UTC offsets are refused).
+      std::string text = value.get<std::string>();
+      if (text.size() > 10 && text[10] == 'T') text[10] = ' ';
+      if (!text.empty() && (text.back() == 'Z' || text.back() == 'z')) text.pop_back();
+      if (text.size() > 19 && (text.find('+', 19) != std::string::npos ||
+                               text.find('-', 19) != std::string::npos)) {
+        return makeError(Code::InvalidArgument,
+                         path + ": must be in UTC (end in Z): MySQL DATETIME has no time zone");
+      }
+      return Param{std::move(text)};
+    }
+    case sql::ScalarType::String:
+    case sql::ScalarType::Date:
+    case sql::ScalarType::Uuid: return Param{value.get<std::string>()};
+  }
+  return makeError(Code::InvalidArgument, path + ": unsupported type");
+}
+
+}  // namespace
+
+// ---- SourcePool ----
+
+SourcePool::SourcePool(Source source, std::uint32_t size, Env env)
+    : source_(std::move(source)), size_(size), env_(std::move(env)) {}
+
+SourcePool::Lease::~Lease() {
+  if (pool_ != nullptr && conn_) pool_->giveBack(std::move(conn_));
+}
+
+Result<std::unique_ptr<Connection>> SourcePool::openOne() {
+  const auto text = env_.get(source_.dsn_env);
+  if (!text || text->empty()) {
+    return makeError(Code::Unavailable,
+                     "mysql source '" + source_.name + "': " + source_.dsn_env + " is not set");
+  }
+  auto dsn = parseDsn(*text);
+  if (!dsn) {
+    return makeError(Code::Unavailable, "mysql source '" + source_.name + "': " +
+                                            source_.dsn_env + ": " + dsn.error().message);
+  }
+  auto conn = Connection::open(*dsn);
+  if (!conn) return conn.error();
+  return std::make_unique<Connection>(std::move(*conn));
+}
+
+Result<SourcePool::Lease> SourcePool::acquire(Clock::time_point deadline,
+                                              const std::stop_token& stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+    if (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      ++in_use_;
+      return Lease(this, std::move(conn));
+    }
+    if (open_ < size_) break;
+    if (!freed_.wait_until(lock, stop, deadline, [&] { return !idle_.empty() || open_ < size_; })) {
+      if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+      return makeError(Code::ResourceExhausted,
+                       "every connection of mysql source '" + source_.name +
+                           "' stayed busy until the call's deadline");
+    }
+  }
+  ++open_;
+  ++in_use_;
+  lock.unlock();
+  // Connecting happens outside the lock: a slow server does not hold up calls on idle connections.
+  auto conn = openOne();
+  if (!conn) {
+    lock.lock();
+    --open_;
+    --in_use_;
+    freed_.notify_one();
+    return conn.error();
+  }
+  return Lease(this, std::move(*conn));
+}
+
+void SourcePool::giveBack(std::unique_ptr<Connection> conn) {
+  // What a call left in the session (user variables, locks, temporary tables) is cleared before
+  // anyone else gets the connection; one that cannot be reset is closed instead.
+  const bool keep = conn->usable() && conn->resetSession().ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_use_;
+  if (keep) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+  }
+  freed_.notify_one();
+}
+
+PoolStats SourcePool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {open_, in_use_, size_};
+}
+
+// ---- Runtime ----
+
+Runtime::Runtime(Settings settings, Env env) : settings_(std::move(settings)) {
+  for (const auto& s : settings_.sources) {
+    pools_.emplace(s.name, std::make_unique<SourcePool>(s, settings_.pool.size, env));
+  }
+}
+
+SourcePool* Runtime::pool(const std::string& source) {
+  auto it = pools_.find(source);
+  return it == pools_.end() ? nullptr : it->second.get();
+}
+
+std::vector<PoolStats> Runtime::stats() const {
+  std::vector<PoolStats> out;
+  for (const auto& [name, p] : pools_) out.push_back(p->stats());
+  return out;
+}
+
+Result<QueryResult> Runtime::run(const Source& source, std::string_view sql,
+                                 std::span<const Param> params, const Limits& limits,
+                                 const std::stop_token& stop, Clock::time_point deadline) {
+  SourcePool* p = pool(source.name);
+  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
+  auto lease = p->acquire(deadline, stop);
+  if (!lease) return lease.error();
+  return lease->conn().run(sql, params, callLimits(limits, deadline), stop);
+}
+
+Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
+                                                protocol::CallContext& ctx) {
+  auto params = bindArguments(tool.parameters, arguments);
+  if (!params) return params.error();
+  const Source* source = settings_.sourceOf(tool);
+  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
+  const Limits limits = narrowed(tool.limits, ctx.limits);
+  auto r = run(*source, tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits));
+  if (!r) return r.error();
+  protocol::ToolOutput out;
+  out.rows = r->rows.size();
+  out.free_text = hasFreeTextColumn(r->columns);
+  out.structured = resultEnvelope(*r, limits);
+  return out;
+}
+
+// ---- arguments and results ----
+
+Result<std::vector<Param>> bindArguments(const std::vector<sql::ParamSpec>& params,
+                                         const Json& arguments) {
+  auto selected = sql::selectArguments(params, arguments);
+  if (!selected) return selected.error();
+  std::vector<Param> out;
+  out.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const Json* value = (*selected)[i];
+    if (value == nullptr) {
+      out.emplace_back(nullptr);
+      continue;
+    }
+    if (params[i].is_array) {
+      return makeError(Code::InvalidArgument,
+                       "arguments." + params[i].name + ": array parameters are not supported");
+    }
+    auto p = bindScalar(params[i].scalar, *value, "arguments." + params[i].name);
+    if (!p) return p.error();
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
+Json resultEnvelope(QueryResult& result, const Limits& limits) {
+  Json columns = Json::array();
+  for (const auto& c : result.columns) columns.push_back({{"name", c.name}, {"type", c.type}});
+  Json rows = Json::array();
+  for (auto& row : result.rows) {
+    Json object = Json::object();
+    for (std::size_t i = 0; i < row.size() && i < result.columns.size(); ++i) {
+      object[result.columns[i].name] = std::move(row[i]);
+    }
+    rows.push_back(std::move(object));
+  }
+  const std::size_t count = rows.size();
+  Json out{{"columns", std::move(columns)},
+           {"rows", std::move(rows)},
+           {"row_count", count},
+           {"truncated", result.truncated}};
+  if (result.truncated) {
+    // The same wording as every engine, from which cap stopped the fetch.
+    out["note"] = truncationNote(count, count < limits.max_rows, limits.max_bytes);
+  }
+  return out;
+}
+
+bool hasFreeTextColumn(const std::vector<Column>& columns) {
+  static const std::set<std::string, std::less<>> kNotText = {
+      "int", "decimal", "double", "date", "time", "datetime", "timestamp", "year", "bit"};
+  return std::any_of(columns.begin(), columns.end(),
+                     [](const Column& c) { return kNotText.count(c.type) == 0; });
+}
+
+}  // namespace mcpdb::mysql

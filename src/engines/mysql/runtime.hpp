@@ -1,0 +1,110 @@
+#pragma once
+// The MySQL engine at run time: one connection pool per source, opened lazily (the first call
+// connects; registering tools never does), and the call path of a query tool:
+// arguments -> typed parameters -> a pooled connection -> Connection::run (prepared statement in
+// START TRANSACTION READ ONLY under the call's time limit, caps while fetching) -> the result
+// envelope shared with the Postgres tools (columns, rows, row_count, truncated, note).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "common/env.hpp"
+#include "common/result.hpp"
+#include "engines/mysql/config.hpp"
+#include "engines/mysql/connection.hpp"
+#include "protocol/tool.hpp"
+
+namespace mcpdb::mysql {
+
+struct PoolStats {
+  std::size_t open = 0;
+  std::size_t in_use = 0;
+  std::size_t max = 0;
+};
+
+// The connections of one source: at most `size`, reused between calls (each call resets its
+// session afterwards: connection.hpp). A connection that failed is dropped, not reused.
+class SourcePool {
+ public:
+  SourcePool(Source source, std::uint32_t size, Env env);
+
+  class Lease {
+   public:
+    Lease(SourcePool* pool, std::unique_ptr<Connection> conn)
+        : pool_(pool), conn_(std::move(conn)) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    Connection& conn() { return *conn_; }
+
+   private:
+    SourcePool* pool_;
+    std::unique_ptr<Connection> conn_;
+  };
+
+  // A connection by `deadline` (opening one when none is idle and the pool is not full);
+  // ResourceExhausted when the pool stays full, Unavailable when the server cannot be reached,
+  // Cancelled when `stop` is requested while waiting.
+  Result<Lease> acquire(std::chrono::steady_clock::time_point deadline,
+                        const std::stop_token& stop);
+  PoolStats stats() const;
+  const Source& source() const { return source_; }
+
+ private:
+  void giveBack(std::unique_ptr<Connection> conn);
+  Result<std::unique_ptr<Connection>> openOne();
+
+  Source source_;
+  std::size_t size_;
+  Env env_;
+  mutable std::mutex mu_;
+  std::condition_variable_any freed_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::size_t open_ = 0;
+  std::size_t in_use_ = 0;
+};
+
+class Runtime {
+ public:
+  Runtime(Settings settings, Env env);
+
+  // Runs a query tool; never throws. Errors are safe to show (no value, no credential).
+  Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
+                                         protocol::CallContext& ctx);
+  // Runs `sql` (an engine-owned read, e.g. a self-check query) on `source` under `limits`.
+  Result<QueryResult> run(const Source& source, std::string_view sql,
+                          std::span<const Param> params, const Limits& limits,
+                          const std::stop_token& stop,
+                          std::chrono::steady_clock::time_point deadline);
+
+  const Settings& settings() const { return settings_; }
+  std::vector<PoolStats> stats() const;
+  SourcePool* pool(const std::string& source);
+
+ private:
+  Settings settings_;
+  std::map<std::string, std::unique_ptr<SourcePool>> pools_;
+};
+
+// Tool arguments -> the typed parameters of the binary protocol, in declaration order
+// (InvalidArgument naming the parameter, never its value).
+Result<std::vector<Param>> bindArguments(const std::vector<sql::ParamSpec>& params,
+                                         const Json& arguments);
+
+// The structuredContent of a query result: {columns, rows (objects by column name), row_count,
+// truncated, note?}.
+Json resultEnvelope(QueryResult& result, const Limits& limits);
+// Whether any column can hold free text (what fence: auto fences).
+bool hasFreeTextColumn(const std::vector<Column>& columns);
+
+}  // namespace mcpdb::mysql
