@@ -84,6 +84,7 @@ env_lines() {
     "MYSQL_DSN=mysql://mcpdb_ro:$MARIADB_RO_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
     "MYSQL_ADMIN_DSN=mysql://mcpdb_admin:$MARIADB_ADMIN_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
   )
+  mapfile -t -O "${#vars[@]}" vars < <(mariadb_doctor_env "$my")
   echo "# mcp-dbserver local test servers (scripts/servers.sh); throwaway credentials."
   local v
   for v in "${vars[@]}"; do

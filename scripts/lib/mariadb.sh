@@ -7,7 +7,11 @@
 #   exists for it, and the socket's directory is mode 0700, so only root or that OS user reach it;
 # - everything else goes over TCP on 127.0.0.1 with passwords from .run/secrets.env:
 #   mcpdb_ro (SELECT on demo.* only: the agent's principal) and mcpdb_admin (all on demo.*: the
-#   demo loader and test fixtures). Both exist only @'127.0.0.1' (skip-name-resolve).
+#   demo loader and test fixtures). Both exist only @'127.0.0.1' (skip-name-resolve);
+# - the doctor's test accounts (mcpdb_doc_*@'127.0.0.1', one password MARIADB_DOCTOR_PASSWORD):
+#   one write path each, reached through a role of its own, plus a clean SELECT-only one, and the
+#   demo.mcpdb_doc_* routines and views the stored-function check is tested on (see
+#   mariadb_doctor_sql and tests/integration/mysql/doctor.cmake).
 
 MARIADB_DIR="$RUN_DIR/mariadb"
 MARIADB_DATA="$MARIADB_DIR/data"
@@ -85,17 +89,17 @@ mariadb_make_tls() {
 mariadb_load_secrets() {
   load_secrets
   local key
-  for key in MARIADB_RO_PASSWORD MARIADB_ADMIN_PASSWORD; do
+  for key in MARIADB_RO_PASSWORD MARIADB_ADMIN_PASSWORD MARIADB_DOCTOR_PASSWORD; do
     if ! grep -q "^$key=" "$SECRETS_FILE"; then
       (umask 077 && echo "$key=$(random_secret)" >>"$SECRETS_FILE")
     fi
   done
   local line
   while IFS= read -r line; do
-    [[ $line =~ ^(MARIADB_RO_PASSWORD|MARIADB_ADMIN_PASSWORD)=([0-9a-f]+)$ ]] || continue
+    [[ $line =~ ^(MARIADB_RO_PASSWORD|MARIADB_ADMIN_PASSWORD|MARIADB_DOCTOR_PASSWORD)=([0-9a-f]+)$ ]] || continue
     printf -v "${BASH_REMATCH[1]}" '%s' "${BASH_REMATCH[2]}"
   done <"$SECRETS_FILE"
-  [[ -n ${MARIADB_RO_PASSWORD:-} && -n ${MARIADB_ADMIN_PASSWORD:-} ]] ||
+  [[ -n ${MARIADB_RO_PASSWORD:-} && -n ${MARIADB_ADMIN_PASSWORD:-} && -n ${MARIADB_DOCTOR_PASSWORD:-} ]] ||
     die "$SECRETS_FILE has no MariaDB passwords; delete it (and .run/mariadb) and run start again"
 }
 
@@ -232,10 +236,127 @@ ALTER USER 'mcpdb_admin'@'127.0.0.1' IDENTIFIED BY '$MARIADB_ADMIN_PASSWORD';
 REVOKE ALL PRIVILEGES, GRANT OPTION FROM 'mcpdb_ro'@'127.0.0.1', 'mcpdb_admin'@'127.0.0.1';
 GRANT SELECT ON $MARIADB_DB.* TO 'mcpdb_ro'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON $MARIADB_DB.* TO 'mcpdb_admin'@'127.0.0.1';
+$(mariadb_doctor_sql)
 SQL
     show_log_tail "$MARIADB_DIR/provision.log"
     die "mariadb: provisioning failed"
   fi
+}
+
+# The doctor's test accounts: NAME (after mcpdb_doc_), the env suffix, and the role that carries
+# its one write path (none for the clean account and the routines account).
+MARIADB_DOCTOR_ACCOUNTS=(
+  "safe SAFE -"
+  "insert INSERT mcpdb_doc_r_insert"
+  "file FILE mcpdb_doc_r_file"
+  "execute EXECUTE mcpdb_doc_r_execute"
+  "process PROCESS mcpdb_doc_r_process"
+  "temp TEMP mcpdb_doc_r_temp"
+  "nested ROLE_NESTED mcpdb_doc_r_outer"
+  "grant GRANT_OPTION mcpdb_doc_r_grant"
+  "routines ROUTINES -"
+)
+
+# mariadb_doctor_sql: idempotent SQL (run by the server's administrator) for those accounts,
+# their roles, and the demo.mcpdb_doc_* routines and views. Every account and role is reset to
+# exactly these privileges on each start: the roles are dropped and made again (REVOKE ALL fails
+# on a role that holds nothing), which also takes them from whoever a test gave them to.
+mariadb_doctor_sql() {
+  local db=$MARIADB_DB entry name suffix role user
+  local routines="'mcpdb_doc_routines'@'127.0.0.1'"
+  cat <<SQL
+CREATE TABLE IF NOT EXISTS $db.mcpdb_doc_log (id INT AUTO_INCREMENT PRIMARY KEY);
+SQL
+  for role in insert file execute process temp outer inner deep grant; do
+    cat <<SQL
+DROP ROLE IF EXISTS mcpdb_doc_r_$role;
+CREATE ROLE mcpdb_doc_r_$role;
+SQL
+    # Granting or revoking a role takes its ADMIN OPTION (global privileges do not suffice): the
+    # administrator account of MYSQL_DOCTOR_ROOT_DSN gets it when it is not the one running this.
+    if [[ $(mariadb_admin_user) != "$MARIADB_OS_USER" ]]; then
+      echo "GRANT mcpdb_doc_r_$role TO '$(mariadb_admin_user)'@'localhost' WITH ADMIN OPTION;"
+    fi
+  done
+  for entry in "${MARIADB_DOCTOR_ACCOUNTS[@]}"; do
+    read -r name suffix role <<<"$entry"
+    user="'mcpdb_doc_$name'@'127.0.0.1'"
+    cat <<SQL
+CREATE USER IF NOT EXISTS $user;
+ALTER USER $user IDENTIFIED BY '$MARIADB_DOCTOR_PASSWORD';
+REVOKE ALL PRIVILEGES, GRANT OPTION FROM $user;
+GRANT SELECT ON $db.* TO $user;
+SQL
+    if [[ $role != - ]]; then
+      printf 'GRANT %s TO %s;
+SET DEFAULT ROLE %s FOR %s;
+' "$role" "$user" "$role" "$user"
+    fi
+  done
+  # Routines and views first (EXECUTE needs them to exist). DEFINER decides who may read a body
+  # in information_schema: the routines account for the visible ones, root for the hidden one.
+  cat <<SQL
+DELIMITER //
+CREATE OR REPLACE DEFINER='root'@'localhost' PROCEDURE $db.mcpdb_doc_write_proc() MODIFIES SQL DATA
+BEGIN INSERT INTO $db.mcpdb_doc_log () VALUES (); END //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_pure(x INT) RETURNS INT DETERMINISTIC
+RETURN x + 1 //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_calls_pure() RETURNS INT
+RETURN mcpdb_doc_pure(1) * 2 //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_writer() RETURNS INT MODIFIES SQL DATA
+BEGIN INSERT INTO $db.mcpdb_doc_log () VALUES (); RETURN 1; END //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_calls_writer() RETURNS INT
+RETURN $db.mcpdb_doc_writer() + 1 //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_cycle_a() RETURNS INT
+RETURN $db.mcpdb_doc_cycle_b() //
+CREATE OR REPLACE DEFINER=$routines FUNCTION $db.mcpdb_doc_cycle_b() RETURNS INT
+RETURN $db.mcpdb_doc_cycle_a() //
+CREATE OR REPLACE DEFINER='root'@'localhost' FUNCTION $db.mcpdb_doc_hidden() RETURNS INT
+RETURN 1 //
+DELIMITER ;
+SQL
+  # EXECUTE before the views: a view's definer must be able to call what it calls.
+  for name in pure calls_pure writer calls_writer cycle_a cycle_b hidden; do
+    echo "GRANT EXECUTE ON FUNCTION $db.mcpdb_doc_$name TO $routines;"
+  done
+  cat <<SQL
+CREATE OR REPLACE DEFINER=$routines SQL SECURITY DEFINER VIEW $db.mcpdb_doc_v_pure AS
+  SELECT $db.mcpdb_doc_pure(1) AS x;
+CREATE OR REPLACE DEFINER=$routines SQL SECURITY DEFINER VIEW $db.mcpdb_doc_v_writer AS
+  SELECT $db.mcpdb_doc_writer() AS x;
+CREATE OR REPLACE DEFINER=$routines SQL SECURITY DEFINER VIEW $db.mcpdb_doc_v_nested AS
+  SELECT x FROM $db.mcpdb_doc_v_writer;
+GRANT INSERT ON $db.* TO mcpdb_doc_r_insert;
+GRANT FILE ON *.* TO mcpdb_doc_r_file;
+GRANT EXECUTE ON PROCEDURE $db.mcpdb_doc_write_proc TO mcpdb_doc_r_execute;
+GRANT PROCESS ON *.* TO mcpdb_doc_r_process;
+GRANT CREATE TEMPORARY TABLES ON $db.* TO mcpdb_doc_r_temp;
+GRANT mcpdb_doc_r_inner TO mcpdb_doc_r_outer;
+GRANT mcpdb_doc_r_deep TO mcpdb_doc_r_inner;
+GRANT UPDATE ON $db.* TO mcpdb_doc_r_inner;
+GRANT DELETE ON $db.* TO mcpdb_doc_r_deep;
+GRANT SELECT ON $db.* TO mcpdb_doc_r_grant WITH GRANT OPTION;
+SQL
+}
+
+# mariadb_doctor_env PORT: NAME=VALUE lines of the doctor's test accounts (for servers.sh env).
+mariadb_doctor_env() {
+  local entry name suffix role
+  for entry in "${MARIADB_DOCTOR_ACCOUNTS[@]}"; do
+    read -r name suffix role <<<"$entry"
+    printf 'MYSQL_DOCTOR_DSN_%s=mysql://mcpdb_doc_%s:%s@%s:%s/%s\n' "$suffix" "$name" \
+      "$MARIADB_DOCTOR_PASSWORD" "$BIND_HOST" "$1" "$MARIADB_DB"
+  done
+  # The server's administrator over its Unix socket (unix_socket authentication: only the OS
+  # user root or the server's owner gets in), for tests that apply a fix to a throwaway account.
+  printf 'MYSQL_DOCTOR_ROOT_DSN=mysql://%s@localhost/%s?socket=%s\n' \
+    "$(mariadb_admin_user)" "$MARIADB_DB" "$(mariadb_socket)"
+}
+
+# The server account of the OS user running the tests: root as root, else the calling user (then
+# the server's owner), both authenticated by unix_socket.
+mariadb_admin_user() {
+  if [[ $(id -u) -eq 0 ]]; then echo root; else id -un; fi
 }
 
 mariadb_stop() {

@@ -16,6 +16,7 @@ namespace mcpdb::mysql {
 namespace {
 
 using StmtPtr = Owned<MYSQL_STMT, mysql_stmt_close>;
+using ResPtr = Owned<MYSQL_RES, mysql_free_result>;
 
 // Rows the server sends per cursor fetch: enough to fill a usual page in one round trip.
 constexpr unsigned long kMaxPrefetchRows = 500;
@@ -88,6 +89,27 @@ Result<std::string> Connection::queryValue(std::string_view sql) {
     return r.error();
   }
   return r->value_or("");
+}
+
+Result<std::vector<std::optional<std::string>>> Connection::queryColumn(std::string_view sql) {
+  if (!usable()) return makeError(Code::Unavailable, "query: the connection is closed");
+  if (mysql_real_query(handle_.get(), sql.data(), sql.size()) != 0) return lastError("query");
+  ResPtr res(mysql_store_result(handle_.get()));
+  std::vector<std::optional<std::string>> out;
+  if (res == nullptr) {
+    if (mysql_field_count(handle_.get()) != 0) return lastError("query");
+    return out;  // a statement without a result set
+  }
+  if (mysql_num_fields(res.get()) == 0) return out;
+  while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+    const unsigned long* lengths = mysql_fetch_lengths(res.get());
+    if (row[0] == nullptr || lengths == nullptr) {
+      out.emplace_back();
+    } else {
+      out.emplace_back(std::string(row[0], lengths[0]));
+    }
+  }
+  return out;
 }
 
 // One SET for the whole session state, then a read-back: the server must report exactly our

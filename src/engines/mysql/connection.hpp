@@ -15,10 +15,12 @@
 // Not thread-safe: one call at a time; only the stop token may be used from another thread.
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <mysql.h>
 
@@ -68,6 +70,9 @@ class Connection {
   // Runs `sql` as plain text, reading back at most the first column of the first row: the
   // session set-up here and test fixtures. Never for the agent's statements.
   Result<std::string> queryValue(std::string_view sql);
+  // Runs `sql` as plain text and reads the first column of every row (NULL as nullopt): the
+  // doctor's SHOW GRANTS. Never for the agent's statements.
+  Result<std::vector<std::optional<std::string>>> queryColumn(std::string_view sql);
 
   // Clears what a call may have left in the session (user variables, named locks, prepared
   // statements, temporary tables) and sets the session up again.

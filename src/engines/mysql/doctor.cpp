@@ -1,0 +1,168 @@
+// Reading the grants from the server. Decisions:
+// - SHOW GRANTS FOR CURRENT_USER(): the account the server actually matched (host patterns
+//   included), not the user name the DSN asked for.
+// - A role's grants: SHOW GRANTS FOR <role> first (MySQL allows it for a granted role only with
+//   SELECT on mysql, MariaDB for the current role only); on MariaDB, when refused, SET ROLE
+//   <role> and ask again. MariaDB's answer for a role lists the grants of every role nested below
+//   it too (each line names its grantee), so a nested role, which cannot be SET directly, is
+//   answered from its parent's listing.
+// - Implicit roles: MariaDB 10.11+ PUBLIC, MySQL's @@mandatory_roles.
+
+#include "engines/mysql/doctor.hpp"
+
+#include <map>
+#include <utility>
+
+namespace mcpdb::mysql {
+namespace {
+
+using Sev = GrantFinding::Severity;
+
+std::optional<std::vector<std::string>> readLines(Connection& conn, const std::string& sql) {
+  auto rows = conn.queryColumn(sql);
+  if (!rows) return std::nullopt;
+  std::vector<std::string> lines;
+  for (auto& row : *rows) {
+    if (row) lines.push_back(std::move(*row));
+  }
+  return lines;
+}
+
+// Reads role grants from the server, remembering nested roles' lines found in a parent's listing.
+class ServerRoleReader {
+ public:
+  explicit ServerRoleReader(Connection& conn) : conn_(conn) {}
+
+  std::optional<std::vector<std::string>> read(const Account& role) {
+    const std::string name = accountSql(role);
+    if (auto it = listed_.find(name); it != listed_.end()) return it->second;
+    const std::string show = "SHOW GRANTS FOR " + name;
+    auto lines = readLines(conn_, show);
+    if (!lines && conn_.server().flavour == Flavour::MariaDB && !role.is_public && !role.has_host &&
+        conn_.usable()) {
+      if (!switched_) {
+        auto current = conn_.queryValue("SELECT COALESCE(CURRENT_ROLE(), '')");
+        if (!current) return std::nullopt;
+        original_ = *current;
+      }
+      if (conn_.queryValue("SET ROLE " + name).ok()) {
+        switched_ = true;
+        lines = readLines(conn_, show);
+      }
+    }
+    if (lines) remember(role, *lines);
+    return lines;
+  }
+
+  // Back to the session's role from before, when one was set here.
+  void restore() {
+    if (!switched_ || !conn_.usable()) return;
+    (void)conn_.queryValue(original_.empty() ? "SET ROLE NONE"
+                                             : "SET ROLE " + quoteName(original_));
+  }
+
+ private:
+  // Files the lines of roles below `role` under their grantee.
+  void remember(const Account& role, const std::vector<std::string>& lines) {
+    std::map<std::string, std::vector<std::string>> nested;
+    for (const std::string& line : lines) {
+      auto parsed = parseGrantLine(line);
+      if (!parsed || parsed->kind == LineKind::DefaultRole) continue;
+      if (parsed->grantee == role || parsed->grantee.has_host) continue;
+      nested[accountSql(parsed->grantee)].push_back(line);
+    }
+    for (auto& [name, own] : nested) listed_.emplace(name, std::move(own));
+  }
+
+  Connection& conn_;
+  std::map<std::string, std::vector<std::string>> listed_;
+  bool switched_ = false;
+  std::string original_;  // CURRENT_ROLE() before the first SET ROLE; empty: none
+};
+
+// MySQL's @@mandatory_roles: "`r1`@`%`,r2@localhost,r3" (quotes optional). Parsed leniently: an
+// entry that does not read as a name is skipped and reported by the caller as Inconclusive.
+std::optional<std::vector<Account>> parseRoleList(const std::string& text) {
+  std::vector<Account> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string entry = text.substr(start, comma - start);
+    start = comma + 1;
+    auto trim = [](std::string s) {
+      const auto b = s.find_first_not_of(" \t");
+      const auto e = s.find_last_not_of(" \t");
+      s = b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+      if (s.size() >= 2 && (s.front() == '`' || s.front() == '\'' || s.front() == '"') &&
+          s.back() == s.front()) {
+        s = s.substr(1, s.size() - 2);
+      }
+      return s;
+    };
+    if (trim(entry).empty()) continue;
+    const auto at = entry.rfind('@');
+    Account a;
+    a.user = trim(at == std::string::npos ? entry : entry.substr(0, at));
+    a.host = at == std::string::npos ? "%" : trim(entry.substr(at + 1));
+    a.has_host = true;
+    if (a.user.empty() || a.user.find_first_of("`'\"") != std::string::npos ||
+        a.host.find_first_of("`'\"") != std::string::npos) {
+      return std::nullopt;
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<GrantFinding> checkPrivileges(Connection& conn, const PrivilegeCheckOptions& options) {
+  std::vector<GrantFinding> extra;
+  auto lines = conn.queryColumn("SHOW GRANTS FOR CURRENT_USER()");
+  if (!lines) {
+    return {GrantFinding{Sev::Inconclusive, "mysql.grants",
+                         "SHOW GRANTS FOR CURRENT_USER() failed (" + lines.error().message +
+                             "): nothing was checked"}};
+  }
+  GrantsInput input;
+  for (auto& line : *lines) {
+    if (line) input.lines.push_back(std::move(*line));
+  }
+  if (conn.server().flavour == Flavour::MariaDB) {
+    if (conn.server().version_number >= 101100)
+      input.implicit_roles.push_back(Account{"PUBLIC", "", false, true});
+  } else {
+    auto mandatory = conn.queryValue("SELECT @@GLOBAL.mandatory_roles");
+    auto roles = mandatory ? parseRoleList(*mandatory) : std::nullopt;
+    if (roles) {
+      input.implicit_roles = std::move(*roles);
+    } else {
+      extra.push_back(GrantFinding{Sev::Inconclusive, "mysql.role",
+                                   "@@mandatory_roles could not be read: the roles every account "
+                                   "holds were not checked"});
+    }
+  }
+  ServerRoleReader server(conn);
+  RoleReader reader = [&server](const Account& role) { return server.read(role); };
+  if (options.wrap_role_reader) reader = options.wrap_role_reader(reader);
+  input.role_grants = reader;
+  input.routine_is_read_only = options.routine_is_read_only;
+  auto findings = checkGrants(input);
+  server.restore();
+  if (!extra.empty()) {
+    // An Ok proved nothing when part of the input was missing.
+    std::erase_if(findings, [](const GrantFinding& f) { return f.severity == Sev::Ok; });
+    findings.insert(findings.end(), extra.begin(), extra.end());
+  }
+  return findings;
+}
+
+std::function<bool(const Level& routine)> routineCheckHook(RoutineChecker& checker) {
+  return [&checker](const Level& routine) {
+    if (routine.kind != ObjectKind::Function) return false;
+    return checker.checkFunction(routine.db, routine.name).allowed;
+  };
+}
+
+}  // namespace mcpdb::mysql
