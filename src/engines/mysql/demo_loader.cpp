@@ -225,8 +225,11 @@ Status loadInTransaction(MYSQL* m, const std::string& table, const std::vector<D
   return execText(m, "COMMIT", "commit");
 }
 
-// Two loaders at once would deadlock on the first load's gap locks: a named lock (released when
-// the connection closes) makes the second wait for the first. Names are at most 64 characters.
+// Two loaders at once could deadlock on the gap locks of a new, empty table (both SELECT ... FOR
+// UPDATE, then both INSERT); in practice the second CREATE TABLE IF NOT EXISTS mostly waits for
+// the first transaction, but not when it runs before that transaction starts. A named lock
+// (released when the connection closes) makes the second load wait for the first, always. Lock
+// names are at most 64 characters.
 Status takeLoadLock(MYSQL* m, std::string_view table_name) {
   const std::string name = ("mcpdb_demo_load_" + std::string(table_name)).substr(0, 64);
   auto got = queryFirstValue(m, "SELECT GET_LOCK('" + name + "', 60)", "take the load lock");
@@ -295,10 +298,12 @@ Status verifyAs(const Dsn& dsn, const std::string& who, const std::string& table
   return {};
 }
 
+// doc-01 when the file has it, else the last document; the last occurrence of an id is the one
+// the upserts left in the table.
 const DemoDocument& knownDocument(const std::vector<DemoDocument>& docs) {
-  const auto it = std::find_if(docs.begin(), docs.end(),
+  const auto it = std::find_if(docs.rbegin(), docs.rend(),
                                [](const DemoDocument& d) { return d.id == kKnownId; });
-  return it != docs.end() ? *it : docs.back();
+  return it != docs.rend() ? *it : docs.back();
 }
 
 std::string countsText(const Counts& c) {
