@@ -203,6 +203,15 @@ TEST(MysqlDemoLoader, AFailedLoadRollsBackAndItsErrorNamesTheStepNeverAValue) {
   EXPECT_FALSE(contains(longer.error().message, "QQQQ")) << longer.error().message;
   expectTableHoldsExactly(table, docs);
 
+  // An id that the server's collation would take for another one (trailing spaces are padding).
+  bad = docs;
+  bad[4].id = docs[4].id + " ";
+  auto padded = demo_detail::loadInto(bad, env, table);
+  ASSERT_FALSE(padded.ok());
+  EXPECT_EQ(padded.error().code, Code::InvalidArgument);
+  EXPECT_TRUE(contains(padded.error().message, "document 5")) << padded.error().message;
+  expectTableHoldsExactly(table, docs);
+
   // A wrong admin password: refused, and the password is in neither the message nor the detail.
   const Dsn admin = itest::dsnFrom("MYSQL_ADMIN_DSN");
   const std::string wrong = "wrong-pass-7f3e91";
