@@ -1,9 +1,9 @@
-// Whole-suite canary: `record FILE` fingerprints the data in the local servers before the test
-// suite runs; `verify FILE` after it, and fails naming every table, collection or count that
-// changed. Nothing the suite sends through the server may change data; tests that make their own
-// fixtures do so as the admin role, in schemas, collections and tables recorded only once made
-// (a fixture that is made again the same way fingerprints the same). Demo data loaded before the
-// record is what it guards first.
+// Whole-suite canary: `record FILE` fingerprints the data in the local servers (PostgreSQL,
+// MongoDB, DynamoDB, MariaDB: see fingerprint.mjs) before the test suite runs; `verify FILE` after
+// it, and fails naming every table, collection or count that changed. Nothing the suite sends
+// through the server may change data; tests that make their own fixtures do so as the admin role,
+// in schemas, collections and tables recorded only once made (a fixture that is made again the
+// same way fingerprints the same). Demo data loaded before the record is what it guards first.
 import fs from 'node:fs';
 import { fingerprint, fingerprintEnv } from './fingerprint.mjs';
 

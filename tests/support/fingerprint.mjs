@@ -1,6 +1,6 @@
 // Fingerprints of the data in the local servers: row counts and checksums of every PostgreSQL
-// table, MongoDB collection and DynamoDB table, and the large objects the demo's read-only role
-// owns (it would own any it created). Used by the adversarial suite (before and after its hostile
+// table, MongoDB collection, DynamoDB table and MariaDB table, and the large objects the demo's
+// read-only role owns (it would own any it created). Used by the adversarial suite (before and after its hostile
 // calls) and by canary.mjs (before and after the whole test suite).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -11,7 +11,7 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 const require = createRequire(path.join(root, 'tools', 'package.json'));
 
 export const fingerprintEnv = ['MCPDB_PG_ADMIN_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB',
-  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE'];
+  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MYSQL_ADMIN_DSN'];
 
 function psql(sql) {
   return execFileSync('psql', [process.env.MCPDB_PG_ADMIN_DSN, '-XAtqc', sql]).toString().trim();
@@ -77,6 +77,50 @@ function dynamoFingerprint() {
   return out;
 }
 
+// The `mariadb` command-line client over TCP as MYSQL_ADMIN_DSN's user. The password goes in the
+// child's MYSQL_PWD only, never on its command line (which every local user can read).
+function mariadbClient(dsnText) {
+  const u = new URL(dsnText);
+  if (u.searchParams.get('socket')) throw new Error('fingerprint: MYSQL_ADMIN_DSN must name a TCP host, not a socket');
+  const args = ['--no-defaults', '--protocol=tcp', '-h', u.hostname.replace(/^\[|\]$/g, ''),
+    '-P', u.port || '3306', '-u', decodeURIComponent(u.username), '--batch', '--skip-column-names',
+    '--default-character-set=utf8mb4'];
+  const mode = (u.searchParams.get('ssl-mode') ?? '').toUpperCase();
+  if (mode === 'DISABLED') args.push('--skip-ssl');
+  else if (mode === 'REQUIRED') args.push('--ssl');
+  else if (mode === 'VERIFY_CA' || mode === 'VERIFY_IDENTITY') args.push('--ssl', '--ssl-verify-server-cert');
+  if (u.searchParams.get('ssl-ca')) args.push(`--ssl-ca=${u.searchParams.get('ssl-ca')}`);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  const env = { ...process.env, MYSQL_PWD: decodeURIComponent(u.password) };
+  // latin1 keeps every byte as one character: batch mode escapes tab, newline, NUL and backslash
+  // inside values, so a row is exactly one line whatever its bytes.
+  const run = (sql) => execFileSync('mariadb', [...args, '-D', database, '-e', sql],
+    { env, maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] }).toString('latin1');
+  return { database, run };
+}
+
+function mariadbFingerprint() {
+  const { database, run } = mariadbClient(process.env.MYSQL_ADMIN_DSN);
+  // Scratch tables that the demo loader's tests make and drop (tests/integration/mysql) are
+  // left out, as Postgres's test-private schemas are; fixtures made once (demo.mytest_numbers,
+  // ...) are fingerprinted like any table.
+  const tables = run(`SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()
+                        AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'mytest\\_demo\\_%'
+                      ORDER BY table_name`).split('\n').filter(Boolean);
+  const out = {};
+  for (const t of tables) {
+    const name = `\`${t.replaceAll('`', '``')}\``;
+    // One line per row, each ending in a newline (a row of one empty string is an empty line).
+    const text = run(`SELECT * FROM ${name}`);
+    const rows = text === '' ? [] : text.replace(/\n$/, '').split('\n').sort();
+    // Batch mode prints NULL and the text 'NULL' alike; CHECKSUM TABLE tells them apart.
+    const checksum = run(`CHECKSUM TABLE ${name} EXTENDED`).trim().split('\t')[1];
+    out[`mariadb:${database}.${t}`] = `${rows.length}:${checksum}:` +
+      crypto.createHash('sha256').update(rows.join('\n'), 'latin1').digest('hex');
+  }
+  return out;
+}
+
 export async function fingerprint() {
-  return { ...pgFingerprint(), ...(await mongoFingerprint()), ...dynamoFingerprint() };
+  return { ...pgFingerprint(), ...(await mongoFingerprint()), ...dynamoFingerprint(), ...mariadbFingerprint() };
 }
