@@ -49,15 +49,7 @@ std::string functionNameProblem(std::string_view name) {
   return ok ? "" : "must be a function name, optionally schema-qualified (db.fn)";
 }
 
-// How a name is compared with `allowed_functions`: lower case, "db.fn" or "fn".
-std::string foldName(std::string name) {
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
-}
-
-// The guard's verdict on the statement, the placeholder count against the parameters, and the
-// stored functions it calls against `allowed_functions` (checked by the section: it knows them).
+// The guard's verdict on the statement and the placeholder count against the parameters.
 bool checkStatement(QueryTool& t, const Node& node) {
   if (t.statement.empty()) return true;  // reported as required (or empty) already
   const Node at = node.child("statement");
@@ -69,7 +61,8 @@ bool checkStatement(QueryTool& t, const Node& node) {
     at.error("refused by the MySQL guard (" + std::string(guard::ruleId(v.rule)) + "): " + message);
     return false;
   }
-  for (const auto& f : v.called_functions) t.called_functions.push_back(guard::displayName(f));
+  t.called_functions = v.called_functions;
+  t.relations = v.relations;
   for (const auto& p : t.parameters) {
     if (p.is_array) {
       node.child("parameters")
@@ -80,7 +73,7 @@ bool checkStatement(QueryTool& t, const Node& node) {
   }
   const std::size_t used = v.placeholders;
   const std::size_t declared = t.parameters.size();
-  if (used != declared) {
+  if (t.parameters_complete && used != declared) {
     at.error("uses " + std::to_string(used) + " placeholder" + (used == 1 ? "" : "s") + " (?) but " +
              std::to_string(declared) + " parameter" + (declared == 1 ? " is" : "s are") +
              " declared");
@@ -131,9 +124,8 @@ const config::Section<QueryTool>& toolSection() {
                   [](std::string_view d) { return d.empty() ? "must not be empty" : ""; })
           .custom("parameters", "one per ?, in order", &paramsSchema, config::kOptional,
                   [](QueryTool& t, const Node& n) {
-                    bool complete = true;
-                    t.parameters = sql::parseParams(n, complete);
-                    return complete;
+                    t.parameters = sql::parseParams(n, t.parameters_complete);
+                    return t.parameters_complete;
                   })
           .custom("limits", "rows, bytes and time for this tool (at most the section's)",
                   &config::limitsSchema, config::kOptional,
@@ -148,11 +140,9 @@ const config::Section<QueryTool>& toolSection() {
   return s;
 }
 
-// Every tool reads a declared source; every stored function a statement calls is allowlisted.
+// Every tool reads a declared source, under a name unique regardless of case.
 bool checkTools(Settings& s, const Node& node) {
   bool ok = true;
-  std::vector<std::string> allowed;
-  for (const auto& f : s.allowed_functions) allowed.push_back(foldName(f));
   const Node tools = node.child("tools");
   sql::ToolNames tool_names;
   for (auto& t : s.tools) {
@@ -165,16 +155,6 @@ bool checkTools(Settings& s, const Node& node) {
           t.source.empty() ? "must name one of the sources (" + names + "): there are several"
                            : "names no source (sources: " + names + ")");
       ok = false;
-    }
-    for (const auto& f : t.called_functions) {
-      if (std::find(allowed.begin(), allowed.end(), foldName(f)) == allowed.end()) {
-        at.child("statement").error(
-            "calls '" + f +
-            "', which is not a known built-in function: MySQL does not enforce a stored "
-            "function's READS SQL DATA label, so list it in mysql.allowed_functions after "
-            "checking that it only reads");
-        ok = false;
-      }
     }
   }
   return ok;

@@ -13,9 +13,10 @@
 //       <name>: {kind: mysql-sql, source, title, description, statement, parameters: [...],
 //                limits, fence}
 //
-// Every statement is judged by the MySQL-dialect guard (guard.hpp) when the config is read; a
-// statement calling a function that is not a known built-in is refused unless the function is in
-// `allowed_functions`. Placeholders are `?`, one per declared parameter, in order.
+// Every statement is judged by the MySQL-dialect guard (guard.hpp) when the config is read. A
+// function it calls that is not a known built-in, and every view it reads, is vetted on the live
+// server before the tool first runs: allowed when listed in `allowed_functions` or when its
+// definition passes the guard (routines.hpp). Placeholders are `?`, one per declared parameter.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@
 #include "common/limits.hpp"
 #include "config/node.hpp"
 #include "config/section.hpp"
+#include "engines/mysql/guard.hpp"
 #include "engines/sql/param_spec.hpp"
 
 namespace mcpdb::mysql {
@@ -52,10 +54,16 @@ struct QueryTool {
   std::string description;
   std::string statement;
   std::vector<sql::ParamSpec> parameters;  // parameters[i] is the i-th `?`
+  // False when a parameter could not be read: its position is unknown, so the placeholder count
+  // is not compared (the parameter's own error says what is wrong).
+  bool parameters_complete = true;
   Limits limits;
   Fence fence = Fence::Inherit;
-  // Filled when the statement is judged: the stored functions it calls (allowlisted by name).
-  std::vector<std::string> called_functions;
+  // Filled when the statement is judged: the functions it calls that are not known built-ins,
+  // and the relations it reads (a view may call a stored function). Both are vetted on the live
+  // server before the tool first runs (routines.hpp).
+  std::vector<guard::Name> called_functions;
+  std::vector<guard::Name> relations;
 };
 
 struct Settings {

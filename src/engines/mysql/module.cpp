@@ -103,14 +103,13 @@ class MysqlModule final : public engines::EngineModule {
 
   bool declaresTools() const override { return !settings_.tools.empty(); }
 
-  std::vector<engines::Finding> selfCheck(engines::EngineServices&) override {
-    // The SHOW GRANTS check is being wired in (#20); until then doctor says it proved nothing.
-    return {{engines::Finding::Severity::Inconclusive, "mysql.privileges",
-             "the MySQL privilege check is not available in this build: nothing was proved "
-             "about the account (grant it SELECT only)"}};
+  std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
+    return runtime(services)->checkPrivileges({});
   }
 
-  std::vector<engines::Finding> checkTools(engines::EngineServices&) override { return {}; }
+  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
+    return runtime(services)->checkTools({});
+  }
 
   std::vector<engines::Gauge> gauges() override {
     std::weak_ptr<Runtime> weak;

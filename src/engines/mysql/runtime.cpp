@@ -6,7 +6,9 @@
 #include "common/json_integer.hpp"
 #include "common/limits.hpp"
 #include "common/row_budget.hpp"
+#include "engines/mysql/doctor.hpp"
 #include "engines/mysql/dsn.hpp"
+#include "engines/mysql/routines.hpp"
 
 namespace mcpdb::mysql {
 namespace {
@@ -83,6 +85,10 @@ Result<std::unique_ptr<Connection>> SourcePool::openOne() {
   }
   auto conn = Connection::open(*dsn);
   if (!conn) return conn.error();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    database_ = dsn->database;
+  }
   return std::make_unique<Connection>(std::move(*conn));
 }
 
@@ -134,6 +140,11 @@ void SourcePool::giveBack(std::unique_ptr<Connection> conn) {
   freed_.notify_one();
 }
 
+std::string SourcePool::database() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return database_;
+}
+
 PoolStats SourcePool::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {open_, in_use_, size_};
@@ -175,12 +186,123 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   const Source* source = settings_.sourceOf(tool);
   if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
   const Limits limits = narrowed(tool.limits, ctx.limits);
-  auto r = run(*source, tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits));
+  const Clock::time_point deadline = ctx.deadlineFor(limits);
+  SourcePool* p = pool(source->name);
+  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
+  auto lease = p->acquire(deadline, ctx.stop);
+  if (!lease) return lease.error();
+  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
+  auto r = lease->conn().run(tool.statement, *params, callLimits(limits, deadline), ctx.stop);
   if (!r) return r.error();
   protocol::ToolOutput out;
   out.rows = r->rows.size();
   out.free_text = hasFreeTextColumn(r->columns);
   out.structured = resultEnvelope(*r, limits);
+  return out;
+}
+
+// ---- vetting and doctor ----
+
+namespace {
+
+guard::Dialect dialectOf(const Connection& conn) {
+  return conn.server().flavour == Flavour::MariaDB ? guard::Dialect::Mariadb
+                                                   : guard::Dialect::Mysql;
+}
+
+RoutineCheckOptions routineOptions(const Settings& settings, const Connection& conn,
+                                   const SourcePool& pool) {
+  RoutineCheckOptions o;
+  o.allowlist = settings.allowed_functions;
+  o.default_schema = pool.database();
+  o.dialect = dialectOf(conn);
+  return o;
+}
+
+engines::Finding toFinding(const GrantFinding& g) {
+  using S = engines::Finding::Severity;
+  const S severity = g.severity == GrantFinding::Severity::Ok          ? S::Ok
+                     : g.severity == GrantFinding::Severity::Violation ? S::Violation
+                                                                       : S::Inconclusive;
+  return {severity, g.check, g.message, g.fix};
+}
+
+}  // namespace
+
+Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& pool) {
+  if (tool.called_functions.empty() && tool.relations.empty()) return {};
+  const auto now = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    auto it = vetted_.find(tool.name);
+    if (it != vetted_.end() && now - it->second.at < kVetInterval) return it->second.status;
+  }
+  RoutineChecker checker(conn, routineOptions(settings_, conn, pool));
+  Status status;
+  auto verdicts = checker.checkFunctions(tool.called_functions);
+  auto views = checker.checkViews(tool.relations);
+  verdicts.insert(verdicts.end(), views.begin(), views.end());
+  for (const auto& v : verdicts) {
+    if (!v.allowed) {
+      status = makeError(Code::PermissionDenied,
+                         "tool '" + tool.name + "' reaches " + guard::displayName(v.name) +
+                             ", which is refused: " + v.reason);
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(vet_mu_);
+  vetted_[tool.name] = {now, status};
+  return status;
+}
+
+std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& stop) {
+  std::vector<engines::Finding> out;
+  for (const auto& [name, p] : pools_) {
+    auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
+    if (!lease) {
+      out.push_back({engines::Finding::Severity::Inconclusive, "mysql.connect",
+                     "mysql source '" + name + "': " + lease.error().message +
+                         ": nothing was proved about its account"});
+      continue;
+    }
+    RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), *p));
+    PrivilegeCheckOptions options;
+    options.routine_is_read_only = routineCheckHook(checker);
+    for (const auto& g : mcpdb::mysql::checkPrivileges(lease->conn(), options)) {
+      engines::Finding f = toFinding(g);
+      if (pools_.size() > 1) f.message = "source '" + name + "': " + f.message;
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
+  std::vector<engines::Finding> out;
+  for (const auto& t : settings_.tools) {
+    const Source* source = settings_.sourceOf(t);
+    SourcePool* p = source == nullptr ? nullptr : pool(source->name);
+    if (p == nullptr) continue;
+    auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
+    if (!lease) {
+      out.push_back({engines::Finding::Severity::Inconclusive, "mysql.tool",
+                     "tool '" + t.name + "': " + lease.error().message});
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(vet_mu_);
+      vetted_.erase(t.name);  // doctor judges now, not from memory
+    }
+    if (auto st = vet(t, lease->conn(), *p); !st) {
+      out.push_back({engines::Finding::Severity::Unusable, "mysql.tool", st.error().message,
+                     "list the function in mysql.allowed_functions once checked that it only "
+                     "reads, or let the account read its definition"});
+    } else {
+      out.push_back({engines::Finding::Severity::Ok, "mysql.tool",
+                     "tool '" + t.name + "': every stored function and view it reaches was "
+                     "checked"});
+    }
+  }
   return out;
 }
 

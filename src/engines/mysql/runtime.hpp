@@ -19,6 +19,7 @@
 #include "common/env.hpp"
 #include "common/result.hpp"
 #include "engines/mysql/config.hpp"
+#include "engines/engine.hpp"
 #include "engines/mysql/connection.hpp"
 #include "protocol/tool.hpp"
 
@@ -59,6 +60,8 @@ class SourcePool {
                         const std::stop_token& stop);
   PoolStats stats() const;
   const Source& source() const { return source_; }
+  // The DSN's database (the schema of unqualified names), known once a connection was opened.
+  std::string database() const;
 
  private:
   void giveBack(std::unique_ptr<Connection> conn);
@@ -72,6 +75,7 @@ class SourcePool {
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t open_ = 0;
   std::size_t in_use_ = 0;
+  std::string database_;
 };
 
 class Runtime {
@@ -87,13 +91,29 @@ class Runtime {
                           const std::stop_token& stop,
                           std::chrono::steady_clock::time_point deadline);
 
+  // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
+  // OK, or PermissionDenied naming what was refused and why. Remembered for kVetInterval, then
+  // judged again (a function can be dropped and created anew with another body).
+  Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
+  // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
+  std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
+  std::vector<engines::Finding> checkTools(const std::stop_token& stop);
+
   const Settings& settings() const { return settings_; }
   std::vector<PoolStats> stats() const;
   SourcePool* pool(const std::string& source);
 
+  static constexpr std::chrono::seconds kVetInterval{60};
+
  private:
+  struct Vetted {
+    std::chrono::steady_clock::time_point at;
+    Status status;
+  };
   Settings settings_;
   std::map<std::string, std::unique_ptr<SourcePool>> pools_;
+  std::mutex vet_mu_;
+  std::map<std::string, Vetted> vetted_;  // by tool name
 };
 
 // Tool arguments -> the typed parameters of the binary protocol, in declaration order

@@ -95,7 +95,10 @@ mysql:
   EXPECT_FALSE(t.parameters[1].required);
   ASSERT_NE(s.sourceOf(t), nullptr);
   EXPECT_EQ(s.sourceOf(t)->dsn_env, "REPORTS_MYSQL_DSN");
-  EXPECT_EQ(t.called_functions, (std::vector<std::string>{"demo.safe_fn"}));
+  ASSERT_EQ(t.called_functions.size(), 1U);
+  EXPECT_EQ(guard::displayName(t.called_functions[0]), "demo.safe_fn");
+  ASSERT_EQ(t.relations.size(), 1U);
+  EXPECT_EQ(guard::displayName(t.relations[0]), "documents");
   EXPECT_EQ(sourceEnvNames(s), (std::vector<std::string>{"MYSQL_DSN", "REPORTS_MYSQL_DSN"}));
 }
 

@@ -1,0 +1,8 @@
+# The MySQL engine end to end on the live MariaDB: the module configured from YAML, its tools
+# called through the registry, stored functions and views vetted before a tool runs, and doctor.
+# Needs MYSQL_DSN, MYSQL_ADMIN_DSN and MYSQL_DOCTOR_DSN_ROUTINES (scripts/servers.sh env); without
+# them every test fails and says so.
+mcpdb_test(mysql_engine_integration_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/fixture.cpp ${CMAKE_CURRENT_LIST_DIR}/engine_test.cpp
+  DEPS mcpdb_engine_mysql
+  LABELS integration)

@@ -1,0 +1,272 @@
+// The MySQL engine through the kit, on the live MariaDB with the demo data (loaded by
+// mcp-dbserver-load): tools as an agent calls them, caps, the time limit, hostile arguments,
+// vetting of stored functions and views, and doctor.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "config/config.hpp"
+#include "engines/mysql/module.hpp"
+#include "integration/mysql/fixture.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::mysql {
+namespace {
+
+using itest::requireEnv;
+using Severity = engines::Finding::Severity;
+
+struct Engine {
+  engines::EngineModulePtr module = makeModule();
+  protocol::ToolRegistry registry;
+  Env env = Env::process();
+  engines::EngineServices services;
+  std::vector<std::string> errors;
+
+  explicit Engine(const std::string& yaml) {
+    config::Diagnostics diag("engine_test.yaml");
+    config::Config cfg = config::parseConfig(yaml, "engine_test.yaml", {"mysql"}, diag);
+    if (diag.ok()) {
+      config::Node root(cfg.root, "", diag);
+      module->configure(root.child("mysql"), cfg.limits);
+    }
+    errors = diag.errors();
+    services.env = &env;
+    services.defaults = cfg.limits;
+    if (errors.empty()) {
+      if (auto st = module->registerTools(registry, services); !st) errors.push_back(st.error().message);
+    }
+  }
+
+  Result<protocol::ToolOutput> call(const std::string& tool, const Json& args,
+                                    std::chrono::milliseconds budget = std::chrono::seconds(30)) {
+    const protocol::Tool* t = registry.find(tool);
+    if (t == nullptr) return makeError(Code::NotFound, "no tool " + tool);
+    protocol::CallContext ctx;
+    ctx.limits = t->limits;
+    ctx.deadline = std::chrono::steady_clock::now() + budget;
+    return t->handler(args, ctx);
+  }
+};
+
+std::string builtIn() {
+  return std::string(defaultSectionText());
+}
+
+TEST(MysqlEngine, DemoToolsAnswerFromTheDemoData) {
+  requireEnv("MYSQL_DSN");
+  Engine e(builtIn());
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  auto doc = e.call("get_document_mysql", {{"id", "doc-01"}});
+  ASSERT_TRUE(doc) << doc.error().message;
+  ASSERT_EQ(doc->structured["row_count"], 1);
+  EXPECT_EQ(doc->structured["rows"][0]["id"], "doc-01");
+  EXPECT_TRUE(doc->structured["rows"][0]["title"].is_string());
+  EXPECT_EQ(doc->structured["rows"][0]["published"].get<std::string>().size(), 10U);  // ISO date
+  EXPECT_TRUE(doc->free_text);
+  EXPECT_FALSE(doc->structured["truncated"].get<bool>());
+
+  auto none = e.call("get_document_mysql", {{"id", "no-such-doc"}});
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->structured["row_count"], 0);
+
+  auto cats = e.call("list_document_categories_mysql", Json::object());
+  ASSERT_TRUE(cats) << cats.error().message;
+  std::int64_t total = 0;
+  for (const auto& row : cats->structured["rows"]) total += row["documents"].get<std::int64_t>();
+  EXPECT_EQ(total, 30);
+
+  auto found = e.call("search_documents_text_mysql", {{"words", "INDEX"}, {"limit", 2}});
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_GE(found->structured["row_count"].get<int>(), 1);
+  EXPECT_LE(found->structured["row_count"].get<int>(), 2);
+}
+
+TEST(MysqlEngine, RowAndByteCapsTruncateAndSaySo) {
+  requireEnv("MYSQL_DSN");
+  Engine e(R"(mysql:
+  tools:
+    few_rows: {description: d, statement: SELECT id FROM documents ORDER BY id, limits: {max_rows: 3}}
+    few_bytes:
+      description: d
+      statement: SELECT id, body FROM documents ORDER BY id
+      limits: {max_bytes: 2048}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  auto rows = e.call("few_rows", Json::object());
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->structured["row_count"], 3);
+  EXPECT_TRUE(rows->structured["truncated"].get<bool>());
+  EXPECT_NE(rows->structured["note"].get<std::string>().find("max_rows"), std::string::npos);
+  auto bytes = e.call("few_bytes", Json::object());
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  EXPECT_TRUE(bytes->structured["truncated"].get<bool>());
+  EXPECT_LE(bytes->structured["rows"].dump().size(), 2048U);
+  EXPECT_NE(bytes->structured["note"].get<std::string>().find("max_bytes"), std::string::npos);
+}
+
+TEST(MysqlEngine, TheTimeLimitStopsASlowStatementAndTheNextCallWorks) {
+  requireEnv("MYSQL_DSN");
+  Engine e(R"(mysql:
+  pool: {size: 1}
+  tools:
+    slow:
+      description: d
+      statement: >-
+        SELECT COUNT(*) AS n FROM documents a, documents b, documents c, documents d, documents e
+        WHERE CONCAT(a.id, b.id, c.id, d.id, e.id) LIKE '%zz%'
+      limits: {timeout_ms: 300}
+    fast: {description: d, statement: SELECT COUNT(*) AS n FROM documents}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  const auto t0 = std::chrono::steady_clock::now();
+  auto slow = e.call("slow", Json::object());
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(slow);
+  EXPECT_EQ(slow.error().code, Code::TimedOut) << slow.error().message;
+  EXPECT_LT(took, std::chrono::seconds(5));
+  auto fast = e.call("fast", Json::object());  // the same (only) pooled connection
+  ASSERT_TRUE(fast) << fast.error().message;
+  EXPECT_EQ(fast->structured["rows"][0]["n"], 30);
+}
+
+TEST(MysqlEngine, HostileArgumentsGetClearErrorsAndChangeNothing) {
+  requireEnv("MYSQL_DSN");
+  Engine e(R"(mysql:
+  tools:
+    by_title:
+      description: d
+      statement: SELECT COUNT(*) AS n FROM documents WHERE title = ? AND ? > 0
+      parameters:
+        - {name: title, type: string, description: t, max_length: 100000}
+        - {name: n, type: integer, description: n}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  const std::vector<Json> values = {
+      "x'; DROP TABLE documents; -- ",       "' OR '1'='1",
+      std::string("a\0b", 3),                 std::string(100000, 'q'),
+      "\xed\xa0\x80 lone surrogate bytes",    "/*!50000 SLEEP(5) */",
+  };
+  for (const auto& v : values) {
+    auto r = e.call("by_title", {{"title", v}, {"n", 1}});
+    if (r) {
+      EXPECT_EQ(r->structured["rows"][0]["n"], 0) << v.dump();  // bound as data: nothing matches
+    } else {
+      EXPECT_EQ(r.error().code, Code::InvalidArgument) << r.error().message;
+      EXPECT_EQ(r.error().message.find("DROP"), std::string::npos);
+    }
+  }
+  for (const Json& n : {Json("1; DROP TABLE x"), Json(1e300), Json(1.5), Json(nullptr)}) {
+    auto r = e.call("by_title", {{"title", "t"}, {"n", n}});
+    ASSERT_FALSE(r) << n.dump();
+    EXPECT_EQ(r.error().code, Code::InvalidArgument) << r.error().message;
+  }
+  auto count = e.call("by_title", {{"title", "x"}, {"n", 1}});
+  ASSERT_TRUE(count) << count.error().message;
+  // The demo table is intact (the canary checks every table after the suite as well).
+  Engine demo(builtIn());
+  auto cats = demo.call("list_document_categories_mysql", Json::object());
+  ASSERT_TRUE(cats) << cats.error().message;
+  std::int64_t total = 0;
+  for (const auto& row : cats->structured["rows"]) total += row["documents"].get<std::int64_t>();
+  EXPECT_EQ(total, 30);
+}
+
+// Stored functions and views are vetted on the live server before a tool runs: the doctor's
+// routines account defines demo.mcpdb_doc_* (a pure function, a writer, one that calls the
+// writer, a view over the writer).
+TEST(MysqlEngine, StoredFunctionsAndViewsAreVettedBeforeAToolRuns) {
+  requireEnv("MYSQL_DOCTOR_DSN_ROUTINES");
+  Engine e(R"(mysql:
+  sources:
+    routines: {dsn_env: MYSQL_DOCTOR_DSN_ROUTINES}
+  allowed_functions: [demo.mcpdb_doc_hidden, demo.mcpdb_doc_calls_writer]
+  tools:
+    pure: {description: d, statement: SELECT demo.mcpdb_doc_pure(2) AS v}
+    writer: {description: d, statement: SELECT demo.mcpdb_doc_writer() AS v}
+    view_writer: {description: d, statement: SELECT * FROM demo.mcpdb_doc_v_writer}
+    hidden: {description: d, statement: SELECT demo.mcpdb_doc_hidden() AS v}
+    cycle: {description: d, statement: SELECT demo.mcpdb_doc_cycle_a() AS v}
+    wrongly_allowlisted: {description: d, statement: SELECT demo.mcpdb_doc_calls_writer() AS v}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  auto pure = e.call("pure", Json::object());
+  ASSERT_TRUE(pure) << pure.error().message;
+  auto writer = e.call("writer", Json::object());
+  ASSERT_FALSE(writer);
+  EXPECT_EQ(writer.error().code, Code::PermissionDenied);
+  EXPECT_NE(writer.error().message.find("mcpdb_doc_writer"), std::string::npos)
+      << writer.error().message;
+  auto view = e.call("view_writer", Json::object());
+  ASSERT_FALSE(view);
+  EXPECT_EQ(view.error().code, Code::PermissionDenied) << view.error().message;
+  // A function whose body the account cannot read runs only because the operator listed it.
+  auto hidden = e.call("hidden", Json::object());
+  ASSERT_TRUE(hidden) << hidden.error().message;
+  EXPECT_EQ(hidden->structured["rows"][0]["v"], 1);
+  auto unlisted = e.call("cycle", Json::object());
+  ASSERT_FALSE(unlisted);
+  EXPECT_EQ(unlisted.error().code, Code::PermissionDenied) << unlisted.error().message;
+  // An operator who allowlists a writer is still stopped: the call runs in START TRANSACTION
+  // READ ONLY, where the server refuses a statement that would write.
+  auto wrong = e.call("wrongly_allowlisted", Json::object());
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code, Code::PermissionDenied) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("READ ONLY"), std::string::npos) << wrong.error().message;
+
+  const auto tools = e.module->checkTools(e.services);
+  int unusable = 0;
+  for (const auto& f : tools) unusable += f.severity == Severity::Unusable ? 1 : 0;
+  EXPECT_EQ(unusable, 3);  // writer, view_writer, cycle
+}
+
+TEST(MysqlEngine, DoctorProvesTheDemoPrincipalOnlyReads) {
+  requireEnv("MYSQL_DSN");
+  Engine e(builtIn());
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  const auto findings = e.module->selfCheck(e.services);
+  ASSERT_FALSE(findings.empty());
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.severity, Severity::Ok) << f.check << ": " << f.message;
+  }
+}
+
+TEST(MysqlEngine, DoctorNamesAWritePathWithItsRevoke) {
+  requireEnv("MYSQL_DOCTOR_DSN_INSERT");
+  Engine e(R"(mysql:
+  sources:
+    w: {dsn_env: MYSQL_DOCTOR_DSN_INSERT}
+  tools:
+    t: {description: d, statement: SELECT 1 AS v}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  const auto findings = e.module->selfCheck(e.services);
+  bool violation = false;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::Violation) {
+      violation = true;
+      EXPECT_EQ(f.fix.rfind("REVOKE ", 0), 0U) << f.fix;
+    }
+  }
+  EXPECT_TRUE(violation);
+}
+
+TEST(MysqlEngine, AnUnreachableSourceIsInconclusiveNeverOk) {
+  Env env = Env::fromMap({{"MYSQL_DSN", "mysql://nobody:x@127.0.0.1:1/demo?connect-timeout=2"}});
+  engines::EngineModulePtr module = makeModule();
+  config::Diagnostics diag("x");
+  config::Config cfg = config::parseConfig(builtIn(), "x", {"mysql"}, diag);
+  config::Node root(cfg.root, "", diag);
+  module->configure(root.child("mysql"), cfg.limits);
+  protocol::ToolRegistry registry;
+  engines::EngineServices services;
+  services.env = &env;
+  ASSERT_TRUE(module->registerTools(registry, services));
+  const auto findings = module->selfCheck(services);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].severity, Severity::Inconclusive);
+  EXPECT_EQ(findings[0].message.find("nobody:x"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpdb::mysql
