@@ -110,11 +110,25 @@ if (has('list_mongodb_documents')) {
   console.log(`  count documents: ${c?.count} (${c?.method}); first page of 2: ${items(page).map((d) => d.doc_id ?? d._id).join(', ')}`);
 }
 
+if (has('get_document_mysql')) {
+  rule('═');
+  console.log('MySQL/MariaDB (allowlisted statements, MySQL-dialect guard, READ ONLY transactions)');
+  const d = await call('get_document_mysql', { id: 'doc-05' });
+  console.log(`  get_document_mysql id=doc-05 → ${d?.row_count} row: "${d?.rows?.[0]?.title ?? ''}"`);
+  const f = await call('search_documents_text_mysql', { words: 'index', limit: 3 });
+  console.log(`  search_documents_text_mysql words="index" → ${(f?.rows ?? []).map((r) => r.id).join(', ')}` +
+    ' (substring match: MariaDB 10.11 has no vector type)');
+}
+
 rule('═');
 console.log('Hostile arguments are values, never code:');
 if (has('get_document')) {
   const r = await call('get_document', { id: "doc-01' OR '1'='1" });
   console.log('  postgres get_document id="doc-01\' OR \'1\'=\'1" →', JSON.stringify(r).slice(0, width - 50));
+}
+if (has('get_document_mysql')) {
+  const r = await call('get_document_mysql', { id: "doc-01' OR '1'='1" });
+  console.log('  mysql get_document_mysql id="doc-01\' OR \'1\'=\'1" →', JSON.stringify(r).slice(0, width - 50));
 }
 if (has('get_mongodb_document')) {
   const targets = await call('list_mongodb_targets', {});

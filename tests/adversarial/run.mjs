@@ -14,7 +14,7 @@ import { fingerprint } from '../support/fingerprint.mjs';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const bin = process.env.MCPDB_BIN;
 const need = ['MCPDB_BIN', 'POSTGRES_DSN', 'MCPDB_PG_ADMIN_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB',
-  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MCPDB_EMBED_MODEL_DIR'];
+  'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MYSQL_DSN', 'MCPDB_EMBED_MODEL_DIR'];
 const missing = need.filter((n) => !process.env[n]);
 if (missing.length) {
   console.error(`adversarial: missing ${missing.join(', ')}: run through scripts/test.sh (scripts/servers.sh start + env)`);
