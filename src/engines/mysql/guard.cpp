@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/qualified_name.hpp"
 #include "common/utf8.hpp"
 #include "engines/mysql/lexer.hpp"
 
@@ -937,21 +938,7 @@ bool isBuiltinFunction(std::string_view name, Dialect dialect) {
 }
 
 std::string displayName(const Name& name) {
-  std::string out;
-  for (const std::string& part : name) {
-    if (!out.empty()) out += '.';
-    if (!needsBackquotes(part)) {
-      out += part;
-      continue;
-    }
-    out += '`';
-    for (char c : part) {
-      if (c == '`') out += '`';
-      out += c;
-    }
-    out += '`';
-  }
-  return out;
+  return qualifiedName(name, '`', needsBackquotes);
 }
 
 }  // namespace mcpdb::mysql::guard

@@ -26,144 +26,26 @@
 #include <vector>
 
 #include "engines/mysql/guard.hpp"
+#include "support/verdict_cases.hpp"
 
 namespace mcpdb::mysql::guard {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct GoldenCase {
-  std::string where;  // file:line of the name line
-  std::string name;
-  std::string sql;
-  std::string expect;
-  Dialect dialect;
-};
-
-constexpr std::string_view kEscapedMarker = " [escaped]";
-constexpr std::string_view kMysqlMarker = " [mysql]";
-constexpr std::string_view kMariadbMarker = " [mariadb]";
-
-std::optional<std::string> unescape(const std::string& in) {
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '\\') {
-      out += in[i];
-      continue;
-    }
-    if (++i >= in.size()) return std::nullopt;
-    switch (in[i]) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'v': out += '\v'; break;
-      case 'f': out += '\f'; break;
-      case '\\': out += '\\'; break;
-      case 'x': {
-        if (i + 2 >= in.size()) return std::nullopt;
-        const std::string hex = in.substr(i + 1, 2);
-        if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-          return std::nullopt;
-        }
-        out += static_cast<char>(std::stoi(hex, nullptr, 16));
-        i += 2;
-        break;
-      }
-      default: return std::nullopt;
-    }
-  }
-  return out;
-}
-
-// Parses one file; format errors are test failures that name file:line.
-std::vector<GoldenCase> loadCases(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<GoldenCase> cases;
-  enum class State { Between, Sql, Expect, AfterExpect } state = State::Between;
-  std::string line;
-  int lineNo = 0;
-  GoldenCase current;
-  bool escaped = false;
-  std::vector<std::string> sqlLines;
-  const std::string fileName = file.filename().string();
-  auto fail = [&](const std::string& what) {
-    ADD_FAILURE() << fileName << ":" << lineNo << ": " << what;
-  };
-  while (std::getline(in, line)) {
-    ++lineNo;
-    switch (state) {
-      case State::Between:
-        if (line.empty() || line.starts_with("##")) break;
-        if (!line.starts_with("# ")) {
-          fail("expected '# case name', a '## comment' or a blank line");
-          return cases;
-        }
-        current = GoldenCase{
-            fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {}, Dialect::Either};
-        escaped = false;
-        while (true) {
-          if (current.name.ends_with(kEscapedMarker)) {
-            escaped = true;
-            current.name.resize(current.name.size() - kEscapedMarker.size());
-          } else if (current.name.ends_with(kMysqlMarker)) {
-            current.dialect = Dialect::Mysql;
-            current.name.resize(current.name.size() - kMysqlMarker.size());
-          } else if (current.name.ends_with(kMariadbMarker)) {
-            current.dialect = Dialect::Mariadb;
-            current.name.resize(current.name.size() - kMariadbMarker.size());
-          } else {
-            break;
-          }
-        }
-        sqlLines.clear();
-        state = State::Sql;
-        break;
-      case State::Sql:
-        if (line == "----") {
-          std::string sql;
-          for (std::size_t k = 0; k < sqlLines.size(); ++k) sql += (k ? "\n" : "") + sqlLines[k];
-          if (escaped) {
-            auto decoded = unescape(sql);
-            if (!decoded) {
-              fail("bad escape in case '" + current.name + "'");
-              return cases;
-            }
-            sql = *decoded;
-          }
-          current.sql = sql;
-          state = State::Expect;
-        } else {
-          sqlLines.push_back(line);
-        }
-        break;
-      case State::Expect:
-        current.expect = line;
-        cases.push_back(current);
-        state = State::AfterExpect;
-        break;
-      case State::AfterExpect:
-        if (!line.empty()) {
-          fail("expected a blank line after the verdict of '" + current.name + "'");
-          return cases;
-        }
-        state = State::Between;
-        break;
-    }
-  }
-  if (state == State::Sql || state == State::Expect) fail("unfinished case '" + current.name + "'");
-  return cases;
-}
+using testsupport::VerdictCase;
 
 std::vector<fs::path> caseFiles() {
-  std::vector<fs::path> files;
-  const fs::path dir = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases";
-  if (!fs::is_directory(dir)) return files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".test")
-      files.push_back(entry.path());
+  return testsupport::verdictCaseFiles(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases");
+}
+
+// "# name [mysql]" or "[mariadb]": judged for that server's built-ins only.
+Dialect dialectOf(const VerdictCase& c) {
+  for (const auto& m : c.markers) {
+    if (m == "mysql") return Dialect::Mysql;
+    if (m == "mariadb") return Dialect::Mariadb;
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  return Dialect::Either;
 }
 
 std::string callsOf(const Verdict& v) {
@@ -214,13 +96,13 @@ TEST(MysqlGuardGolden, EveryCaseFileMatches) {
   std::set<std::string> names;
   std::map<std::string, std::size_t> perVerdict;
   for (const auto& file : files) {
-    for (const GoldenCase& c : loadCases(file)) {
+    for (const VerdictCase& c : testsupport::loadVerdictCases(file)) {
       ++total;
       EXPECT_TRUE(names.insert(c.name).second)
           << c.where << ": duplicate case name '" << c.name << "'";
       const bool routine = file.filename().string().starts_with("routine_");
       const Verdict v =
-          routine ? checkRoutineBody(c.sql, c.dialect) : checkTemplate(c.sql, c.dialect);
+          routine ? checkRoutineBody(c.sql, dialectOf(c)) : checkTemplate(c.sql, dialectOf(c));
       std::string why;
       EXPECT_TRUE(matches(c.expect, v, why))
           << c.where << ": case '" << c.name << "'" << (why.empty() ? "" : " — " + why)

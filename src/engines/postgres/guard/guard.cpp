@@ -13,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include "common/qualified_name.hpp"
 #include "common/utf8.hpp"
 #include "engines/postgres/guard/denylist.hpp"
 
@@ -491,21 +492,7 @@ Status toStatus(const Verdict& verdict) {
 }
 
 std::string displayName(const Name& name) {
-  std::string out;
-  for (const std::string& part : name) {
-    if (!out.empty()) out += '.';
-    if (!needsQuotes(part)) {
-      out += part;
-      continue;
-    }
-    out += '"';
-    for (char c : part) {
-      if (c == '"') out += '"';
-      out += c;
-    }
-    out += '"';
-  }
-  return out;
+  return qualifiedName(name, '"', needsQuotes);
 }
 
 }  // namespace mcpdb::postgres::guard

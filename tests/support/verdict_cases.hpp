@@ -1,0 +1,154 @@
+#pragma once
+// Golden verdict files of the statement guards (tests/unit/guard/cases, tests/unit/mysql/
+// guard_cases): adding a case is adding data.
+//
+//   ## a file comment (only between cases)
+//   # case name [marker]...        <- starts a case; " [escaped]" decodes \n \t \r \v \f \\ \xHH
+//                                     in the SQL lines; other markers are the test's own
+//   SELECT ...
+//   ... (any number of SQL lines, blank lines included; joined with \n, no trailing newline)
+//   ----
+//   <the expected verdict line>
+//   <blank line or end of file>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mcpdb::testsupport {
+
+namespace fs = std::filesystem;
+
+struct VerdictCase {
+  std::string where;  // file:line of the name line
+  std::string name;
+  std::string sql;
+  std::string expect;
+  std::vector<std::string> markers;  // e.g. {"mysql"} for "# name [mysql]"
+};
+
+inline std::optional<std::string> unescapeCase(const std::string& in) {
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\\') {
+      out += in[i];
+      continue;
+    }
+    if (++i >= in.size()) return std::nullopt;
+    switch (in[i]) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case 'v': out += '\v'; break;
+      case 'f': out += '\f'; break;
+      case '\\': out += '\\'; break;
+      case 'x': {
+        if (i + 2 >= in.size()) return std::nullopt;
+        const std::string hex = in.substr(i + 1, 2);
+        if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+          return std::nullopt;
+        }
+        out += static_cast<char>(std::stoi(hex, nullptr, 16));
+        i += 2;
+        break;
+      }
+      default: return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// Parses one file; format errors are test failures that name file:line.
+inline std::vector<VerdictCase> loadVerdictCases(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<VerdictCase> cases;
+  enum class State { Between, Sql, Expect, AfterExpect } state = State::Between;
+  std::string line;
+  int lineNo = 0;
+  VerdictCase current;
+  bool escaped = false;
+  std::vector<std::string> sqlLines;
+  const std::string fileName = file.filename().string();
+  auto fail = [&](const std::string& what) {
+    ADD_FAILURE() << fileName << ":" << lineNo << ": " << what;
+  };
+  while (std::getline(in, line)) {
+    ++lineNo;
+    switch (state) {
+      case State::Between:
+        if (line.empty() || line.starts_with("##")) break;
+        if (!line.starts_with("# ")) {
+          fail("expected '# case name', a '## comment' or a blank line");
+          return cases;
+        }
+        current = VerdictCase{fileName + ":" + std::to_string(lineNo), line.substr(2), {}, {}, {}};
+        escaped = false;
+        // Trailing " [word]" markers: [escaped] is applied here, the others are the caller's.
+        while (current.name.ends_with("]")) {
+          const std::size_t open = current.name.rfind(" [");
+          if (open == std::string::npos) break;
+          const std::string word = current.name.substr(open + 2, current.name.size() - open - 3);
+          if (word == "escaped") {
+            escaped = true;
+          } else {
+            current.markers.insert(current.markers.begin(), word);
+          }
+          current.name.resize(open);
+        }
+        sqlLines.clear();
+        state = State::Sql;
+        break;
+      case State::Sql:
+        if (line == "----") {
+          std::string sql;
+          for (std::size_t k = 0; k < sqlLines.size(); ++k) sql += (k ? "\n" : "") + sqlLines[k];
+          if (escaped) {
+            auto decoded = unescapeCase(sql);
+            if (!decoded) {
+              fail("bad escape in case '" + current.name + "'");
+              return cases;
+            }
+            sql = *decoded;
+          }
+          current.sql = sql;
+          state = State::Expect;
+        } else {
+          sqlLines.push_back(line);
+        }
+        break;
+      case State::Expect:
+        current.expect = line;
+        cases.push_back(current);
+        state = State::AfterExpect;
+        break;
+      case State::AfterExpect:
+        if (!line.empty()) {
+          fail("expected a blank line after the verdict of '" + current.name + "'");
+          return cases;
+        }
+        state = State::Between;
+        break;
+    }
+  }
+  if (state == State::Sql || state == State::Expect) fail("unfinished case '" + current.name + "'");
+  return cases;
+}
+
+// The *.test files of `dir`, sorted.
+inline std::vector<fs::path> verdictCaseFiles(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(dir)) return files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".test")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace mcpdb::testsupport
