@@ -16,6 +16,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -149,6 +154,59 @@ inline std::vector<fs::path> verdictCaseFiles(const fs::path& dir) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// What a guard made of one case: whether it matched the expectation (and why not), the verdict as
+// text for the failure message, and the verdict's id for the tally ("allow" or the rule id).
+struct CaseOutcome {
+  bool matched = false;
+  std::string why;
+  std::string got;
+  std::string verdict;
+};
+
+// Runs every case of the *.test files in `dir` through `judge`: each must match, names must be
+// unique, and the tally per verdict is printed.
+inline void runVerdictCases(
+    const fs::path& dir,
+    const std::function<CaseOutcome(const fs::path& file, const VerdictCase& c)>& judge) {
+  const auto files = verdictCaseFiles(dir);
+  ASSERT_FALSE(files.empty()) << "no *.test files under " << dir;
+  std::size_t total = 0;
+  std::set<std::string> names;
+  std::map<std::string, std::size_t> per_verdict;
+  for (const auto& file : files) {
+    for (const VerdictCase& c : loadVerdictCases(file)) {
+      ++total;
+      EXPECT_TRUE(names.insert(c.name).second)
+          << c.where << ": duplicate case name '" << c.name << "'";
+      const CaseOutcome o = judge(file, c);
+      EXPECT_TRUE(o.matched) << c.where << ": case '" << c.name << "'"
+                             << (o.why.empty() ? "" : " — " + o.why)
+                             << "\n  expected: " << c.expect << "\n  got:      " << o.got;
+      ++per_verdict[o.verdict];
+    }
+  }
+  EXPECT_GT(total, 0U) << "the case files hold no cases";
+  std::cout << "[ golden   ] " << total << " cases in " << files.size() << " files:";
+  for (const auto& [verdict, count] : per_verdict) std::cout << ' ' << verdict << '=' << count;
+  std::cout << '\n';
+}
+
+// Calls `fn` with the bytes of every file in a fuzzer's seed corpus (which doubles as a no-crash
+// regression set in the ordinary unit build); fails when there is none.
+inline void forEachCorpusFile(const fs::path& dir,
+                              const std::function<void(const fs::path&, const std::string&)>& fn) {
+  ASSERT_TRUE(fs::is_directory(dir)) << dir;
+  std::size_t seen = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fn(entry.path(), data);
+    ++seen;
+  }
+  EXPECT_GT(seen, 0U);
 }
 
 }  // namespace mcpdb::testsupport

@@ -33,10 +33,6 @@ namespace fs = std::filesystem;
 
 using testsupport::VerdictCase;
 
-std::vector<fs::path> caseFiles() {
-  return testsupport::verdictCaseFiles(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases");
-}
-
 
 std::string describe(const Verdict& v) {
   if (v.allowed) return "allow placeholders=" + std::to_string(v.placeholders.size());
@@ -66,45 +62,26 @@ bool matches(const std::string& expect, const Verdict& v, std::string& why) {
 }
 
 TEST(GuardGolden, EveryCaseFileMatches) {
-  const auto files = caseFiles();
-  ASSERT_FALSE(files.empty()) << "no *.test files under " << MCPDB_SOURCE_DIR
-                              << "/tests/unit/guard/cases";
-  std::size_t total = 0;
-  std::set<std::string> names;
-  std::map<std::string, std::size_t> perVerdict;
-  for (const auto& file : files) {
-    for (const VerdictCase& c : testsupport::loadVerdictCases(file)) {
-      ++total;
-      EXPECT_TRUE(names.insert(c.name).second)
-          << c.where << ": duplicate case name '" << c.name << "'";
-      const Verdict v = checkTemplate(c.sql);
-      std::string why;
-      EXPECT_TRUE(matches(c.expect, v, why))
-          << c.where << ": case '" << c.name << "'" << (why.empty() ? "" : " — " + why)
-          << "\n  expected: " << c.expect << "\n  got:      " << describe(v);
-      ++perVerdict[v.allowed ? "allow" : std::string(ruleId(v.rule))];
-    }
-  }
-  EXPECT_GT(total, 0U) << "the case files hold no cases";
-  std::cout << "[ golden   ] " << total << " cases in " << files.size() << " files:";
-  for (const auto& [verdict, count] : perVerdict) std::cout << ' ' << verdict << '=' << count;
-  std::cout << '\n';
+  testsupport::runVerdictCases(
+      fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases",
+      [](const fs::path& file, const VerdictCase& c) {
+        (void)file;
+        const Verdict v = checkTemplate(c.sql);
+        testsupport::CaseOutcome o;
+        o.matched = matches(c.expect, v, o.why);
+        o.got = describe(v);
+        o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
+        return o;
+      });
 }
 
-// The fuzzer's seed corpus doubles as a no-crash regression set in the ordinary unit build.
 TEST(GuardGolden, FuzzCorpusNeverCrashes) {
-  const fs::path dir = fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/guard/corpus";
-  ASSERT_TRUE(fs::is_directory(dir));
-  std::size_t seen = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const Verdict v = checkTemplate(data);
-    EXPECT_EQ(v.allowed, v.rule == Rule::None) << entry.path().filename();
-    ++seen;
-  }
-  EXPECT_GT(seen, 0U);
+  testsupport::forEachCorpusFile(
+      fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/guard/corpus",
+      [](const fs::path& path, const std::string& data) {
+        const Verdict v = checkTemplate(data);
+        EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
+      });
 }
 
 }  // namespace

@@ -35,10 +35,6 @@ namespace fs = std::filesystem;
 
 using testsupport::VerdictCase;
 
-std::vector<fs::path> caseFiles() {
-  return testsupport::verdictCaseFiles(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases");
-}
-
 // "# name [mysql]" or "[mariadb]": judged for that server's built-ins only.
 Dialect dialectOf(const VerdictCase& c) {
   for (const auto& m : c.markers) {
@@ -89,49 +85,29 @@ bool matches(const std::string& expect, const Verdict& v, std::string& why) {
 }
 
 TEST(MysqlGuardGolden, EveryCaseFileMatches) {
-  const auto files = caseFiles();
-  ASSERT_FALSE(files.empty()) << "no *.test files under " << MCPDB_SOURCE_DIR
-                              << "/tests/unit/mysql/guard_cases";
-  std::size_t total = 0;
-  std::set<std::string> names;
-  std::map<std::string, std::size_t> perVerdict;
-  for (const auto& file : files) {
-    for (const VerdictCase& c : testsupport::loadVerdictCases(file)) {
-      ++total;
-      EXPECT_TRUE(names.insert(c.name).second)
-          << c.where << ": duplicate case name '" << c.name << "'";
-      const bool routine = file.filename().string().starts_with("routine_");
-      const Verdict v =
-          routine ? checkRoutineBody(c.sql, dialectOf(c)) : checkTemplate(c.sql, dialectOf(c));
-      std::string why;
-      EXPECT_TRUE(matches(c.expect, v, why))
-          << c.where << ": case '" << c.name << "'" << (why.empty() ? "" : " — " + why)
-          << "\n  expected: " << c.expect << "\n  got:      " << describe(v);
-      ++perVerdict[v.allowed ? "allow" : std::string(ruleId(v.rule))];
-    }
-  }
-  EXPECT_GT(total, 0U) << "the case files hold no cases";
-  std::cout << "[ golden   ] " << total << " cases in " << files.size() << " files:";
-  for (const auto& [verdict, count] : perVerdict) std::cout << ' ' << verdict << '=' << count;
-  std::cout << '\n';
+  testsupport::runVerdictCases(
+      fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases",
+      [](const fs::path& file, const VerdictCase& c) {
+        const bool routine = file.filename().string().starts_with("routine_");
+        const Verdict v =
+            routine ? checkRoutineBody(c.sql, dialectOf(c)) : checkTemplate(c.sql, dialectOf(c));
+        testsupport::CaseOutcome o;
+        o.matched = matches(c.expect, v, o.why);
+        o.got = describe(v);
+        o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
+        return o;
+      });
 }
 
-// The fuzzer's seed corpus doubles as a no-crash regression set in the ordinary unit build.
 TEST(MysqlGuardGolden, FuzzCorpusNeverCrashes) {
-  const fs::path dir = fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/mysql/guard_corpus";
-  ASSERT_TRUE(fs::is_directory(dir));
-  std::size_t seen = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const Verdict v = checkTemplate(data);
-    EXPECT_EQ(v.allowed, v.rule == Rule::None) << entry.path().filename();
-    const Verdict body = checkRoutineBody(data);
-    EXPECT_EQ(body.allowed, body.rule == Rule::None) << entry.path().filename();
-    ++seen;
-  }
-  EXPECT_GT(seen, 0U);
+  testsupport::forEachCorpusFile(
+      fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/mysql/guard_corpus",
+      [](const fs::path& path, const std::string& data) {
+        const Verdict v = checkTemplate(data);
+        EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
+        const Verdict body = checkRoutineBody(data);
+        EXPECT_EQ(body.allowed, body.rule == Rule::None) << path.filename();
+      });
 }
 
 }  // namespace
