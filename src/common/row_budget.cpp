@@ -59,8 +59,8 @@ bool RowBudget::add(Json row) {
 
 std::string truncationNote(std::uint64_t rows, bool by_bytes, std::uint64_t max_bytes) {
   if (by_bytes) {
-    return "Result truncated at " + std::to_string(rows) +
-           " rows: the next row would exceed the " + std::to_string(max_bytes) +
+    return "Result truncated at " + std::to_string(rows) + " rows: the next row would exceed the " +
+           std::to_string(max_bytes) +
            "-byte response cap (max_bytes). Narrow the request to see more.";
   }
   return "Result truncated at " + std::to_string(rows) +

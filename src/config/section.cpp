@@ -11,7 +11,8 @@ std::string typeName(const Json& schema) {
   const std::string type = schema.value("type", std::string("any"));
   if (type == "string" && schema.contains("enum")) {
     std::string names;
-    for (const auto& e : schema["enum"]) names += (names.empty() ? "" : " | ") + e.get<std::string>();
+    for (const auto& e : schema["enum"])
+      names += (names.empty() ? "" : " | ") + e.get<std::string>();
     return names;
   }
   if (type == "integer" && schema.contains("minimum") && schema.contains("maximum")) {

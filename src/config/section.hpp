@@ -77,29 +77,37 @@ class Section {
 
   Section& string(std::string key, std::string T::*member, std::string doc, bool required = false,
                   Problem problem = {}) {
-    return add(std::move(key), std::move(doc), required, [] { return Json{{"type", "string"}}; },
-               [member, problem](T& out, const Node& parent, const std::string& k) {
-                 auto v = parent.string(k);
-                 if (!v) return false;
-                 if (problem) {
-                   if (auto p = problem(*v); !p.empty()) {
-                     parent.child(k).error(p);
-                     out.*member = std::move(*v);
-                     return false;
-                   }
-                 }
-                 out.*member = std::move(*v);
-                 return true;
-               });
+    return add(
+        std::move(key), std::move(doc), required,
+        [] {
+          return Json{{"type", "string"}};
+        },
+        [member, problem](T& out, const Node& parent, const std::string& k) {
+          auto v = parent.string(k);
+          if (!v) return false;
+          if (problem) {
+            if (auto p = problem(*v); !p.empty()) {
+              parent.child(k).error(p);
+              out.*member = std::move(*v);
+              return false;
+            }
+          }
+          out.*member = std::move(*v);
+          return true;
+        });
   }
 
   Section& boolean(std::string key, bool T::*member, std::string doc, bool required = false) {
-    return add(std::move(key), std::move(doc), required, [] { return Json{{"type", "boolean"}}; },
-               [member](T& out, const Node& parent, const std::string& k) {
-                 auto v = parent.boolean(k);
-                 if (v) out.*member = *v;
-                 return v.has_value();
-               });
+    return add(
+        std::move(key), std::move(doc), required,
+        [] {
+          return Json{{"type", "boolean"}};
+        },
+        [member](T& out, const Node& parent, const std::string& k) {
+          auto v = parent.boolean(k);
+          if (v) out.*member = *v;
+          return v.has_value();
+        });
   }
 
   template <class I>
@@ -265,7 +273,9 @@ class Section {
       properties[f.key] = section_detail::withDoc(f.schema(), f.doc);
       if (f.required) required.push_back(f.key);
     }
-    Json s = {{"type", "object"}, {"description", doc_}, {"properties", properties},
+    Json s = {{"type", "object"},
+              {"description", doc_},
+              {"properties", properties},
               {"additionalProperties", false}};
     if (!required.empty()) s["required"] = required;
     return s;

@@ -3,8 +3,8 @@
 // The demo loaders of this build: one generated line per engine that has one
 // (demo_loader_list.inc, written by src/engines/CMakeLists.txt). Linked only into the loader.
 
-#define MCPDB_DEMO_LOADER(name) \
-  namespace mcpdb::name {       \
+#define MCPDB_DEMO_LOADER(name)     \
+  namespace mcpdb::name {           \
   engines::DemoLoader demoLoader(); \
   }
 #include "engines/demo_loader_list.inc"

@@ -4,8 +4,8 @@
 // src/engines/CMakeLists.txt from MCPDB_ENGINES and the MCPDB_ENGINE_<NAME> options), no static
 // initialisers (static archives drop them). Each engine defines `makeModule()` in its own folder.
 
-#define MCPDB_ENGINE(name) \
-  namespace mcpdb::name {  \
+#define MCPDB_ENGINE(name)               \
+  namespace mcpdb::name {                \
   engines::EngineModulePtr makeModule(); \
   }
 #include "engines/engine_list.inc"

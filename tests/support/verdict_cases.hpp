@@ -182,8 +182,8 @@ inline void runVerdictCases(
           << c.where << ": duplicate case name '" << c.name << "'";
       const CaseOutcome o = judge(file, c);
       EXPECT_TRUE(o.matched) << c.where << ": case '" << c.name << "'"
-                             << (o.why.empty() ? "" : " — " + o.why)
-                             << "\n  expected: " << c.expect << "\n  got:      " << o.got;
+                             << (o.why.empty() ? "" : " — " + o.why) << "\n  expected: " << c.expect
+                             << "\n  got:      " << o.got;
       ++per_verdict[o.verdict];
     }
   }

@@ -175,7 +175,8 @@ Status loadTable(Transport& t, const TableSpec& spec, const std::vector<Json>& i
 
 namespace {
 
-Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx) {
+Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs,
+                                 const DemoLoadContext& ctx) {
   const Env process_env = Env::process();
   const Env& env = ctx.env != nullptr ? *ctx.env : process_env;
   auto region = env.get("AWS_REGION");
@@ -227,7 +228,8 @@ Result<std::string> loadDynamoDb(const std::vector<DemoDocument>& docs, const De
 }  // namespace
 
 engines::DemoLoader demoLoader() {
-  return {"dynamodb", "AWS_REGION", [](const Env& env) { return env.has("AWS_REGION"); }, &loadDynamoDb};
+  return {"dynamodb", "AWS_REGION", [](const Env& env) { return env.has("AWS_REGION"); },
+          &loadDynamoDb};
 }
 
 }  // namespace mcpdb::dynamodb

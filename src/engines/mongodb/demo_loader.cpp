@@ -315,7 +315,9 @@ Result<std::string> loadMongoDb(const std::vector<DemoDocument>& docs, const Dem
 }  // namespace
 
 engines::DemoLoader demoLoader() {
-  return {"mongodb", "MONGODB_URI and MONGODB_DATABASE", [](const Env& env) { return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"); }, &loadMongoDb};
+  return {"mongodb", "MONGODB_URI and MONGODB_DATABASE",
+          [](const Env& env) { return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE"); },
+          &loadMongoDb};
 }
 
 }  // namespace mcpdb::mongodb

@@ -19,9 +19,10 @@ bool readLimits(Limits& limits, const Node& node) {
 
 std::string envNameProblem(std::string_view name) {
   const bool ok = !name.empty() && name.size() <= 128 &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-                  }) &&
+                  std::all_of(name.begin(), name.end(),
+                              [](char c) {
+                                return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+                              }) &&
                   !(name.front() >= '0' && name.front() <= '9');
   return ok ? "" : "must be an environment variable name (A-Z, 0-9, _; not starting with a digit)";
 }
@@ -32,20 +33,18 @@ std::string sourceNameProblem(std::string_view name) {
 }
 
 std::string toolNameProblem(std::string_view name) {
-  const bool ok = !name.empty() && name.size() <= 128 &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-                           c == '-' || c == '.';
-                  });
+  const bool ok =
+      !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+      });
   return ok ? "" : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)";
 }
 
 std::string functionNameProblem(std::string_view name) {
-  const bool ok = !name.empty() && name.size() <= 129 &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
-                           c == '$' || c == '.';
-                  });
+  const bool ok =
+      !name.empty() && name.size() <= 129 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '.';
+      });
   return ok ? "" : "must be a function name, optionally schema-qualified (db.fn)";
 }
 
@@ -74,9 +73,9 @@ bool checkStatement(QueryTool& t, const Node& node) {
   const std::size_t used = v.placeholders;
   const std::size_t declared = t.parameters.size();
   if (t.parameters_complete && used != declared) {
-    at.error("uses " + std::to_string(used) + " placeholder" + (used == 1 ? "" : "s") + " (?) but " +
-             std::to_string(declared) + " parameter" + (declared == 1 ? " is" : "s are") +
-             " declared");
+    at.error("uses " + std::to_string(used) + " placeholder" + (used == 1 ? "" : "s") +
+             " (?) but " + std::to_string(declared) + " parameter" +
+             (declared == 1 ? " is" : "s are") + " declared");
     return false;
   }
   return true;
@@ -93,9 +92,9 @@ const config::Section<Source>& sourceSection() {
 }
 
 const config::Section<PoolSettings>& poolSection() {
-  static const auto s = config::Section<PoolSettings>("connections kept per source")
-                            .integer("size", &PoolSettings::size, 1, 64,
-                                     "connections per source (default 4)");
+  static const auto s =
+      config::Section<PoolSettings>("connections kept per source")
+          .integer("size", &PoolSettings::size, 1, 64, "connections per source (default 4)");
   return s;
 }
 
@@ -151,9 +150,9 @@ bool checkTools(Settings& s, const Node& node) {
     if (s.sourceOf(t) == nullptr) {
       std::string names;
       for (const auto& src : s.sources) names += (names.empty() ? "" : ", ") + src.name;
-      at.child("source").error(
-          t.source.empty() ? "must name one of the sources (" + names + "): there are several"
-                           : "names no source (sources: " + names + ")");
+      at.child("source").error(t.source.empty() ? "must name one of the sources (" + names +
+                                                      "): there are several"
+                                                : "names no source (sources: " + names + ")");
       ok = false;
     }
   }
@@ -180,35 +179,37 @@ const config::Section<Settings>& settingsSection() {
           .custom("limits", "rows, bytes and time for every tool (at most the server's)",
                   &config::limitsSchema, config::kOptional,
                   [](Settings& st, const Node& n) { return readLimits(st.limits, n); })
-          .custom("allowed_functions",
-                  "stored functions the statements may call, checked by you to only read "
-                  "(MySQL does not enforce READS SQL DATA)",
-                  [] { return Json{{"type", "array"}, {"items", {{"type", "string"}}}}; },
-                  config::kOptional,
-                  [](Settings& st, const Node& n) {
-                    bool ok = true;
-                    for (const auto& e : n.isSequence() ? n.elements() : std::vector<Node>{}) {
-                      auto name = e.asString();
-                      if (!name) {
-                        ok = false;
-                        continue;
-                      }
-                      if (auto p = functionNameProblem(*name); !p.empty()) {
-                        e.error(p);
-                        ok = false;
-                        continue;
-                      }
-                      st.allowed_functions.push_back(*name);
-                    }
-                    if (!n.isSequence()) {
-                      n.error("must be a list of function names");
-                      ok = false;
-                    }
-                    return ok;
-                  })
-          .named("tools", &Settings::tools, &QueryTool::name, toolSection(),
-                 "the tools, by name", config::kOptional, toolNameProblem,
-                 "must map a tool name to its statement",
+          .custom(
+              "allowed_functions",
+              "stored functions the statements may call, checked by you to only read "
+              "(MySQL does not enforce READS SQL DATA)",
+              [] {
+                return Json{{"type", "array"}, {"items", {{"type", "string"}}}};
+              },
+              config::kOptional,
+              [](Settings& st, const Node& n) {
+                bool ok = true;
+                for (const auto& e : n.isSequence() ? n.elements() : std::vector<Node>{}) {
+                  auto name = e.asString();
+                  if (!name) {
+                    ok = false;
+                    continue;
+                  }
+                  if (auto p = functionNameProblem(*name); !p.empty()) {
+                    e.error(p);
+                    ok = false;
+                    continue;
+                  }
+                  st.allowed_functions.push_back(*name);
+                }
+                if (!n.isSequence()) {
+                  n.error("must be a list of function names");
+                  ok = false;
+                }
+                return ok;
+              })
+          .named("tools", &Settings::tools, &QueryTool::name, toolSection(), "the tools, by name",
+                 config::kOptional, toolNameProblem, "must map a tool name to its statement",
                  [](QueryTool& t, const Settings& st) { t.limits = st.limits; })
           .check([](Settings& st, const Node& node) {
             if (st.sources.empty()) {

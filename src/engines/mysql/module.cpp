@@ -93,8 +93,7 @@ class MysqlModule final : public engines::EngineModule {
       out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
         return rt->callQuery(*tool, args, ctx);
       };
-      if (auto st = protocol::validateSchemaSubset(out.input_schema, t.name + ".inputSchema");
-          !st)
+      if (auto st = protocol::validateSchemaSubset(out.input_schema, t.name + ".inputSchema"); !st)
         return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }

@@ -20,8 +20,7 @@ CallLimits callLimits(const Limits& limits, Clock::time_point deadline) {
   CallLimits out;
   out.max_rows = limits.max_rows;
   out.max_bytes = limits.max_bytes;
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   out.timeout = std::max(std::chrono::milliseconds(1), std::min(limits.timeout, left));
   return out;
 }
@@ -47,8 +46,8 @@ Result<Param> bindScalar(const sql::ScalarSpec& spec, const Json& value, const s
       std::string text = value.get<std::string>();
       if (text.size() > 10 && text[10] == 'T') text[10] = ' ';
       if (!text.empty() && (text.back() == 'Z' || text.back() == 'z')) text.pop_back();
-      if (text.size() > 19 && (text.find('+', 19) != std::string::npos ||
-                               text.find('-', 19) != std::string::npos)) {
+      if (text.size() > 19 &&
+          (text.find('+', 19) != std::string::npos || text.find('-', 19) != std::string::npos)) {
         return makeError(Code::InvalidArgument,
                          path + ": must be in UTC (end in Z): MySQL DATETIME has no time zone");
       }
@@ -80,8 +79,8 @@ Result<std::unique_ptr<Connection>> SourcePool::openOne() {
   }
   auto dsn = parseDsn(*text);
   if (!dsn) {
-    return makeError(Code::Unavailable, "mysql source '" + source_.name + "': " +
-                                            source_.dsn_env + ": " + dsn.error().message);
+    return makeError(Code::Unavailable, "mysql source '" + source_.name + "': " + source_.dsn_env +
+                                            ": " + dsn.error().message);
   }
   auto conn = Connection::open(*dsn);
   if (!conn) return conn.error();
@@ -106,9 +105,9 @@ Result<SourcePool::Lease> SourcePool::acquire(Clock::time_point deadline,
     if (open_ < size_) break;
     if (!freed_.wait_until(lock, stop, deadline, [&] { return !idle_.empty() || open_ < size_; })) {
       if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
-      return makeError(Code::ResourceExhausted,
-                       "every connection of mysql source '" + source_.name +
-                           "' stayed busy until the call's deadline");
+      return makeError(Code::ResourceExhausted, "every connection of mysql source '" +
+                                                    source_.name +
+                                                    "' stayed busy until the call's deadline");
     }
   }
   ++open_;
@@ -244,9 +243,9 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
   verdicts.insert(verdicts.end(), views.begin(), views.end());
   for (const auto& v : verdicts) {
     if (!v.allowed) {
-      status = makeError(Code::PermissionDenied,
-                         "tool '" + tool.name + "' reaches " + guard::displayName(v.name) +
-                             ", which is refused: " + v.reason);
+      status = makeError(Code::PermissionDenied, "tool '" + tool.name + "' reaches " +
+                                                     guard::displayName(v.name) +
+                                                     ", which is refused: " + v.reason);
       break;
     }
   }
@@ -299,8 +298,9 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
                      "reads, or let the account read its definition"});
     } else {
       out.push_back({engines::Finding::Severity::Ok, "mysql.tool",
-                     "tool '" + t.name + "': every stored function and view it reaches was "
-                     "checked"});
+                     "tool '" + t.name +
+                         "': every stored function and view it reaches was "
+                         "checked"});
     }
   }
   return out;

@@ -86,9 +86,8 @@ class Runtime {
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
   // Runs `sql` (an engine-owned read, e.g. a self-check query) on `source` under `limits`.
-  Result<QueryResult> run(const Source& source, std::string_view sql,
-                          std::span<const Param> params, const Limits& limits,
-                          const std::stop_token& stop,
+  Result<QueryResult> run(const Source& source, std::string_view sql, std::span<const Param> params,
+                          const Limits& limits, const std::stop_token& stop,
                           std::chrono::steady_clock::time_point deadline);
 
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):

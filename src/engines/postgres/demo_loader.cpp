@@ -182,7 +182,8 @@ Status loadTable(PGconn* conn, const std::vector<DemoDocument>& docs, const Demo
 
 namespace {
 
-Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const DemoLoadContext& ctx) {
+Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs,
+                                 const DemoLoadContext& ctx) {
   if (ctx.env == nullptr) return makeError(Code::Internal, "no environment");
   const auto admin_dsn = ctx.env->get("MCPDB_PG_ADMIN_DSN");
   if (!admin_dsn) return makeError(Code::FailedPrecondition, "MCPDB_PG_ADMIN_DSN is not set");
@@ -239,7 +240,8 @@ Result<std::string> loadPostgres(const std::vector<DemoDocument>& docs, const De
 }  // namespace
 
 engines::DemoLoader demoLoader() {
-  return {"postgres", "MCPDB_PG_ADMIN_DSN", [](const Env& env) { return env.has("MCPDB_PG_ADMIN_DSN"); }, &loadPostgres};
+  return {"postgres", "MCPDB_PG_ADMIN_DSN",
+          [](const Env& env) { return env.has("MCPDB_PG_ADMIN_DSN"); }, &loadPostgres};
 }
 
 }  // namespace mcpdb::postgres

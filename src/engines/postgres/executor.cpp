@@ -249,8 +249,7 @@ bool StatementRun::readEnd() {
   ex_.waiter().startCleanup();
   auto on_failure = [this](const PGresult* r) { failed(r); };
   settleParse(parses_[2]);
-  if (request_.release_locks)
-    unlocked_ = ex_.readCommand(PGRES_TUPLES_OK, on_failure) || unlocked_;
+  if (request_.release_locks) unlocked_ = ex_.readCommand(PGRES_TUPLES_OK, on_failure) || unlocked_;
   settleParse(parses_[3]);
   (void)ex_.readCommand(PGRES_COMMAND_OK, on_failure);
   return ex_.readSync();
@@ -341,7 +340,8 @@ bool DescriptionRun::readFirst() {
       while (auto r = ex_.waiter().next()) readShape(r.get());
       continue;
     }
-    if (command == kRollback) ex_.waiter().startCleanup();  // only ROLLBACK is left: never cancelled
+    if (command == kRollback)
+      ex_.waiter().startCleanup();  // only ROLLBACK is left: never cancelled
     const bool answered = ex_.readCommand(PGRES_COMMAND_OK, on_failure);
     begun = begun || (answered && command == kBegin);
   }

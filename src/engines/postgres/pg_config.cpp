@@ -19,12 +19,12 @@ namespace mcpdb::postgres {
 namespace {
 
 using config::Node;
+using sql::claimToolName;
 using sql::errorAt;
 using sql::isParamName;
 using sql::parseParams;
 using sql::parseScalar;
 using sql::scalarTypeFrom;
-using sql::claimToolName;
 using sql::titleFromName;
 using sql::ToolNames;
 

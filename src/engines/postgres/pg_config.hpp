@@ -30,10 +30,10 @@
 namespace mcpdb::postgres {
 
 // Parameters are the SQL engines' shared kit (engines/sql/param_spec.hpp).
+using sql::finalizeScalar;
 using sql::ParamSpec;
 using sql::ScalarSpec;
 using sql::ScalarType;
-using sql::finalizeScalar;
 using sql::scalarTypeName;
 
 struct QueryTool {

@@ -34,7 +34,8 @@ struct Engine {
     services.env = &env;
     services.defaults = cfg.limits;
     if (errors.empty()) {
-      if (auto st = module->registerTools(registry, services); !st) errors.push_back(st.error().message);
+      if (auto st = module->registerTools(registry, services); !st)
+        errors.push_back(st.error().message);
     }
   }
 
@@ -143,9 +144,12 @@ TEST(MysqlEngine, HostileArgumentsGetClearErrorsAndChangeNothing) {
 )");
   ASSERT_TRUE(e.errors.empty()) << e.errors[0];
   const std::vector<Json> values = {
-      "x'; DROP TABLE documents; -- ",       "' OR '1'='1",
-      std::string("a\0b", 3),                 std::string(100000, 'q'),
-      "\xed\xa0\x80 lone surrogate bytes",    "/*!50000 SLEEP(5) */",
+      "x'; DROP TABLE documents; -- ",
+      "' OR '1'='1",
+      std::string("a\0b", 3),
+      std::string(100000, 'q'),
+      "\xed\xa0\x80 lone surrogate bytes",
+      "/*!50000 SLEEP(5) */",
   };
   for (const auto& v : values) {
     auto r = e.call("by_title", {{"title", v}, {"n", 1}});

@@ -33,7 +33,6 @@ namespace fs = std::filesystem;
 
 using testsupport::VerdictCase;
 
-
 std::string describe(const Verdict& v) {
   if (v.allowed) return "allow placeholders=" + std::to_string(v.placeholders.size());
   return "deny " + std::string(ruleId(v.rule)) + " (" + v.message + ")";
@@ -62,26 +61,24 @@ bool matches(const std::string& expect, const Verdict& v, std::string& why) {
 }
 
 TEST(GuardGolden, EveryCaseFileMatches) {
-  testsupport::runVerdictCases(
-      fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases",
-      [](const fs::path& file, const VerdictCase& c) {
-        (void)file;
-        const Verdict v = checkTemplate(c.sql);
-        testsupport::CaseOutcome o;
-        o.matched = matches(c.expect, v, o.why);
-        o.got = describe(v);
-        o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
-        return o;
-      });
+  testsupport::runVerdictCases(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases",
+                               [](const fs::path& file, const VerdictCase& c) {
+                                 (void)file;
+                                 const Verdict v = checkTemplate(c.sql);
+                                 testsupport::CaseOutcome o;
+                                 o.matched = matches(c.expect, v, o.why);
+                                 o.got = describe(v);
+                                 o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
+                                 return o;
+                               });
 }
 
 TEST(GuardGolden, FuzzCorpusNeverCrashes) {
-  testsupport::forEachCorpusFile(
-      fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/guard/corpus",
-      [](const fs::path& path, const std::string& data) {
-        const Verdict v = checkTemplate(data);
-        EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
-      });
+  testsupport::forEachCorpusFile(fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/guard/corpus",
+                                 [](const fs::path& path, const std::string& data) {
+                                   const Verdict v = checkTemplate(data);
+                                   EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
+                                 });
 }
 
 }  // namespace

@@ -45,13 +45,14 @@ TEST(MysqlConfig, GoldenBadConfigs) {
 TEST(MysqlConfig, EveryRefusedStatementNamesItsToolAndRule) {
   const Parsed p = parse(testsupport::readFile(kConfigs / "refused_statements.yaml"), "r.yaml");
   ASSERT_EQ(p.errors.size(), 14U);
-  for (const char* tool : {"write", "outfile", "lock", "sleep", "getlock", "variable", "versioned",
-                           "mariadb_comment", "hint", "two", "handler", "table", "values_row",
-                           "quoting"}) {
+  for (const char* tool :
+       {"write", "outfile", "lock", "sleep", "getlock", "variable", "versioned", "mariadb_comment",
+        "hint", "two", "handler", "table", "values_row", "quoting"}) {
     bool found = false;
     for (const auto& e : p.errors) {
-      found = found || (e.find("mysql.tools." + std::string(tool) + ".statement: refused by the "
-                                "MySQL guard (") != std::string::npos);
+      found = found || (e.find("mysql.tools." + std::string(tool) +
+                               ".statement: refused by the "
+                               "MySQL guard (") != std::string::npos);
     }
     EXPECT_TRUE(found) << tool;
   }

@@ -85,29 +85,29 @@ bool matches(const std::string& expect, const Verdict& v, std::string& why) {
 }
 
 TEST(MysqlGuardGolden, EveryCaseFileMatches) {
-  testsupport::runVerdictCases(
-      fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases",
-      [](const fs::path& file, const VerdictCase& c) {
-        const bool routine = file.filename().string().starts_with("routine_");
-        const Verdict v =
-            routine ? checkRoutineBody(c.sql, dialectOf(c)) : checkTemplate(c.sql, dialectOf(c));
-        testsupport::CaseOutcome o;
-        o.matched = matches(c.expect, v, o.why);
-        o.got = describe(v);
-        o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
-        return o;
-      });
+  testsupport::runVerdictCases(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/mysql/guard_cases",
+                               [](const fs::path& file, const VerdictCase& c) {
+                                 const bool routine =
+                                     file.filename().string().starts_with("routine_");
+                                 const Verdict v = routine ? checkRoutineBody(c.sql, dialectOf(c))
+                                                           : checkTemplate(c.sql, dialectOf(c));
+                                 testsupport::CaseOutcome o;
+                                 o.matched = matches(c.expect, v, o.why);
+                                 o.got = describe(v);
+                                 o.verdict = v.allowed ? "allow" : std::string(ruleId(v.rule));
+                                 return o;
+                               });
 }
 
 TEST(MysqlGuardGolden, FuzzCorpusNeverCrashes) {
-  testsupport::forEachCorpusFile(
-      fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/mysql/guard_corpus",
-      [](const fs::path& path, const std::string& data) {
-        const Verdict v = checkTemplate(data);
-        EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
-        const Verdict body = checkRoutineBody(data);
-        EXPECT_EQ(body.allowed, body.rule == Rule::None) << path.filename();
-      });
+  testsupport::forEachCorpusFile(fs::path(MCPDB_SOURCE_DIR) / "tests/fuzz/mysql/guard_corpus",
+                                 [](const fs::path& path, const std::string& data) {
+                                   const Verdict v = checkTemplate(data);
+                                   EXPECT_EQ(v.allowed, v.rule == Rule::None) << path.filename();
+                                   const Verdict body = checkRoutineBody(data);
+                                   EXPECT_EQ(body.allowed, body.rule == Rule::None)
+                                       << path.filename();
+                                 });
 }
 
 }  // namespace
