@@ -31,7 +31,7 @@ console.log(`Connected to ${info.name} ${info.version} over stdio in ${connectMs
 const { tools } = await client.listTools();
 const byEngine = {};
 for (const t of tools) {
-  const engine = t.name.includes('dynamodb') ? 'dynamodb' : t.name.includes('mongodb') ? 'mongodb' : 'postgres';
+  const engine = ['dynamodb', 'mongodb', 'mysql'].find((e) => t.name.includes(e)) ?? 'postgres';
   (byEngine[engine] ??= []).push(t.name);
 }
 for (const [engine, names] of Object.entries(byEngine)) console.log(`  ${engine.padEnd(9)} ${names.join(', ')}`);
