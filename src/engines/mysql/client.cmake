@@ -15,3 +15,7 @@ mcpdb_library(mcpdb_mysql_dsn SOURCES dsn.cpp time_limit.cpp DEPS mcpdb_common)
 mcpdb_library(mcpdb_mysql_client
   SOURCES errors.cpp raw_client.cpp params.cpp row_reader.cpp cancel.cpp connection.cpp
   DEPS mcpdb_mysql_dsn mcpdb_mariadb mcpdb_common)
+
+# mcpdb_mysql_iam: the RDS IAM token source of a source's DSN (the AWS credential chain and the
+# RDS token of src/aws, shared with PostgreSQL).
+mcpdb_library(mcpdb_mysql_iam SOURCES iam.cpp DEPS mcpdb_mysql_dsn mcpdb_aws mcpdb_common)

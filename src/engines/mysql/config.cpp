@@ -87,7 +87,12 @@ const config::Section<Source>& sourceSection() {
                             .string("dsn_env", &Source::dsn_env,
                                     "the environment variable holding its DSN "
                                     "(mysql://user:password@host:port/db?ssl-mode=...)",
-                                    config::kRequired, envNameProblem);
+                                    config::kRequired, envNameProblem)
+                            .boolean("iam_auth", &Source::iam_auth,
+                                     "RDS IAM authentication: the DSN has no password; each new "
+                                     "connection sends a fresh 15-minute token made with the AWS "
+                                     "credential chain and AWS_REGION, over TLS VERIFY_IDENTITY "
+                                     "(default false; also the DSN's ?iam=true)");
   return s;
 }
 

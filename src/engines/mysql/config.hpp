@@ -5,7 +5,7 @@
 //   mysql:
 //     sources:                       # optional; default: one source `default` from MYSQL_DSN
 //       default: {dsn_env: MYSQL_DSN}
-//       reports: {dsn_env: REPORTS_MYSQL_DSN}
+//       reports: {dsn_env: REPORTS_MYSQL_DSN, iam_auth: true}   # RDS IAM token as password
 //     pool: {size: 4}
 //     limits: {max_rows, max_bytes, timeout_ms}
 //     allowed_functions: [shop.price_with_tax]   # stored functions allowlisted by name
@@ -40,6 +40,9 @@ inline constexpr std::string_view kDefaultDsnEnv = "MYSQL_DSN";
 struct Source {
   std::string name;
   std::string dsn_env;
+  // RDS IAM authentication (also turned on by the DSN's ?iam=true): a fresh token per connection
+  // as the password, over TLS that verifies the server (dsn.hpp: enableIam).
+  bool iam_auth = false;
 };
 
 struct PoolSettings {

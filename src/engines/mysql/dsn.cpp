@@ -151,20 +151,27 @@ Status applyParameter(std::string_view key, std::string_view rawValue, std::size
     auto t = parseTimeout(*value);
     if (!t) return t.error();
     out.connect_timeout = *t;
+  } else if (key == "iam") {
+    const std::string v = upper(*value);
+    if (v == "TRUE" || v == "1") {
+      out.iam = true;
+    } else if (v != "FALSE" && v != "0") {
+      return bad("iam must be true or false");
+    }
   } else if (key == "socket") {
     if (value->empty() || value->front() != '/') return bad("socket must be an absolute path");
     out.socket = std::move(*value);
   } else {
     return bad(ordinal(n) +
-               " has an unknown name (known: ssl-mode, ssl-ca, connect-timeout, socket)");
+               " has an unknown name (known: ssl-mode, ssl-ca, connect-timeout, socket, iam)");
   }
   return {};
 }
 
 Status parseQuery(std::string_view query, Dsn& out) {
-  std::array<bool, 4> seen{};
-  constexpr std::array<std::string_view, 4> kKeys = {"ssl-mode", "ssl-ca", "connect-timeout",
-                                                     "socket"};
+  std::array<bool, 5> seen{};
+  constexpr std::array<std::string_view, 5> kKeys = {"ssl-mode", "ssl-ca", "connect-timeout",
+                                                     "socket", "iam"};
   for (std::size_t n = 1; !query.empty(); ++n) {
     const auto amp = query.find('&');
     const auto pair = query.substr(0, amp);
@@ -198,6 +205,7 @@ Status checkCombination(Dsn& out) {
   if (!out.ssl_ca.empty() && out.ssl_mode == SslMode::Disabled) {
     return bad("ssl-ca is given but ssl-mode is DISABLED");
   }
+  if (out.iam) return enableIam(out);
   return {};
 }
 
@@ -220,6 +228,27 @@ std::string_view sslModeName(SslMode mode) {
 
 SslMode defaultSslMode(std::string_view host, std::string_view socket) {
   return !socket.empty() || isLoopback(host) ? SslMode::Preferred : SslMode::Required;
+}
+
+Status enableIam(Dsn& dsn) {
+  if (!dsn.password.empty()) {
+    return bad("a password and IAM auth exclude each other (the RDS token is the password)");
+  }
+  if (dsn.user.empty())
+    return bad("IAM auth needs a user name (the database user the token names)");
+  if (!dsn.socket.empty() || dsn.host.empty()) {
+    return bad("IAM auth needs a TCP host (the token is signed for host:port), not a socket");
+  }
+  if (dsn.ssl_mode_explicit &&
+      (dsn.ssl_mode == SslMode::Disabled || dsn.ssl_mode == SslMode::Preferred ||
+       dsn.ssl_mode == SslMode::Required)) {
+    return bad("ssl-mode=" + std::string(sslModeName(dsn.ssl_mode)) +
+               " cannot carry IAM auth: the token is sent as a clear-text password, so TLS must "
+               "be on and verify the server (use VERIFY_IDENTITY, or leave ssl-mode out)");
+  }
+  dsn.ssl_mode = SslMode::VerifyIdentity;
+  dsn.iam = true;
+  return {};
 }
 
 Result<Dsn> parseDsn(std::string_view text) {
@@ -278,6 +307,7 @@ std::string redactedDsn(const Dsn& dsn) {
   if (!dsn.ssl_ca.empty()) out += "&ssl-ca=" + percentEncode(dsn.ssl_ca);
   if (!dsn.socket.empty()) out += "&socket=" + percentEncode(dsn.socket);
   out += "&connect-timeout=" + std::to_string(dsn.connect_timeout.count());
+  if (dsn.iam) out += "&iam=true";
   return out;
 }
 

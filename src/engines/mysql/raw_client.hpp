@@ -18,6 +18,23 @@ namespace mcpdb::mysql {
 
 using MysqlPtr = Owned<MYSQL, mysql_close>;
 
+// What connectRaw sets on a new handle besides the fixed options, computed without a server so
+// the security-relevant choices are tested directly.
+struct ConnectPlan {
+  std::string password;           // secret: the DSN's, or a fresh RDS IAM token; never logged
+  bool cleartext_plugin = false;  // MYSQL_ENABLE_CLEARTEXT_PLUGIN: IAM only, and only over
+                                  // verified TLS (RDS checks the token via mysql_clear_password)
+  bool ssl_enforce = false;       // MYSQL_OPT_SSL_ENFORCE
+  bool ssl_verify_server_cert = false;  // MYSQL_OPT_SSL_VERIFY_SERVER_CERT (chain + host name)
+  std::string ssl_ca;                   // MYSQL_OPT_SSL_CA when not empty
+  bool require_tls = false;             // after the handshake: refuse a session without TLS
+};
+
+// The plan for one new connection of `dsn`. In IAM mode, calls dsn.iam_token once (a fresh
+// token per connection) and refuses anything but VERIFY_* TLS. Errors never contain the
+// password or the token.
+Result<ConnectPlan> planConnect(const Dsn& dsn);
+
 // Connects (utf8mb4, no multi-statements, no LOCAL INFILE, timeouts, TLS per ssl-mode; REQUIRED
 // and stronger refuse a session without TLS). Errors are safe: no password, no DSN text.
 Result<MysqlPtr> connectRaw(const Dsn& dsn, std::chrono::seconds ioTimeout);

@@ -8,6 +8,7 @@
 #include "common/row_budget.hpp"
 #include "engines/mysql/doctor.hpp"
 #include "engines/mysql/dsn.hpp"
+#include "engines/mysql/iam.hpp"
 #include "engines/mysql/routines.hpp"
 
 namespace mcpdb::mysql {
@@ -65,7 +66,10 @@ Result<Param> bindScalar(const sql::ScalarSpec& spec, const Json& value, const s
 // ---- SourcePool ----
 
 SourcePool::SourcePool(Source source, std::uint32_t size, Env env)
-    : source_(std::move(source)), size_(size), env_(std::move(env)) {}
+    : source_(std::move(source)),
+      size_(size),
+      env_(std::move(env)),
+      iam_token_(rdsTokenSource(env_)) {}
 
 SourcePool::Lease::~Lease() {
   if (pool_ != nullptr && conn_) pool_->giveBack(std::move(conn_));
@@ -82,6 +86,15 @@ Result<std::unique_ptr<Connection>> SourcePool::openOne() {
     return makeError(Code::Unavailable, "mysql source '" + source_.name + "': " + source_.dsn_env +
                                             ": " + dsn.error().message);
   }
+  if (source_.iam_auth && !dsn->iam) {
+    if (auto s = enableIam(*dsn); !s) {
+      return makeError(Code::Unavailable, "mysql source '" + source_.name +
+                                              "': " + source_.dsn_env +
+                                              " with iam_auth: " + s.error().message);
+    }
+  }
+  // Called for this connection and for each cancelling side connection: a fresh token each time.
+  if (dsn->iam) dsn->iam_token = iam_token_;
   auto conn = Connection::open(*dsn);
   if (!conn) return conn.error();
   {

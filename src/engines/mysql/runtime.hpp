@@ -70,6 +70,7 @@ class SourcePool {
   Source source_;
   std::size_t size_;
   Env env_;
+  TokenSource iam_token_;  // RDS IAM tokens, used when the source's DSN asks for IAM
   mutable std::mutex mu_;
   std::condition_variable_any freed_;
   std::vector<std::unique_ptr<Connection>> idle_;

@@ -5,7 +5,8 @@
 // - an error message is the same whichever secret the password holds (so the password is never
 //   in it), and it never contains the secret;
 // - the redacted form never depends on the password's value, and it parses back to the same
-//   target (user, host, port, socket, database, ssl-mode, ssl-ca, timeout).
+//   target (user, host, port, socket, database, ssl-mode, ssl-ca, timeout, iam);
+// - an IAM DSN has no password and verifies the server (VERIFY_IDENTITY over TCP).
 
 #include <cstddef>
 #include <cstdint>
@@ -24,14 +25,19 @@ void require(bool condition) {
   if (!condition) __builtin_trap();
 }
 
+// The port is unused with a socket (libmariadb ignores it), so the redacted form leaves it out.
 bool sameTarget(const Dsn& a, const Dsn& b) {
-  return a.user == b.user && a.host == b.host && a.port == b.port && a.socket == b.socket &&
-         a.database == b.database && a.ssl_mode == b.ssl_mode && a.ssl_ca == b.ssl_ca &&
-         a.connect_timeout == b.connect_timeout;
+  return a.user == b.user && a.host == b.host && (a.port == b.port || !a.socket.empty()) &&
+         a.socket == b.socket && a.database == b.database && a.ssl_mode == b.ssl_mode &&
+         a.ssl_ca == b.ssl_ca && a.connect_timeout == b.connect_timeout && a.iam == b.iam;
 }
 
 // The redacted form: independent of the password's value and a faithful description.
 void checkRedacted(const Dsn& d) {
+  if (d.iam) {
+    require(d.password.empty() && d.socket.empty() && !d.host.empty());
+    require(d.ssl_mode == mcpdb::mysql::SslMode::VerifyIdentity);
+  }
   const std::string r = redactedDsn(d);
   Dsn other = d;
   if (!other.password.empty()) other.password = d.password == "QqQq" ? "WwWw" : "QqQq";
