@@ -1,5 +1,6 @@
 // Turns bench/results/latest.json into latest.md (Markdown tables: figures, ratios to
 // mcp-dbserver, targets) and latest.png (gnuplot). Usage: node bench/report.mjs RESULTS.json
+// A one-section MySQL run (BENCH_SECTIONS=mysql BENCH_OUT_NAME=mysql) becomes mysql.md alone.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -152,6 +153,86 @@ function protocolTables(P) {
   }
 }
 
+
+// MySQL/MariaDB: the same SELECT through mcp-dbserver, Toolbox and DBHub, stdio and HTTP, c=1 and
+// c=8, with each peer as a ratio to mcp-dbserver from the same run.
+function mysqlTables(M) {
+  if (!M) return;
+  const Cs = M.concurrency || [1, 8];
+  p();
+  p("## MySQL/MariaDB: one document by id");
+  p();
+  if (M.failure) {
+    p(`Skipped: ${M.failure}`);
+    return;
+  }
+  p(`\`${M.sql}\` with id ${M.doc_id}, on the same MariaDB, through each server's own tool: mcp-dbserver's built-in`);
+  p("`get_document_mysql` (built-in MySQL section, self_check off; over HTTP auth none and a rate limit that is not what is");
+  p("measured), Toolbox's `mysql-sql` tool with the same statement (bench/config/toolbox-mysql.yaml), DBHub's `execute_sql`");
+  p("with the same text and the literal id (it takes SQL from the client). The servers' load runs are interleaved rep by");
+  p("rep. Cold start is spawn → initialize answer; RSS idle is before the load, RSS after is at the end of the c=8 load.");
+  const titles = { stdio: "stdio", http: "Streamable HTTP (one session per connection)" };
+  for (const t of ["stdio", "http"]) {
+    const g = M[t] || {};
+    const ids = Object.keys(g).filter((k) => g[k]?.name);
+    if (!ids.length) continue;
+    p();
+    p(`### MySQL over ${titles[t]}`);
+    p();
+    p(`| Server | Cold start → initialize | ${Cs.map((c) => `p50 / p99 c=${c}`).join(" | ")} | ${Cs.map((c) => `req/s c=${c}`).join(" | ")} | RSS idle | RSS after c=${Cs.at(-1)} | errors ${Cs.map((c) => `c=${c}`).join(" / ")} |`);
+    p(`|---|---|${Cs.map(() => "---|").join("")}${Cs.map(() => "---|").join("")}---|---|---|`);
+    for (const id of ids) {
+      const s = g[id];
+      const cold = s.cold?.cold_start_us;
+      const cells = [s.name, range(cold ? { min: cold.min, median: cold.p50, max: cold.max } : null, ms) + (s.cold?.failure ? " ⚠" : "")];
+      for (const c of Cs) cells.push(`${us(med(s[`call_c${c}`]?.p50_us))} / ${us(med(s[`call_c${c}`]?.p99_us))}${errNote(s[`call_c${c}`])}`);
+      for (const c of Cs) cells.push(range(s[`call_c${c}`]?.throughput_rps, fmt));
+      cells.push(mb(med(s[`call_c${Cs[0]}`]?.rss_idle_kb) ?? s.cold?.rss_idle?.rss_kb));
+      cells.push(mb(med(s[`call_c${Cs.at(-1)}`]?.rss_loaded_kb)));
+      cells.push(Cs.map((c) => errCount(s[`call_c${c}`])).join(" / "));
+      p(`| ${cells.join(" | ")} |`);
+    }
+    const o = g[OURS];
+    const peers = ids.filter((id) => id !== OURS);
+    if (!o || !peers.length) continue;
+    p();
+    p("Each peer as a ratio to mcp-dbserver (same run): cold start, latency and memory peer ÷ ours (above 1× the peer is");
+    p("slower or larger), throughput ours ÷ peer (above 1× we serve more requests per second).");
+    p();
+    p(`| Peer | cold start | ${Cs.map((c) => `p50 c=${c} | p99 c=${c}`).join(" | ")} | ${Cs.map((c) => `throughput c=${c}`).join(" | ")} | RSS idle |`);
+    p(`|---|---|${Cs.map(() => "---|---|").join("")}${Cs.map(() => "---|").join("")}---|`);
+    for (const id of peers) {
+      const s = g[id];
+      const cells = [s.name, rfmt(ratio(s.cold?.cold_start_us?.p50, o.cold?.cold_start_us?.p50))];
+      for (const c of Cs) cells.push(rfmt(ratio(med(s[`call_c${c}`]?.p50_us), med(o[`call_c${c}`]?.p50_us))), rfmt(ratio(med(s[`call_c${c}`]?.p99_us), med(o[`call_c${c}`]?.p99_us))));
+      for (const c of Cs) cells.push(rfmt(ratio(med(o[`call_c${c}`]?.throughput_rps), med(s[`call_c${c}`]?.throughput_rps))));
+      cells.push(rfmt(ratio(med(s[`call_c${Cs[0]}`]?.rss_idle_kb), med(o[`call_c${Cs[0]}`]?.rss_idle_kb))));
+      p(`| ${cells.join(" | ")} |`);
+    }
+  }
+  if (typeof M.duration_s === "number") {
+    p();
+    p(`This section took ${M.duration_s} s.`);
+  }
+}
+
+// A MySQL-only run: its own page, nothing else (the other sections were not run).
+const base = path.basename(file, ".json");
+if (base !== "latest" && m.sections?.length === 1 && m.sections[0] === "mysql") {
+  if (m.command) {
+    p();
+    p("Command (from the repository root, with the servers of scripts/servers.sh running):");
+    p();
+    p("```sh");
+    p(m.command);
+    p("```");
+  }
+  mysqlTables(R.mysql);
+  fs.writeFileSync(path.join(dir, `${base}.md`), lines.join("\n") + "\n");
+  console.error(`[bench] wrote ${path.join(dir, `${base}.md`)}`);
+  process.exit(0);
+}
+
 function serverTable(title, group, withList) {
   const ids = Object.keys(group).filter((k) => group[k] && group[k].name);
   if (!ids.length) return;
@@ -215,6 +296,7 @@ if (R.http?.failure) p(`\nHTTP comparison skipped: ${R.http.failure}`);
 protocolTables(R.protocol);
 serverTable("MongoDB over stdio: one document by _id", Object.fromEntries(Object.entries(R.mongodb).filter(([, v]) => v && v.name)), true);
 if (R.mongodb?.failure) p(`\nMongoDB comparison skipped: ${R.mongodb.failure}`);
+mysqlTables(R.mysql);
 
 // Floor and semantic search.
 const f = R.floor?.shapes;

@@ -13,6 +13,7 @@ const ROOT = path.dirname(BENCH);
 const BUILD = process.env.BENCH_BUILD_DIR || path.join(ROOT, "build/release");
 const QUICK = process.env.BENCH_QUICK === "1"; // short runs while developing the harness
 const OUT = process.env.BENCH_OUT_DIR || path.join(BENCH, "results");
+const OUT_NAME = process.env.BENCH_OUT_NAME || "latest";
 const WORK = fs.mkdtempSync(path.join(os.tmpdir(), "mcpdb-bench-"));
 const NM = path.join(BENCH, "node_modules");
 
@@ -32,7 +33,9 @@ const SEMANTIC_QUERY = "how do I find out why a SQL query is slow";
 
 const env = process.env;
 // BENCH_SECTIONS=protocol (comma-separated: ceiling, floor, postgres, http, protocol, mongodb,
-// semantic) runs only those sections, e.g. while measuring one of them; default: all.
+// semantic, mysql) runs only those sections, e.g. while measuring one of them; default: all.
+// BENCH_OUT_NAME=mysql writes mysql.{json,md} instead of latest.* (a one-section run beside the
+// full one).
 const SECTIONS = env.BENCH_SECTIONS ? new Set(env.BENCH_SECTIONS.split(",").map((x) => x.trim())) : null;
 const want = (section) => !SECTIONS || SECTIONS.has(section);
 const LEGACY_VERSION = "2025-11-25";
@@ -495,6 +498,89 @@ function protocolSection() {
   return out;
 }
 
+
+// ---- MySQL/MariaDB: one document by id ------------------------------------------------------
+// The same SELECT on the same MariaDB through mcp-dbserver (built-in get_document_mysql, the
+// built-in MySQL section with self_check off), Toolbox (a mysql-sql tool with the same statement,
+// bound as ?) and DBHub (execute_sql with the same text and the literal id: it takes SQL from the
+// client). stdio and HTTP, c=1 and c=8, the servers' runs interleaved rep by rep so machine noise
+// falls on all alike. Every answer must contain doc-01's title.
+const MYSQL_C = [1, 8];
+const MYSQL_SQL = "SELECT id, title, body, category, tags, published FROM documents WHERE id = ?";
+const MYSQL_SQL_LITERAL = MYSQL_SQL.replace("?", `'${DOC_ID}'`);
+
+function mysqlServers() {
+  const u = new URL(env.MYSQL_DSN);
+  const myEnv = {
+    BENCH_MY_HOST: u.hostname,
+    BENCH_MY_PORT: u.port || "3306",
+    BENCH_MY_DATABASE: u.pathname.slice(1),
+    BENCH_MY_USER: decodeURIComponent(u.username),
+    BENCH_MY_PASSWORD: decodeURIComponent(u.password),
+  };
+  const section = fs.readFileSync(path.join(ROOT, "src/engines/mysql/default_section.yaml"), "utf8");
+  const stdioCfg = path.join(WORK, "mysql-stdio.yaml");
+  const httpCfg = path.join(WORK, "mysql-http.yaml");
+  fs.writeFileSync(stdioCfg, `server: {self_check: off}\n${section}`);
+  fs.writeFileSync(httpCfg, `server: {self_check: off}\n${section}http: {auth: none, max_concurrent_calls: 1024, rate_limit: {rate: 1000000, burst: 1000000}}\n`);
+  const oursEnv = baseEnv({ MYSQL_DSN: env.MYSQL_DSN, MCPDB_LOG_LEVEL: "warn" });
+  const yaml = path.join(BENCH, "config/toolbox-mysql.yaml");
+  const dbhub = ["node", path.join(NM, "@bytebase/dbhub/dist/index.js"), "--dsn", env.MYSQL_DSN];
+  const names = { ours: "mcp-dbserver (C++)", toolbox: PG[2].name, dbhub: PG[3].name };
+  const oursCall = { tool: "get_document_mysql", args: { id: DOC_ID } };
+  const toolboxCall = { tool: "get_document_mysql", args: { id: DOC_ID } };
+  const dbhubCall = { tool: "execute_sql", args: { sql: MYSQL_SQL_LITERAL } };
+  const stdio = [
+    { id: "mcp-dbserver", name: names.ours, cmd: [OURS, "serve", "--config", stdioCfg], env: oursEnv, call: oursCall },
+    { id: "toolbox", name: names.toolbox, cmd: [toolboxBin, "--config", yaml, "--stdio", "--disable-version-check", "--log-level", "WARN"], env: baseEnv(myEnv), call: toolboxCall },
+    { id: "dbhub", name: names.dbhub, cmd: dbhub, env: baseEnv({}), call: dbhubCall },
+  ];
+  const [po, pt, pd] = [nextPort(), nextPort(), nextPort()];
+  const http = [
+    { ...stdio[0], url: `http://127.0.0.1:${po}/mcp`, cmd: [OURS, "serve", "--config", httpCfg, "--http", `127.0.0.1:${po}`] },
+    { ...stdio[1], url: `http://127.0.0.1:${pt}/mcp`, cmd: [toolboxBin, "--config", yaml, "--address", "127.0.0.1", "--port", String(pt), "--disable-version-check", "--log-level", "WARN"] },
+    { ...stdio[2], url: `http://127.0.0.1:${pd}/mcp`, cmd: [...dbhub, "--transport=http", "--host=127.0.0.1", `--port=${pd}`] },
+  ];
+  return { stdio, http };
+}
+
+function mysqlSection() {
+  if (!env.MYSQL_DSN) return { failure: "MYSQL_DSN is not set" };
+  const out = { sql: MYSQL_SQL, doc_id: DOC_ID, concurrency: MYSQL_C, stdio: {}, http: {} };
+  const servers = mysqlServers();
+  for (const transport of ["stdio", "http"]) {
+    const list = servers[transport];
+    const raw = {};
+    for (const s of list) {
+      const r = (out[transport][s.id] = { name: s.name, call: s.call.tool });
+      log(`  ${s.id}: cold start (${transport})`);
+      r.cold = coldStart(s, transport);
+    }
+    for (let i = 0; i < REPS; ++i) {
+      for (const c of MYSQL_C) {
+        for (const s of list) {
+          log(`  ${s.id}: tools/call c=${c} (${transport}, rep ${i + 1}/${REPS})`);
+          const args = [
+            "--method", "tools/call",
+            ...callArgs(s),
+            "--requests", String(s.id === "mcp-dbserver" ? 200000 : 50000),
+            "--concurrency", String(c),
+            "--warmup", String(20 + c * 2),
+            "--max-seconds", String(LOAD_SECONDS),
+            "--settle-ms", "300",
+          ];
+          if (transport === "http") args.push("--url", s.url);
+          ((raw[s.id] ??= {})[`call_c${c}`] ??= []).push(loadgen(args, s.cmd, s.env, `mysql-${s.id}-${transport}-c${c}-r${i}`));
+        }
+      }
+    }
+    for (const [id, byKey] of Object.entries(raw)) {
+      for (const [k, runs] of Object.entries(byKey)) out[transport][id][k] = summarizeRuns(runs);
+    }
+  }
+  return out;
+}
+
 // ---- main -------------------------------------------------------------------------------------
 const started = Date.now();
 const machine = {
@@ -508,6 +594,13 @@ const machine = {
   quick: QUICK,
   reps: REPS,
   load_seconds: LOAD_SECONDS,
+  sections: SECTIONS ? [...SECTIONS] : null,
+  // How this run was started (the BENCH_* settings only: no DSN or secret is recorded).
+  command: [
+    'eval "$(bash scripts/servers.sh env)" &&',
+    ...Object.keys(env).filter((k) => /^BENCH_[A-Z_]+$/.test(k)).sort().map((k) => `${k}=${env[k]}`),
+    "node bench/run.mjs",
+  ].join(" "),
 };
 const results = { machine, client_ceiling: {}, floor: null, db_ceiling: null, added_latency: null, postgres: {}, mongodb: {}, http: {}, semantic: {} };
 
@@ -616,11 +709,19 @@ if (want("semantic")) {
   results.semantic.mongodb_c8 = loadRuns(mgS, "stdio", "tools/call", 8, callArgs(mgS));
 }
 
+if (want("mysql")) {
+  log("MySQL/MariaDB: one document by id, stdio and HTTP");
+  const t = Date.now();
+  results.mysql = mysqlSection();
+  results.mysql.duration_s = Math.round((Date.now() - t) / 1000);
+}
+
 machine.load_after = os.loadavg();
 machine.duration_s = Math.round((Date.now() - started) / 1000);
 fs.mkdirSync(OUT, { recursive: true });
-fs.writeFileSync(path.join(OUT, "latest.json"), JSON.stringify(results, null, 2) + "\n");
-log(`raw results: ${path.join(OUT, "latest.json")} (${machine.duration_s} s)`);
-const report = spawnSync("node", [path.join(BENCH, "report.mjs"), path.join(OUT, "latest.json")], { stdio: "inherit" });
+const outJson = path.join(OUT, `${OUT_NAME}.json`);
+fs.writeFileSync(outJson, JSON.stringify(results, null, 2) + "\n");
+log(`raw results: ${outJson} (${machine.duration_s} s)`);
+const report = spawnSync("node", [path.join(BENCH, "report.mjs"), outJson], { stdio: "inherit" });
 fs.rmSync(WORK, { recursive: true, force: true });
 process.exit(report.status ?? 1);
