@@ -71,8 +71,8 @@ TEST(MysqlResourcesLive, DemoToolsDescribeTheirParametersAndColumns) {
   ASSERT_TRUE(doc) << doc.error().message;
   EXPECT_EQ((*doc)["engine"], "mysql");
   EXPECT_EQ((*doc)["tool"], "get_document_mysql");
-  EXPECT_EQ(columnNames(*doc), (std::vector<std::string>{"id", "title", "body", "category",
-                                                         "tags", "published"}));
+  EXPECT_EQ(columnNames(*doc),
+            (std::vector<std::string>{"id", "title", "body", "category", "tags", "published"}));
   EXPECT_EQ(columnType(*doc, "id"), "string");
   EXPECT_EQ(columnType(*doc, "published"), "date");
   ASSERT_EQ((*doc)["parameters"].size(), 1U);
