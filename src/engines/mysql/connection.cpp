@@ -179,6 +179,52 @@ Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param>
   return result;
 }
 
+Result<StatementShape> Connection::describe(std::string_view sql, const CallLimits& limits,
+                                            const std::stop_token& stop) {
+  if (!usable()) return makeError(Code::Unavailable, "describe: the connection is closed");
+  if (stop.stop_requested()) return makeError(Code::Cancelled, "describe: cancelled");
+  // The text a call prepares (with its time limit), so the shape is the one a call gets.
+  auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
+  if (!text) return text.error();
+  if (auto s = checkRequestSize(*text, {}); !s) return s.error();
+
+  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s.error();
+  Result<StatementShape> result = makeError(Code::Internal, "not described");
+  {
+    StmtPtr stmt(mysql_stmt_init(handle_.get()));
+    if (stmt == nullptr) {
+      result = lastError("prepare");
+    } else if (mysql_stmt_prepare(stmt.get(), text->data(), text->size()) != 0) {
+      result = statementError(stmt.get(), "prepare");
+    } else {
+      StatementShape shape;
+      shape.param_count = mysql_stmt_param_count(stmt.get());
+      ResPtr meta(mysql_stmt_result_metadata(stmt.get()));
+      if (meta != nullptr) {
+        const unsigned n = mysql_num_fields(meta.get());
+        const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+        for (unsigned i = 0; i < n && fields != nullptr; ++i) {
+          shape.columns.push_back(
+              {std::string(fields[i].name, fields[i].name_length), columnTypeName(fields[i])});
+          shape.nullable.push_back((fields[i].flags & NOT_NULL_FLAG) == 0);
+        }
+      } else if (mysql_stmt_field_count(stmt.get()) != 0) {
+        result = statementError(stmt.get(), "describe");
+      }
+      if (meta != nullptr || mysql_stmt_field_count(stmt.get()) == 0) result = std::move(shape);
+    }
+  }
+  if (!result.ok() && result.error().code == Code::Unavailable) broken_ = true;
+  if (usable()) (void)exec("ROLLBACK", "rollback");
+  if (usable()) {
+    if (auto s = resetSession(); !s) {
+      broken_ = true;  // unknown session state: the owner must not reuse this connection
+      if (result.ok()) return s.error();
+    }
+  }
+  return result;
+}
+
 // A request larger than max_allowed_packet makes the server drop the connection ("server has
 // gone away"); refused here instead, with the connection kept.
 Status Connection::checkRequestSize(std::string_view text, std::span<const Param> params) const {

@@ -12,6 +12,8 @@
 //   limit carried by the statement text (time_limit.hpp), fetched under row and byte caps, and
 //   cancellable from another thread (cancel.hpp); afterwards the session is reset (see
 //   resetSession in connection.cpp for the measured trade-off).
+// - describe(): the same statement prepared the same way but never executed: its result columns
+//   and parameter count (schema resources).
 // Not thread-safe: one call at a time; only the stop token may be used from another thread.
 
 #include <memory>
@@ -43,6 +45,13 @@ struct ConnectOptions {
   std::chrono::seconds io_timeout{60};
 };
 
+// What preparing a statement tells without executing it.
+struct StatementShape {
+  std::vector<Column> columns;  // named and typed as the row reader names them
+  std::vector<bool> nullable;   // per column: false when the server says NOT NULL
+  std::size_t param_count = 0;
+};
+
 class Connection {
  public:
   // Connects and sets the session up; Unavailable/PermissionDenied/... with a safe message.
@@ -66,6 +75,12 @@ class Connection {
   // connect timeout when the server is unreachable).
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
                           const CallLimits& limits, const std::stop_token& stop = {});
+
+  // Prepares `sql` exactly as run() does (time-limited text, inside START TRANSACTION READ ONLY,
+  // then ROLLBACK and a session reset) and reads its result metadata and parameter count; the
+  // statement is never executed.
+  Result<StatementShape> describe(std::string_view sql, const CallLimits& limits,
+                                  const std::stop_token& stop = {});
 
   // Runs `sql` as plain text, reading back at most the first column of the first row: the
   // session set-up here and test fixtures. Never for the agent's statements.

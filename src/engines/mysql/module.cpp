@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "engines/mysql/config.hpp"
+#include "engines/mysql/resources.hpp"
 #include "engines/mysql/runtime.hpp"
 #include "protocol/schema.hpp"
 
@@ -97,7 +98,8 @@ class MysqlModule final : public engines::EngineModule {
         return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }
-    return {};
+    // A schema resource per tool; reading one describes its statement (never at registration).
+    return registerResources(registry, rt);
   }
 
   bool declaresTools() const override { return !settings_.tools.empty(); }

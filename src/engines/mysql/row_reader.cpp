@@ -286,6 +286,10 @@ class Reader {
 
 }  // namespace
 
+std::string columnTypeName(const MYSQL_FIELD& field) {
+  return typeName(field);
+}
+
 std::string base64Encode(std::string_view bytes) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

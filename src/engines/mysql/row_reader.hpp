@@ -16,6 +16,9 @@ namespace mcpdb::mysql {
 Result<QueryResult> readRows(MYSQL_STMT* stmt, const CallLimits& limits,
                              const std::function<bool()>& stopped);
 
+// The type name a result column gets ("int", "string", "date"...: client_types.hpp's Column).
+std::string columnTypeName(const MYSQL_FIELD& field);
+
 // Standard base64 (RFC 4648, with padding): how bytes cells are written.
 std::string base64Encode(std::string_view bytes);
 

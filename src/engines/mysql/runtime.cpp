@@ -213,6 +213,19 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   return out;
 }
 
+Result<StatementShape> Runtime::describeTool(const QueryTool& tool, protocol::CallContext& ctx) {
+  const Source* source = settings_.sourceOf(tool);
+  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
+  const Limits limits = narrowed(tool.limits, ctx.limits);
+  const Clock::time_point deadline = ctx.deadlineFor(limits);
+  SourcePool* p = pool(source->name);
+  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
+  auto lease = p->acquire(deadline, ctx.stop);
+  if (!lease) return lease.error();
+  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
+  return lease->conn().describe(tool.statement, callLimits(limits, deadline), ctx.stop);
+}
+
 // ---- vetting and doctor ----
 
 namespace {

@@ -86,6 +86,10 @@ class Runtime {
   // Runs a query tool; never throws. Errors are safe to show (no value, no credential).
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
+  // The shape of `tool`'s statement (result columns, parameter count) on its source, prepared but
+  // never executed, after the same vetting of stored functions and views as a call: a refused
+  // tool gives PermissionDenied, not a description. Never throws.
+  Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
   // Runs `sql` (an engine-owned read, e.g. a self-check query) on `source` under `limits`.
   Result<QueryResult> run(const Source& source, std::string_view sql, std::span<const Param> params,
                           const Limits& limits, const std::stop_token& stop,
