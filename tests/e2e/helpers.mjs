@@ -23,7 +23,7 @@ export function serverEnv(extra = {}) {
 // The engine variables exported by scripts/servers.sh, when present.
 export function engineEnv() {
   const names = ['POSTGRES_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MCPDB_EMBED_MODEL_DIR', 'MCPDB_CONFIG'];
+    'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MYSQL_DSN', 'MCPDB_EMBED_MODEL_DIR', 'MCPDB_CONFIG'];
   const env = {};
   for (const n of names) if (process.env[n]) env[n] = process.env[n];
   return env;
@@ -209,6 +209,14 @@ export async function callEveryDemoTool(call) {
   s = await ok('semantic_search_mongodb', { query: 'how to speed up slow SQL queries', k: 3 });
   assert.equal(s.results.length, 3);
   assert.equal(s.results[0].id, 'doc-01');
+  // MySQL / MariaDB
+  s = await ok('list_document_categories_mysql', {});
+  assert.equal(s.rows.reduce((n, row) => n + row.documents, 0), 30, 'the 30 demo documents');
+  s = await ok('get_document_mysql', { id: 'doc-01' });
+  assert.equal(s.row_count, 1);
+  assert.equal(s.rows[0].id, 'doc-01');
+  s = await ok('search_documents_text_mysql', { words: 'index', limit: 3 });
+  assert.ok(s.rows.length > 0 && s.rows.length <= 3, 'word search');
   return called;
 }
 
@@ -219,6 +227,7 @@ export const demoTools = {
   dynamodb: ['list_dynamodb_targets', 'get_dynamodb_item', 'scan_dynamodb_table', 'count_dynamodb_items'],
   mongodb: ['list_mongodb_targets', 'list_mongodb_documents', 'get_mongodb_document', 'count_mongodb_documents',
     'semantic_search_mongodb'],
+  mysql: ['list_document_categories_mysql', 'get_document_mysql', 'search_documents_text_mysql'],
 };
 
 // Schema resources: resources/list offers mcpdb:// URIs for every engine in `engines` (and none
@@ -228,11 +237,11 @@ export async function checkSchemaResources(list, read, engines) {
   const { resources } = await list();
   assert.ok(Array.isArray(resources) && resources.length > 0, 'resources/list offers resources');
   for (const r of resources) {
-    assert.match(r.uri, /^mcpdb:\/\/(postgres|dynamodb|mongodb)\/[^\s]+$/, `resource URI ${r.uri}`);
+    assert.match(r.uri, /^mcpdb:\/\/(postgres|dynamodb|mongodb|mysql)\/[^\s]+$/, `resource URI ${r.uri}`);
     assert.equal(typeof r.name, 'string');
   }
   const read1 = [];
-  for (const engine of ['postgres', 'dynamodb', 'mongodb']) {
+  for (const engine of ['postgres', 'dynamodb', 'mongodb', 'mysql']) {
     const mine = resources.filter((r) => r.uri.startsWith(`mcpdb://${engine}/`));
     if (!engines.includes(engine)) {
       assert.equal(mine.length, 0, `no ${engine} resource for a client that may not see ${engine}`);

@@ -1,5 +1,5 @@
 // The v1 TypeScript SDK (@modelcontextprotocol/sdk, protocol 2025-11-25) against the real binary
-// with all three engines, over stdio and Streamable HTTP: it calls every demo tool of every engine
+// with all four engines, over stdio and Streamable HTTP: it calls every demo tool of every engine
 // and lists and reads the schema resources.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,11 +13,11 @@ import {
 const require = createRequire(path.join(repoRoot, 'tools', 'package.json'));
 const sdkHttp = require.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const V = '2025-11-25';
-const allEngines = ['postgres', 'dynamodb', 'mongodb'];
+const allEngines = ['postgres', 'dynamodb', 'mongodb', 'mysql'];
 
 function enginesOrFail() {
   const env = engineEnv();
-  for (const n of ['POSTGRES_DSN', 'AWS_REGION', 'MONGODB_URI', 'MCPDB_EMBED_MODEL_DIR']) {
+  for (const n of ['POSTGRES_DSN', 'AWS_REGION', 'MONGODB_URI', 'MYSQL_DSN', 'MCPDB_EMBED_MODEL_DIR']) {
     assert.ok(env[n], `${n} missing: run through scripts/test.sh`);
   }
   return env;
@@ -65,7 +65,7 @@ test('v1 SDK at 2025-11-25 over stdio: every engine\'s demo tools and the schema
 
 test('v1 SDK at 2025-11-25 over Streamable HTTP: every engine\'s demo tools and the schema resources', async () => {
   // About 25 requests back to back: above the default rate limit (10/s, burst 20) on a fast machine.
-  const s = await startHttpServer('e2e-v1-all', { scope: 'postgres,dynamodb,mongodb', env: enginesOrFail(), rate: 1000 });
+  const s = await startHttpServer('e2e-v1-all', { scope: 'postgres,dynamodb,mongodb,mysql', env: enginesOrFail(), rate: 1000 });
   try {
     const { Client } = await import(sdkClient);
     const { StreamableHTTPClientTransport } = await import(sdkHttp);

@@ -1,5 +1,5 @@
 // The v2 TypeScript client SDK (@modelcontextprotocol/client) pinned to protocol 2026-07-28
-// against the real binary with all three engines, over stdio and Streamable HTTP: stateless
+// against the real binary with all four engines, over stdio and Streamable HTTP: stateless
 // (server/discover, no initialize, no session), every demo tool of every engine, the schema
 // resources, and what 2026-07-28 asks of every result (resultType, serverInfo in _meta, caching
 // hints on cacheable results) checked on the raw messages. Needs Node 22 (tests/e2e/CMakeLists.txt
@@ -15,7 +15,7 @@ const { Client, StreamableHTTPClientTransport } = await import(resolveImport('@m
 const { StdioClientTransport } = await import(resolveImport('@modelcontextprotocol/client/stdio'));
 
 const V = '2026-07-28';
-const allEngines = ['postgres', 'dynamodb', 'mongodb'];
+const allEngines = ['postgres', 'dynamodb', 'mongodb', 'mysql'];
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 function modernClient(name) {
@@ -24,7 +24,7 @@ function modernClient(name) {
 
 function enginesOrFail() {
   const env = engineEnv();
-  for (const n of ['POSTGRES_DSN', 'AWS_REGION', 'MONGODB_URI', 'MCPDB_EMBED_MODEL_DIR']) {
+  for (const n of ['POSTGRES_DSN', 'AWS_REGION', 'MONGODB_URI', 'MYSQL_DSN', 'MCPDB_EMBED_MODEL_DIR']) {
     assert.ok(env[n], `${n} missing: run through scripts/test.sh`);
   }
   return env;
@@ -154,7 +154,7 @@ async function overHttp(scope, engines) {
 }
 
 test('v2 SDK pinned to 2026-07-28 over Streamable HTTP: every engine\'s demo tools and the schema resources', async () => {
-  await overHttp('postgres,dynamodb,mongodb', allEngines);
+  await overHttp('postgres,dynamodb,mongodb,mysql', allEngines);
 });
 
 test('v2 SDK pinned to 2026-07-28 over Streamable HTTP: a key scoped to postgres sees postgres tools and resources only', async () => {
