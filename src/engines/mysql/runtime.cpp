@@ -181,49 +181,38 @@ std::vector<PoolStats> Runtime::stats() const {
   return out;
 }
 
-Result<QueryResult> Runtime::run(const Source& source, std::string_view sql,
-                                 std::span<const Param> params, const Limits& limits,
-                                 const std::stop_token& stop, Clock::time_point deadline) {
-  SourcePool* p = pool(source.name);
+Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
+  const Source* source = settings_.sourceOf(tool);
+  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
+  SourcePool* p = pool(source->name);
   if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
-  auto lease = p->acquire(deadline, stop);
+  const Limits limits = narrowed(tool.limits, ctx.limits);
+  const Clock::time_point deadline = ctx.deadlineFor(limits);
+  auto lease = p->acquire(deadline, ctx.stop);
   if (!lease) return lease.error();
-  return lease->conn().run(sql, params, callLimits(limits, deadline), stop);
+  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
+  return ToolLease{std::move(*lease), limits, callLimits(limits, deadline)};
 }
 
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
-  const Source* source = settings_.sourceOf(tool);
-  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
-  const Limits limits = narrowed(tool.limits, ctx.limits);
-  const Clock::time_point deadline = ctx.deadlineFor(limits);
-  SourcePool* p = pool(source->name);
-  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
-  auto lease = p->acquire(deadline, ctx.stop);
-  if (!lease) return lease.error();
-  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
-  auto r = lease->conn().run(tool.statement, *params, callLimits(limits, deadline), ctx.stop);
+  auto held = leaseFor(tool, ctx);
+  if (!held) return held.error();
+  auto r = held->lease.conn().run(tool.statement, *params, held->call_limits, ctx.stop);
   if (!r) return r.error();
   protocol::ToolOutput out;
   out.rows = r->rows.size();
   out.free_text = hasFreeTextColumn(r->columns);
-  out.structured = resultEnvelope(*r, limits);
+  out.structured = resultEnvelope(*r, held->limits);
   return out;
 }
 
 Result<StatementShape> Runtime::describeTool(const QueryTool& tool, protocol::CallContext& ctx) {
-  const Source* source = settings_.sourceOf(tool);
-  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
-  const Limits limits = narrowed(tool.limits, ctx.limits);
-  const Clock::time_point deadline = ctx.deadlineFor(limits);
-  SourcePool* p = pool(source->name);
-  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
-  auto lease = p->acquire(deadline, ctx.stop);
-  if (!lease) return lease.error();
-  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
-  return lease->conn().describe(tool.statement, callLimits(limits, deadline), ctx.stop);
+  auto held = leaseFor(tool, ctx);
+  if (!held) return held.error();
+  return held->lease.conn().describe(tool.statement, held->call_limits, ctx.stop);
 }
 
 // ---- vetting and doctor ----

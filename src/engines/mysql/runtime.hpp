@@ -90,11 +90,6 @@ class Runtime {
   // never executed, after the same vetting of stored functions and views as a call: a refused
   // tool gives PermissionDenied, not a description. Never throws.
   Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
-  // Runs `sql` (an engine-owned read, e.g. a self-check query) on `source` under `limits`.
-  Result<QueryResult> run(const Source& source, std::string_view sql, std::span<const Param> params,
-                          const Limits& limits, const std::stop_token& stop,
-                          std::chrono::steady_clock::time_point deadline);
-
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
   // OK, or PermissionDenied naming what was refused and why. Remembered for kVetInterval, then
   // judged again (a function can be dropped and created anew with another body).
@@ -110,6 +105,15 @@ class Runtime {
   static constexpr std::chrono::seconds kVetInterval{60};
 
  private:
+  // A connection of the tool's source whose stored functions and views passed vet(), with the
+  // call's limits (the tool's narrowed by the call's) and the client layer's form of them.
+  struct ToolLease {
+    SourcePool::Lease lease;
+    Limits limits;
+    CallLimits call_limits;
+  };
+  Result<ToolLease> leaseFor(const QueryTool& tool, protocol::CallContext& ctx);
+
   struct Vetted {
     std::chrono::steady_clock::time_point at;
     Status status;

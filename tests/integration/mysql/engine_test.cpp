@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "engines/mysql/module.hpp"
+#include "integration/mysql/engine_fixture.hpp"
 #include "integration/mysql/fixture.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -16,39 +17,7 @@ namespace {
 using itest::requireEnv;
 using Severity = engines::Finding::Severity;
 
-struct Engine {
-  engines::EngineModulePtr module = makeModule();
-  protocol::ToolRegistry registry;
-  Env env = Env::process();
-  engines::EngineServices services;
-  std::vector<std::string> errors;
-
-  explicit Engine(const std::string& yaml) {
-    config::Diagnostics diag("engine_test.yaml");
-    config::Config cfg = config::parseConfig(yaml, "engine_test.yaml", {"mysql"}, diag);
-    if (diag.ok()) {
-      config::Node root(cfg.root, "", diag);
-      module->configure(root.child("mysql"), cfg.limits);
-    }
-    errors = diag.errors();
-    services.env = &env;
-    services.defaults = cfg.limits;
-    if (errors.empty()) {
-      if (auto st = module->registerTools(registry, services); !st)
-        errors.push_back(st.error().message);
-    }
-  }
-
-  Result<protocol::ToolOutput> call(const std::string& tool, const Json& args,
-                                    std::chrono::milliseconds budget = std::chrono::seconds(30)) {
-    const protocol::Tool* t = registry.find(tool);
-    if (t == nullptr) return makeError(Code::NotFound, "no tool " + tool);
-    protocol::CallContext ctx;
-    ctx.limits = t->limits;
-    ctx.deadline = std::chrono::steady_clock::now() + budget;
-    return t->handler(args, ctx);
-  }
-};
+using Engine = itest::ConfiguredEngine;
 
 std::string builtIn() {
   return std::string(defaultSectionText());

@@ -9,6 +9,7 @@
 #include "config/config.hpp"
 #include "engines/mysql/module.hpp"
 #include "engines/mysql/resources.hpp"
+#include "integration/mysql/engine_fixture.hpp"
 #include "integration/mysql/fixture.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -17,37 +18,7 @@ namespace {
 
 using itest::requireEnv;
 
-struct Engine {
-  engines::EngineModulePtr module = makeModule();
-  protocol::ToolRegistry registry;
-  Env env = Env::process();
-  engines::EngineServices services;
-  std::vector<std::string> errors;
-
-  explicit Engine(const std::string& yaml) {
-    config::Diagnostics diag("resources_test.yaml");
-    config::Config cfg = config::parseConfig(yaml, "resources_test.yaml", {"mysql"}, diag);
-    if (diag.ok()) {
-      config::Node root(cfg.root, "", diag);
-      module->configure(root.child("mysql"), cfg.limits);
-    }
-    errors = diag.errors();
-    services.env = &env;
-    services.defaults = cfg.limits;
-    if (errors.empty()) {
-      if (auto st = module->registerTools(registry, services); !st)
-        errors.push_back(st.error().message);
-    }
-  }
-
-  Result<Json> read(const std::string& uri) {
-    const protocol::Resource* r = registry.findResource(uri);
-    if (r == nullptr) return makeError(Code::NotFound, "no resource " + uri);
-    protocol::CallContext ctx;
-    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    return r->read(ctx);
-  }
-};
+using Engine = itest::ConfiguredEngine;
 
 std::vector<std::string> columnNames(const Json& d) {
   std::vector<std::string> out;
