@@ -13,8 +13,19 @@ const require = createRequire(path.join(root, 'tools', 'package.json'));
 export const fingerprintEnv = ['MCPDB_PG_ADMIN_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB',
   'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'MONGODB_URI', 'MONGODB_DATABASE', 'MYSQL_ADMIN_DSN'];
 
+// The admin DSN goes to psql through libpq's environment variables, never the command line: a
+// failed command's message repeats its arguments (and so would print the password).
+function pgEnv(dsn) {
+  const u = new URL(dsn);
+  const env = { ...process.env, PGHOST: u.hostname.replace(/^\[|\]$/g, ''), PGPORT: u.port || '5432',
+    PGUSER: decodeURIComponent(u.username), PGPASSWORD: decodeURIComponent(u.password),
+    PGDATABASE: decodeURIComponent(u.pathname.slice(1)) };
+  for (const [k, v] of u.searchParams) if (k === 'sslmode') env.PGSSLMODE = v;
+  return env;
+}
+
 function psql(sql) {
-  return execFileSync('psql', [process.env.MCPDB_PG_ADMIN_DSN, '-XAtqc', sql]).toString().trim();
+  return execFileSync('psql', ['-XAtqc', sql], { env: pgEnv(process.env.MCPDB_PG_ADMIN_DSN) }).toString().trim();
 }
 
 function pgFingerprint() {
