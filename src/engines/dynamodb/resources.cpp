@@ -215,15 +215,15 @@ Status registerResources(protocol::ToolRegistry& tools,
     };
     if (auto st = tools.addResource(std::move(r)); !st) return st;
   }
-  protocol::ResourceTemplate tmpl;
-  tmpl.uri_template = "mcpdb://dynamodb/tables/{table}";
-  tmpl.name = "dynamodb_table_schema";
-  tmpl.title = "Schema of a DynamoDB table";
-  tmpl.description =
-      "Key schema, secondary indexes and the exposed fields of one registered DynamoDB table; "
-      "{table} is the table name.";
-  tmpl.engine = kEngine;
-  return tools.addTemplate(std::move(tmpl));
+  return tools.addTemplate({
+      .uri_template = "mcpdb://dynamodb/tables/{table}",
+      .name = "dynamodb_table_schema",
+      .title = "Schema of a DynamoDB table",
+      .description =
+          "Key schema, secondary indexes and the exposed fields of one registered DynamoDB table; "
+          "{table} is the table name.",
+      .engine = std::string(kEngine),
+  });
 }
 
 }  // namespace mcpdb::dynamodb

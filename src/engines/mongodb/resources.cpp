@@ -105,15 +105,15 @@ Status registerResources(protocol::ToolRegistry& registry, const Settings& setti
     };
     if (auto st = registry.addResource(std::move(r)); !st) return st;
   }
-  protocol::ResourceTemplate tmpl;
-  tmpl.uri_template = "mcpdb://mongodb/collections/{collection}";
-  tmpl.name = "mongodb_collection_schema";
-  tmpl.title = "Schema of a MongoDB collection";
-  tmpl.description =
-      "Id type, exposed fields and vector-search settings of one registered MongoDB collection; "
-      "{collection} is the collection name, percent-encoded.";
-  tmpl.engine = kEngine;
-  return registry.addTemplate(std::move(tmpl));
+  return registry.addTemplate({
+      .uri_template = "mcpdb://mongodb/collections/{collection}",
+      .name = "mongodb_collection_schema",
+      .title = "Schema of a MongoDB collection",
+      .description = "Id type, exposed fields and vector-search settings of one registered MongoDB "
+                     "collection; "
+                     "{collection} is the collection name, percent-encoded.",
+      .engine = std::string(kEngine),
+  });
 }
 
 }  // namespace mcpdb::mongodb

@@ -86,15 +86,15 @@ Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr
     if (auto st = addResource(registry, rt, t); !st) return st;
   }
   if (settings.tools.empty()) return {};
-  protocol::ResourceTemplate tmpl;
-  tmpl.uri_template = "mcpdb://mysql/tools/{name}";
-  tmpl.name = "mysql_tool_schema";
-  tmpl.title = "Schema of a MySQL tool";
-  tmpl.description =
-      "Parameters (name, position, JSON type, constraints) and result columns (name, type, "
-      "nullable) of one MySQL/MariaDB tool; {name} is the tool name.";
-  tmpl.engine = kEngine;
-  return registry.addTemplate(std::move(tmpl));
+  return registry.addTemplate({
+      .uri_template = "mcpdb://mysql/tools/{name}",
+      .name = "mysql_tool_schema",
+      .title = "Schema of a MySQL tool",
+      .description =
+          "Parameters (name, position, JSON type, constraints) and result columns (name, type, "
+          "nullable) of one MySQL/MariaDB tool; {name} is the tool name.",
+      .engine = std::string(kEngine),
+  });
 }
 
 }  // namespace mcpdb::mysql

@@ -204,15 +204,15 @@ Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr
       return st;
   }
   if (section.tools.empty() && !section.search.enabled) return {};
-  protocol::ResourceTemplate tmpl;
-  tmpl.uri_template = "mcpdb://postgres/tools/{name}";
-  tmpl.name = "postgres_tool_schema";
-  tmpl.title = "Schema of a PostgreSQL tool";
-  tmpl.description =
-      "Parameters (name, JSON and PostgreSQL type, constraints) and result columns (name, "
-      "PostgreSQL and JSON type) of one PostgreSQL tool; {name} is the tool name.";
-  tmpl.engine = kEngine;
-  return registry.addTemplate(std::move(tmpl));
+  return registry.addTemplate({
+      .uri_template = "mcpdb://postgres/tools/{name}",
+      .name = "postgres_tool_schema",
+      .title = "Schema of a PostgreSQL tool",
+      .description =
+          "Parameters (name, JSON and PostgreSQL type, constraints) and result columns (name, "
+          "PostgreSQL and JSON type) of one PostgreSQL tool; {name} is the tool name.",
+      .engine = std::string(kEngine),
+  });
 }
 
 }  // namespace mcpdb::postgres
