@@ -112,7 +112,7 @@ void AuditLog::reopen() {
 // the bytes are what the Json form would give without building one per call.
 std::string AuditLog::formatCall(const protocol::CallRecord& r, SystemClock::time_point at) {
   std::string line;
-  line.reserve(192 + r.client_id.size() + r.tool.size() + r.request_id.size());
+  line.reserve(224 + r.client_id.size() + r.tool.size() + r.request_id.size() + r.source.size());
   line.append(R"({"bytes":)");
   appendUnsigned(line, r.bytes);
   line.push_back(',');
@@ -127,10 +127,15 @@ std::string AuditLog::formatCall(const protocol::CallRecord& r, SystemClock::tim
   appendField(line, "request_id", r.request_id);
   line.append(R"(,"rows":)");
   appendUnsigned(line, r.rows);
+  if (!r.source.empty()) {
+    line.push_back(',');
+    appendField(line, "source", r.source);
+  }
   line.append(R"(,"time":")");
   appendIsoTime(line, at);
   line.append(R"(",)");
   appendField(line, "tool", toolLabel(r));
+  if (r.truncated) line.append(R"(,"truncated":true)");
   line.push_back('}');
   return line;
 }

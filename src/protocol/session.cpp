@@ -653,6 +653,8 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     }
   }
   record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  record.source = std::move(ctx.audit.source);
+  record.truncated = ctx.audit.truncated;
   if (stop.stop_requested()) {
     // MCP: a cancelled request gets no response.
     held.reset();

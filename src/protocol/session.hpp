@@ -85,6 +85,9 @@ struct CallRecord {
   // The JSON-RPC id of the tools/call as text (a string id as is, bounded; an integer in
   // decimal), so an audit line can be matched to the client's request.
   std::string request_id;
+  // What the engine reported through the call context (CallAudit).
+  std::string source = {};
+  bool truncated = false;
 };
 
 // Whether a session answers `message` (one element of a batch, or a message alone): a non-object

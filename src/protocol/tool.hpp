@@ -20,6 +20,14 @@ struct Principal {
   std::string client_id = "stdio";
 };
 
+// What an engine adds to its call's audit line and metrics (the call context's audit sink). Only
+// facts from the configuration or about the call's shape: never an argument value, a row or a
+// credential. Filled while the call runs, read when it finishes, also when it failed.
+struct CallAudit {
+  std::string source;      // the named source the call read (its engine's `sources:` key)
+  bool truncated = false;  // a row, byte or item cap cut the result short
+};
+
 // Per-call context handed to a tool handler. Handlers must honour `stop` (cancellation or
 // shutdown) and `deadline`, and must never throw.
 struct CallContext {
@@ -27,6 +35,8 @@ struct CallContext {
   std::chrono::steady_clock::time_point deadline;
   Limits limits;
   Principal principal;
+  // The call's audit sink (see CallAudit).
+  CallAudit audit;
   // The deadline of work bounded by `l`: its timeout from now, never past the call's own deadline
   // (when one is set). The one place a deadline is derived from limits.
   std::chrono::steady_clock::time_point deadlineFor(const Limits& l) const {

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "config/config.hpp"
+#include "config/sources.hpp"
 #include "engines/mysql/guard.hpp"
 
 namespace mcpdb::mysql {
@@ -15,21 +16,6 @@ bool readLimits(Limits& limits, const Node& node) {
   const std::size_t before = node.diag().errors().size();
   limits = config::parseLimits(node, limits, &limits);
   return node.diag().errors().size() == before;
-}
-
-std::string envNameProblem(std::string_view name) {
-  const bool ok = !name.empty() && name.size() <= 128 &&
-                  std::all_of(name.begin(), name.end(),
-                              [](char c) {
-                                return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-                              }) &&
-                  !(name.front() >= '0' && name.front() <= '9');
-  return ok ? "" : "must be an environment variable name (A-Z, 0-9, _; not starting with a digit)";
-}
-
-std::string sourceNameProblem(std::string_view name) {
-  return sql::isParamName(name) ? ""
-                                : "invalid source name (a lower-case identifier: [a-z_][a-z0-9_]*)";
 }
 
 std::string toolNameProblem(std::string_view name) {
@@ -87,7 +73,7 @@ const config::Section<Source>& sourceSection() {
                             .string("dsn_env", &Source::dsn_env,
                                     "the environment variable holding its DSN "
                                     "(mysql://user:password@host:port/db?ssl-mode=...)",
-                                    config::kRequired, envNameProblem)
+                                    config::kRequired, config::envNameProblem)
                             .boolean("iam_auth", &Source::iam_auth,
                                      "RDS IAM authentication: the DSN has no password; each new "
                                      "connection sends a fresh 15-minute token made with the AWS "
@@ -152,14 +138,7 @@ bool checkTools(Settings& s, const Node& node) {
   for (auto& t : s.tools) {
     const Node at = tools.child(t.name);
     ok = sql::claimToolName(tool_names, t.name, at) && ok;
-    if (s.sourceOf(t) == nullptr) {
-      std::string names;
-      for (const auto& src : s.sources) names += (names.empty() ? "" : ", ") + src.name;
-      at.child("source").error(t.source.empty() ? "must name one of the sources (" + names +
-                                                      "): there are several"
-                                                : "names no source (sources: " + names + ")");
-      ok = false;
-    }
+    if (config::resolveSource(s.sources, t.source, at) == nullptr) ok = false;
   }
   return ok;
 }
@@ -167,11 +146,7 @@ bool checkTools(Settings& s, const Node& node) {
 }  // namespace
 
 const Source* Settings::sourceOf(const QueryTool& tool) const {
-  if (tool.source.empty()) return sources.size() == 1 ? &sources.front() : nullptr;
-  for (const auto& s : sources) {
-    if (s.name == tool.source) return &s;
-  }
-  return nullptr;
+  return config::findSource(sources, tool.source);
 }
 
 const config::Section<Settings>& settingsSection() {
@@ -179,7 +154,7 @@ const config::Section<Settings>& settingsSection() {
       config::Section<Settings>("the MySQL/MariaDB statements agents may run")
           .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the databases, by name (default: `default` from MYSQL_DSN)", config::kOptional,
-                 sourceNameProblem, "must map a source name to its settings")
+                 config::sourceNameProblem, "must map a source name to its settings")
           .object("pool", &Settings::pool, poolSection(), "connections")
           .custom("limits", "rows, bytes and time for every tool (at most the server's)",
                   &config::limitsSchema, config::kOptional,

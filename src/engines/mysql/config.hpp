@@ -27,12 +27,13 @@
 #include "common/limits.hpp"
 #include "config/node.hpp"
 #include "config/section.hpp"
+#include "config/sources.hpp"
 #include "engines/mysql/guard.hpp"
 #include "engines/sql/param_spec.hpp"
 
 namespace mcpdb::mysql {
 
-inline constexpr std::string_view kDefaultSource = "default";
+inline constexpr std::string_view kDefaultSource = config::kDefaultSourceName;
 inline constexpr std::string_view kDefaultDsnEnv = "MYSQL_DSN";
 
 // A database the engine reads, by the name tools use; its DSN comes from an environment variable

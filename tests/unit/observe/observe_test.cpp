@@ -143,6 +143,13 @@ TEST(AuditLog, CallLineShape) {
                      {"rows", 2},
                      {"bytes", 300},
                      {"request_id", "abc-7"}}));
+  // What an engine reported through the call context is added; nothing when it reported nothing.
+  r.source = "reports";
+  r.truncated = true;
+  const Json k = Json::parse(AuditLog::formatCall(r, at));
+  EXPECT_EQ(k["source"], "reports");
+  EXPECT_EQ(k["truncated"], true);
+  EXPECT_EQ(k.size(), j.size() + 2);
 }
 
 TEST(AuditLog, RefusalLineShape) {
@@ -283,7 +290,7 @@ namespace {
 
 // The line as the Json form gives it (the format before lines were written directly).
 std::string jsonFormCall(const protocol::CallRecord& r, const std::string& time) {
-  return protocol::serialize(Json{
+  Json j{
       {"time", time},
       {"event", "tool_call"},
       {"client", r.client_id},
@@ -294,7 +301,10 @@ std::string jsonFormCall(const protocol::CallRecord& r, const std::string& time)
       {"rows", r.rows},
       {"bytes", r.bytes},
       {"request_id", r.request_id},
-  });
+  };
+  if (!r.source.empty()) j["source"] = r.source;
+  if (r.truncated) j["truncated"] = true;
+  return protocol::serialize(j);
 }
 
 TEST(AuditLog, DirectFormattingIsByteForByteTheJsonForm) {
@@ -317,6 +327,14 @@ TEST(AuditLog, DirectFormattingIsByteForByteTheJsonForm) {
     ASSERT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z")) << us;
   }
   r.outcome = "unknown_tool";
+  EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
+  // The engine's facts (CallAudit), alone and together, escaped like every other field.
+  r.outcome = "ok";
+  r.source = "reports \"eu\"";
+  EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
+  r.truncated = true;
+  EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
+  r.source.clear();
   EXPECT_EQ(AuditLog::formatCall(r, at), jsonFormCall(r, "2023-11-14T22:13:20.123Z"));
 
   Refusal f{"", "rate_limited", 429, "POST", "0123456789abcdef", {}, 0};

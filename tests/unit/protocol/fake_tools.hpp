@@ -33,7 +33,10 @@ inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
   fail.name = "always_fails";
   fail.input_schema = {
       {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
-  fail.handler = [](const Json&, CallContext&) -> Result<ToolOutput> {
+  fail.handler = [](const Json&, CallContext& ctx) -> Result<ToolOutput> {
+    // What an engine reports through its call context reaches the audit line, also on failure.
+    ctx.audit.source = "primary";
+    ctx.audit.truncated = true;
     return makeError(Code::Unavailable, "database unreachable");
   };
   (void)reg->add(fail);

@@ -349,6 +349,34 @@ TEST(Session, ObserverSeesOutcomesButNoValues) {
     EXPECT_EQ(m.dump().find("secret-detail"), std::string::npos);
 }
 
+// The call context's audit sink: what the handler reported is in the record, also when the call
+// failed; a handler that reported nothing leaves the fields empty.
+TEST(Session, ObserverSeesWhatTheEngineReportedThroughTheCallContext) {
+  Fixture f;
+  auto obs = std::make_shared<RecordingObserver>();
+  f.core.addObserver(obs);
+  f.init();
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"always_fails","arguments":{}}})",
+      f.out);
+  f.session->handleText(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_length","arguments":{"text":"a"}}})",
+      f.out);
+  f.out->waitFor(3);
+  f.session->drain(std::chrono::milliseconds(2000));
+  std::lock_guard<std::mutex> lock(obs->mu);
+  ASSERT_EQ(obs->records.size(), 2U);
+  std::sort(obs->records.begin(), obs->records.end(),
+            [](auto& a, auto& b) { return a.tool < b.tool; });
+  EXPECT_EQ(obs->records[0].tool, "always_fails");
+  EXPECT_EQ(obs->records[0].outcome, "unavailable");
+  EXPECT_EQ(obs->records[0].source, "primary");
+  EXPECT_TRUE(obs->records[0].truncated);
+  EXPECT_EQ(obs->records[1].tool, "echo_length");
+  EXPECT_EQ(obs->records[1].source, "");
+  EXPECT_FALSE(obs->records[1].truncated);
+}
+
 TEST(Session, LogNotificationsOnlyAfterSetLevel) {
   Fixture f;
   f.session->setLogOutbox(f.out);
