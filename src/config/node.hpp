@@ -43,7 +43,11 @@ class Node {
   bool isMap() const { return node_.IsMap(); }
   bool isSequence() const { return node_.IsSequence(); }
   bool isScalar() const { return node_.IsScalar(); }
-  int line() const { return node_.Mark().line >= 0 ? node_.Mark().line + 1 : 0; }
+  // 0 when unknown, also for a key that is absent (yaml-cpp throws when asked for its mark).
+  int line() const {
+    if (!node_.IsDefined()) return 0;
+    return node_.Mark().line >= 0 ? node_.Mark().line + 1 : 0;
+  }
   const std::string& path() const { return path_; }
   Diagnostics& diag() const { return *diag_; }
   const YAML::Node& yaml() const { return node_; }

@@ -60,6 +60,8 @@ TEST(ConfigSources, AnUnresolvedReferenceIsReportedAtTheToolsSourceKey) {
   EXPECT_NE(diag.errors()[0].find("names no source (sources: main, reports)"), std::string::npos)
       << diag.errors()[0];
   EXPECT_NE(diag.errors()[1].find("tools.b.source"), std::string::npos) << diag.errors()[1];
+  // Located at the tool (line 3), though its `source:` key is absent.
+  EXPECT_NE(diag.errors()[1].find(":3:"), std::string::npos) << diag.errors()[1];
   EXPECT_NE(diag.errors()[1].find("must name one of the sources (main, reports)"),
             std::string::npos)
       << diag.errors()[1];
