@@ -138,18 +138,58 @@ Result<SourcePool::Lease> SourcePool::acquire(Clock::time_point deadline,
   return Lease(this, std::move(*conn));
 }
 
+// The call's answer is on its way back while the cleaner resets: the reset's round trips are off
+// the caller's latency. When the cleaner is busy, the giving thread resets in place.
 void SourcePool::giveBack(std::unique_ptr<Connection> conn) {
-  // What a call left in the session (user variables, locks, temporary tables) is cleared before
-  // anyone else gets the connection; one that cannot be reset is closed instead.
-  const bool keep = conn->usable() && conn->resetSession().ok();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   --in_use_;
-  if (keep) {
+  if (conn->usable() && !closing_ && !cleaning_ && !dirty_) {
+    dirty_ = std::move(conn);
+    if (!cleaner_.joinable()) {
+      cleaner_ = std::jthread([this](const std::stop_token& stop) { cleanLoop(stop); });
+    }
+    dirtied_.notify_one();
+    return;
+  }
+  lock.unlock();
+  const bool reset = conn->usable() && conn->resetSession().ok();
+  lock.lock();
+  settle(conn, reset);
+}
+
+void SourcePool::cleanLoop(const std::stop_token& stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (dirtied_.wait(lock, stop, [this] { return dirty_ != nullptr; })) {
+    auto conn = std::move(dirty_);
+    cleaning_ = true;
+    lock.unlock();
+    const bool reset = conn->resetSession().ok();
+    lock.lock();
+    cleaning_ = false;
+    settle(conn, reset);
+  }
+}
+
+void SourcePool::settle(std::unique_ptr<Connection>& conn, bool reset) {
+  if (reset && !closing_) {
     idle_.push_back(std::move(conn));
   } else {
     --open_;
+    conn.reset();  // closed: its session state never reaches another call
   }
   freed_.notify_one();
+}
+
+SourcePool::~SourcePool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  if (cleaner_.joinable()) {
+    cleaner_.request_stop();
+    cleaner_.join();
+  }
+  // A connection given back but never reset is closed with the pool, like the idle ones.
 }
 
 std::string SourcePool::database() const {

@@ -169,21 +169,29 @@ TEST(MysqlStatement, ByteCapTruncatesWhileFetching) {
   EXPECT_TRUE(big->truncated);
 }
 
+// The connection's own guarantee, without a pool: a call never starts on a session a previous
+// call used (run() resets it first); the pool resets earlier, off the caller's time (pool_test).
 TEST(MysqlStatement, NoSessionStateSurvivesACall) {
   auto c = openReader();
   auto other = openReader();
   ASSERT_TRUE(c && other);
+  EXPECT_FALSE(c->needsReset());
   auto lock = c->run("SELECT GET_LOCK('mcpdb_itest_lock', 0), @v := 42", {}, roomy());
   ASSERT_TRUE(lock.ok()) << lock.error().message;
   EXPECT_EQ(lock->rows[0][0].get<std::int64_t>(), 1);
-  // Released by the reset: another session can take it at once.
-  EXPECT_EQ(*other->queryValue("SELECT IS_FREE_LOCK('mcpdb_itest_lock')"), "1");
+  EXPECT_TRUE(c->needsReset());
   auto after = c->run("SELECT IS_USED_LOCK('mcpdb_itest_lock'), @v", {}, roomy());
   ASSERT_TRUE(after.ok()) << after.error().message;
   EXPECT_TRUE(after->rows[0][0].is_null());
   EXPECT_TRUE(after->rows[0][1].is_null());
-  // And the session is still read-only with our sql_mode.
+  // Released by the reset: another session can take it.
+  EXPECT_EQ(*other->queryValue("SELECT IS_FREE_LOCK('mcpdb_itest_lock')"), "1");
+  // And the session is still read-only with our sql_mode, in no transaction once reset.
+  ASSERT_TRUE(c->resetSession().ok());
+  EXPECT_FALSE(c->needsReset());
   EXPECT_EQ(*c->queryValue("SELECT @@SESSION.tx_read_only"), "1");
+  EXPECT_EQ(*c->queryValue("SELECT @@SESSION.sql_mode"), kSessionSqlMode);
+  EXPECT_EQ(*c->queryValue("SELECT @@in_transaction"), "0");
 }
 
 TEST(MysqlStatement, TimeLimitStopsASlowStatement) {
