@@ -221,8 +221,14 @@ std::vector<PoolStats> Runtime::stats() const {
   return out;
 }
 
-Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
+const Source* Runtime::noteSource(const QueryTool& tool, protocol::CallContext& ctx) const {
   const Source* source = settings_.sourceOf(tool);
+  if (source != nullptr) ctx.audit.source = source->name;
+  return source;
+}
+
+Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
+  const Source* source = noteSource(tool, ctx);
   if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
   SourcePool* p = pool(source->name);
   if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
@@ -236,12 +242,14 @@ Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::Ca
 
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
+  (void)noteSource(tool, ctx);  // in the audit line also when the arguments are refused
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
   auto held = leaseFor(tool, ctx);
   if (!held) return held.error();
   auto r = held->lease.conn().run(tool.statement, *params, held->call_limits, ctx.stop);
   if (!r) return r.error();
+  ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->rows.size();
   out.free_text = hasFreeTextColumn(r->columns);

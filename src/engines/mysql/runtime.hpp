@@ -98,7 +98,8 @@ class Runtime {
  public:
   Runtime(Settings settings, Env env);
 
-  // Runs a query tool; never throws. Errors are safe to show (no value, no credential).
+  // Runs a query tool; never throws. Errors are safe to show (no value, no credential). Sets
+  // ctx.audit.source before anything can fail, and ctx.audit.truncated when a cap cut the rows.
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
   // The shape of `tool`'s statement (result columns, parameter count) on its source, prepared but
@@ -128,6 +129,8 @@ class Runtime {
     CallLimits call_limits;
   };
   Result<ToolLease> leaseFor(const QueryTool& tool, protocol::CallContext& ctx);
+  // The tool's source, named in the call's audit line (ctx.audit.source) first of all.
+  const Source* noteSource(const QueryTool& tool, protocol::CallContext& ctx) const;
 
   struct Vetted {
     std::chrono::steady_clock::time_point at;
