@@ -18,9 +18,6 @@ namespace {
 using StmtPtr = Owned<MYSQL_STMT, mysql_stmt_close>;
 using ResPtr = Owned<MYSQL_RES, mysql_free_result>;
 
-// Rows the server sends per cursor fetch: enough to fill a usual page in one round trip.
-constexpr unsigned long kMaxPrefetchRows = 500;
-
 std::set<std::string> modeSet(std::string_view modes) {
   std::set<std::string> out;
   std::stringstream in{std::string(modes)};
@@ -190,7 +187,7 @@ Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param>
                                     const CallLimits& limits, const std::stop_token& stop) {
   if (!usable()) return makeError(Code::Unavailable, "call: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled before it started");
-  auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
+  auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
   if (!text) return text.error();
   auto binds = ParamBinds::make(params);
   if (!binds) return binds.error();
@@ -205,8 +202,8 @@ Result<StatementShape> Connection::describe(std::string_view sql, const CallLimi
                                             const std::stop_token& stop) {
   if (!usable()) return makeError(Code::Unavailable, "describe: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "describe: cancelled");
-  // The text a call prepares (with its time limit), so the shape is the one a call gets.
-  auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
+  // The text a call prepares (with its limits), so the shape is the one a call gets.
+  auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
   if (!text) return text.error();
   if (auto s = checkRequestSize(*text, {}); !s) return s.error();
 
@@ -289,8 +286,6 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   return result;
 }
 
-// Prepares with a read-only cursor: rows come in batches on demand, so stopping at a cap
-// closes the cursor instead of draining the rest of the result over the network.
 Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount) {
   if (mysql_stmt_prepare(stmt, text.data(), text.size()) != 0)
     return statementError(stmt, "prepare");
@@ -303,18 +298,15 @@ Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_
   return {};
 }
 
+// No cursor: the rows come with the execute's answer, read one by one. A cursor would cost a
+// round trip per fetch, and the server materialises a cursor's whole result in a temporary table
+// before the first fetch (measured: the slowest round trip of a call). The statement's own
+// sql_select_limit (max_rows + 1, time_limit.hpp) stops the server after the row that tells the
+// result was cut; what the byte cap leaves unread of those rows the client reads and drops when
+// the statement closes, one row at a time (at most max_rows + 1 rows, as a cursor's fetch sent).
 Result<QueryResult> Connection::executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
                                                const std::stop_token& stop) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled");
-  if (mysql_stmt_field_count(stmt) > 0) {
-    const unsigned long cursor = CURSOR_TYPE_READ_ONLY;
-    const unsigned long prefetch =
-        std::clamp<unsigned long>(limits.max_rows + 1UL, 1UL, kMaxPrefetchRows);
-    if (mysql_stmt_attr_set(stmt, STMT_ATTR_CURSOR_TYPE, &cursor) != 0 ||
-        mysql_stmt_attr_set(stmt, STMT_ATTR_PREFETCH_ROWS, &prefetch) != 0) {
-      return statementError(stmt, "cursor");
-    }
-  }
   if (mysql_stmt_execute(stmt) != 0) return statementError(stmt, "execute");
   if (mysql_stmt_field_count(stmt) == 0) return QueryResult{};
   return readRows(stmt, limits, [&stop] { return stop.stop_requested(); });

@@ -9,7 +9,7 @@
 //   and verified at connect;
 // - run(): one statement as a server-side prepared statement (binary protocol) with typed
 //   parameters, inside START TRANSACTION READ ONLY (checked read-only by the server's status
-//   flags), under a per-call time limit carried by the statement text (time_limit.hpp), fetched
+//   flags), under per-call time and row limits carried by the statement text (time_limit.hpp), read
 //   under row and byte caps, and cancellable from another thread (cancel.hpp). The transaction
 //   and whatever the statement left in the session end with the next resetSession(): the pool
 //   runs it after the call's answer was handed back (runtime.hpp), and run() itself runs it first
@@ -79,7 +79,7 @@ class Connection {
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
                           const CallLimits& limits, const std::stop_token& stop = {});
 
-  // Prepares `sql` exactly as run() does (time-limited text, inside START TRANSACTION READ ONLY,
+  // Prepares `sql` exactly as run() does (limited text, inside START TRANSACTION READ ONLY,
   // ended by the next reset) and reads its result metadata and parameter count; the
   // statement is never executed.
   Result<StatementShape> describe(std::string_view sql, const CallLimits& limits,

@@ -141,6 +141,43 @@ TEST(MysqlStatement, RowCapTruncatesWhileFetching) {
   EXPECT_FALSE(all->truncated);
 }
 
+// The server itself stops one row past the row cap (sql_select_limit in the statement's text),
+// so a capped call never makes it send the rest of a large result; a LIMIT in the statement
+// still applies. Rows_sent counts the rows the session sent; queryValue reads it on the same
+// session (the probe's own row is counted once it is sent: hence the - 1).
+TEST(MysqlStatement, TheServerSendsAtMostOneRowPastTheRowCap) {
+  ensureTestTables();
+  auto c = openReader();
+  ASSERT_TRUE(c);
+  auto rowsSent = [&c] {
+    auto v = c->queryValue(
+        "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
+        "WHERE VARIABLE_NAME = 'ROWS_SENT'");
+    return v.ok() ? std::stoll(*v) : -1000000LL;
+  };
+  CallLimits l = roomy();
+  l.max_rows = 5;
+  long long before = rowsSent();
+  auto r = c->run("SELECT n FROM demo.mytest_numbers ORDER BY n", {}, l);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->rows.size(), 5u);
+  EXPECT_TRUE(r->truncated);
+  EXPECT_EQ(rowsSent() - before - 1, 6);
+
+  ASSERT_TRUE(c->resetSession().ok());  // now, not inside the next run() (it may zero the count)
+  before = rowsSent();
+  auto limited = c->run("SELECT n FROM demo.mytest_numbers ORDER BY n LIMIT 2", {}, l);
+  ASSERT_TRUE(limited.ok()) << limited.error().message;
+  EXPECT_EQ(limited->rows.size(), 2u);
+  EXPECT_FALSE(limited->truncated);
+  EXPECT_EQ(rowsSent() - before - 1, 2);
+  // A subquery is not cut by the limit: the count is over all 1000 rows.
+  auto counted =
+      c->run("SELECT (SELECT COUNT(*) FROM (SELECT n FROM demo.mytest_numbers) x) AS c", {}, l);
+  ASSERT_TRUE(counted.ok()) << counted.error().message;
+  EXPECT_EQ(counted->rows.at(0).at(0).get<std::int64_t>(), 1000);
+}
+
 TEST(MysqlStatement, ByteCapTruncatesWhileFetching) {
   ensureTestTables();
   auto c = openReader();
