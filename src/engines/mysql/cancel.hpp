@@ -14,8 +14,8 @@
 // cancel runs inside a stop_callback scoped to the statement, whose destructor waits for it, so
 // the connection cannot start another call until the KILL has been sent; and the connection
 // resets its session after every call. What remains: a KILL arriving after the Execute finished
-// can interrupt that same call's COMMIT or reset (a read-only transaction: nothing is lost; the
-// call reports an error and the connection is re-established by its owner).
+// can interrupt the SET of the reset that follows the call (a read-only transaction: nothing is
+// lost; the reset fails and the pool closes that connection instead of reusing it).
 
 #include <atomic>
 #include <chrono>

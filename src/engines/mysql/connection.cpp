@@ -18,9 +18,6 @@ namespace {
 using StmtPtr = Owned<MYSQL_STMT, mysql_stmt_close>;
 using ResPtr = Owned<MYSQL_RES, mysql_free_result>;
 
-// Rows the server sends per cursor fetch: enough to fill a usual page in one round trip.
-constexpr unsigned long kMaxPrefetchRows = 500;
-
 std::set<std::string> modeSet(std::string_view modes) {
   std::set<std::string> out;
   std::stringstream in{std::string(modes)};
@@ -58,7 +55,7 @@ Result<Connection> Connection::open(const Dsn& dsn, const ConnectOptions& option
   c.server_.version = space == std::string::npos ? "" : info->substr(space + 1);
   c.server_.flavour = flavourOf(c.server_.version);
   c.server_.version_number = mysql_get_server_version(c.handle_.get());
-  if (auto s = c.setUpSession(); !s) return s.error();
+  if (auto s = c.setUpSession(/*readBack=*/true); !s) return s.error();
   return c;
 }
 
@@ -112,14 +109,24 @@ Result<std::vector<std::optional<std::string>>> Connection::queryColumn(std::str
   return out;
 }
 
-// One SET for the whole session state, then a read-back: the server must report exactly our
-// sql_mode (nothing that changes lexing, e.g. ANSI_QUOTES or NO_BACKSLASH_ESCAPES, slipped in
-// through a server default) and a read-only session.
-Status Connection::setUpSession() {
+// One SET for the whole session state. At connect it is read back: the server must report
+// exactly our sql_mode (nothing that changes lexing, e.g. ANSI_QUOTES or NO_BACKSLASH_ESCAPES,
+// slipped in through a server default) and a read-only session. After a reset the same SET on the
+// same server is not read back: a SET either applies its values or fails, and the read-back has
+// already shown that this server keeps them. What stays checked at no cost (fails closed, the
+// connection is dropped): the SET's success, and the NO_BACKSLASH_ESCAPES flag every answer
+// carries; each call's transaction is checked READ ONLY by the same kind of flag (run()).
+Status Connection::setUpSession(bool readBack) {
   const std::string ro(readOnlyVariable(server_.flavour));
   const std::string set = "SET SESSION sql_mode = '" + std::string(kSessionSqlMode) +
                           "', SESSION time_zone = '+00:00', SESSION " + ro + " = 1";
   if (auto s = exec(set, "session set-up"); !s) return s;
+  if ((handle_->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0) {
+    broken_ = true;
+    return makeError(Code::FailedPrecondition,
+                     "session set-up: the server kept NO_BACKSLASH_ESCAPES after the SET");
+  }
+  if (!readBack) return {};
   auto back = queryValue("SELECT CONCAT(@@SESSION.sql_mode, '|', @@SESSION." + ro + " + 0)");
   if (!back) return back.error();
   const auto bar = back->rfind('|');
@@ -135,60 +142,72 @@ Status Connection::setUpSession() {
   return {};
 }
 
-// After every call. mysql_reset_connection (COM_RESET_CONNECTION) drops what the guard cannot
-// see: user variables, named locks (GET_LOCK), temporary tables, prepared statements, session
-// variables; then the session is set up again (one SET and one read-back).
-// Measured with tests/integration/mysql/reset_cost_test.cpp (MariaDB 10.11 on 127.0.0.1 over
-// TLS, 2 cores under a load average of ~10, 200 rounds per figure, several runs), release build:
-// a whole call 0.41-0.50 ms (begin, prepare, execute, fetch, commit, reset, set-up); reset +
-// set-up 0.12-0.15 ms (about 30% of the call), of which COM_RESET_CONNECTION itself is
-// 0.01-0.04 ms and the SET + read-back the rest; prepare + execute + close 0.12-0.14 ms against
-// 0.03-0.06 ms to execute a kept statement. (asan build: call 1.9-2.2 ms, reset + set-up
-// 0.39-0.55 ms.) Keeping the session and the statements would save ~0.2 ms per call, but the
-// alternative (no reset; SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables,
-// which MariaDB offers no portable way to enumerate, so a value set by one call would be readable
-// by the next caller's statement; and a kept statement would pin the time limit in its text.
-// Correctness wins over 0.2 ms. If it ever matters: drop the read-back after a reset (verify at
-// connect only) or run the reset after the reply has been sent.
+// mysql_reset_connection (COM_RESET_CONNECTION) drops what the guard cannot see: user variables,
+// named locks (GET_LOCK), temporary tables, prepared statements, session variables, and rolls back
+// the call's transaction; then the session is set up again (one SET). Two round trips, run by the
+// pool after the call's answer was handed back (runtime.hpp), and by run()/describe() themselves
+// when a connection comes to them not reset since its last call.
+// Measured with tests/integration/mysql/reset_cost_test.cpp. Keeping the session instead (no reset;
+// SELECT RELEASE_ALL_LOCKS() after each call) cannot clear user variables, which MariaDB offers no
+// portable way to enumerate, so a value set by one call would be readable by the next caller's
+// statement; and a kept prepared statement would pin the time limit in its text.
 Status Connection::resetSession() {
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
-  if (mysql_reset_connection(handle_.get()) != 0) return lastError("reset");
-  return setUpSession();
+  if (mysql_reset_connection(handle_.get()) != 0) {
+    broken_ = true;  // unknown session state: never reused
+    return lastError("reset");
+  }
+  if (auto s = setUpSession(/*readBack=*/false); !s) {
+    broken_ = true;
+    return s;
+  }
+  needs_reset_ = false;
+  return {};
+}
+
+// Starts the call's READ ONLY transaction, on a session reset since the previous call. The OK
+// packet's status flags prove the transaction read-only at no cost (fails closed).
+Status Connection::beginReadOnly() {
+  if (needs_reset_) {
+    if (auto s = resetSession(); !s) return s;
+  }
+  needs_reset_ = true;  // whatever follows leaves state behind until the next reset
+  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s;
+  constexpr unsigned kReadOnlyTransaction =
+      SERVER_STATUS_IN_TRANS | SERVER_STATUS_IN_TRANS_READONLY;
+  if ((handle_->server_status & kReadOnlyTransaction) != kReadOnlyTransaction) {
+    broken_ = true;
+    return makeError(Code::FailedPrecondition,
+                     "begin: the server did not report a read-only transaction");
+  }
+  return {};
 }
 
 Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param> params,
                                     const CallLimits& limits, const std::stop_token& stop) {
   if (!usable()) return makeError(Code::Unavailable, "call: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled before it started");
-  auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
+  auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
   if (!text) return text.error();
   auto binds = ParamBinds::make(params);
   if (!binds) return binds.error();
   if (auto s = checkRequestSize(*text, params); !s) return s.error();
 
-  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s.error();
-  auto result = executePrepared(*text, *binds, limits, stop);
-  const bool committed = result.ok() && exec("COMMIT", "commit").ok();
-  if (!committed && usable()) (void)exec("ROLLBACK", "rollback");
-  if (usable()) {
-    if (auto s = resetSession(); !s) {
-      broken_ = true;  // unknown session state: the owner must not reuse this connection
-      if (result.ok()) return s.error();
-    }
-  }
-  return result;
+  if (auto s = beginReadOnly(); !s) return s.error();
+  // The transaction stays open: the next reset rolls it back (nothing to commit in READ ONLY).
+  return executePrepared(*text, *binds, limits, stop);
 }
 
 Result<StatementShape> Connection::describe(std::string_view sql, const CallLimits& limits,
                                             const std::stop_token& stop) {
   if (!usable()) return makeError(Code::Unavailable, "describe: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "describe: cancelled");
-  // The text a call prepares (with its time limit), so the shape is the one a call gets.
-  auto text = withTimeLimit(server_.flavour, sql, limits.timeout);
+  // The text a call prepares (with its limits), so the shape is the one a call gets.
+  auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
   if (!text) return text.error();
   if (auto s = checkRequestSize(*text, {}); !s) return s.error();
 
-  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s.error();
+  if (auto s = beginReadOnly(); !s) return s.error();
   Result<StatementShape> result = makeError(Code::Internal, "not described");
   {
     StmtPtr stmt(mysql_stmt_init(handle_.get()));
@@ -215,13 +234,6 @@ Result<StatementShape> Connection::describe(std::string_view sql, const CallLimi
     }
   }
   if (!result.ok() && result.error().code == Code::Unavailable) broken_ = true;
-  if (usable()) (void)exec("ROLLBACK", "rollback");
-  if (usable()) {
-    if (auto s = resetSession(); !s) {
-      broken_ = true;  // unknown session state: the owner must not reuse this connection
-      if (result.ok()) return s.error();
-    }
-  }
   return result;
 }
 
@@ -274,8 +286,6 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   return result;
 }
 
-// Prepares with a read-only cursor: rows come in batches on demand, so stopping at a cap
-// closes the cursor instead of draining the rest of the result over the network.
 Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount) {
   if (mysql_stmt_prepare(stmt, text.data(), text.size()) != 0)
     return statementError(stmt, "prepare");
@@ -288,18 +298,15 @@ Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_
   return {};
 }
 
+// No cursor: the rows come with the execute's answer, read one by one. A cursor would cost a
+// round trip per fetch, and the server materialises a cursor's whole result in a temporary table
+// before the first fetch (measured: the slowest round trip of a call). The statement's own
+// sql_select_limit (max_rows + 1, time_limit.hpp) stops the server after the row that tells the
+// result was cut; what the byte cap leaves unread of those rows the client reads and drops when
+// the statement closes, one row at a time (at most max_rows + 1 rows, as a cursor's fetch sent).
 Result<QueryResult> Connection::executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
                                                const std::stop_token& stop) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled");
-  if (mysql_stmt_field_count(stmt) > 0) {
-    const unsigned long cursor = CURSOR_TYPE_READ_ONLY;
-    const unsigned long prefetch =
-        std::clamp<unsigned long>(limits.max_rows + 1UL, 1UL, kMaxPrefetchRows);
-    if (mysql_stmt_attr_set(stmt, STMT_ATTR_CURSOR_TYPE, &cursor) != 0 ||
-        mysql_stmt_attr_set(stmt, STMT_ATTR_PREFETCH_ROWS, &prefetch) != 0) {
-      return statementError(stmt, "cursor");
-    }
-  }
   if (mysql_stmt_execute(stmt) != 0) return statementError(stmt, "execute");
   if (mysql_stmt_field_count(stmt) == 0) return QueryResult{};
   return readRows(stmt, limits, [&stop] { return stop.stop_requested(); });

@@ -6,12 +6,15 @@
 //   request is refused here: the server would drop the connection);
 // - the session: READ ONLY transactions and an explicit sql_mode that keeps MySQL's default lexing
 //   (no ANSI_QUOTES, NO_BACKSLASH_ESCAPES, PIPES_AS_CONCAT, IGNORE_SPACE, ORACLE...), read back
-//   and verified;
+//   and verified at connect;
 // - run(): one statement as a server-side prepared statement (binary protocol) with typed
-//   parameters, inside START TRANSACTION READ ONLY ... COMMIT/ROLLBACK, under a per-call time
-//   limit carried by the statement text (time_limit.hpp), fetched under row and byte caps, and
-//   cancellable from another thread (cancel.hpp); afterwards the session is reset (see
-//   resetSession in connection.cpp for the measured trade-off).
+//   parameters, inside START TRANSACTION READ ONLY (checked read-only by the server's status
+//   flags), under per-call time and row limits carried by the statement text (time_limit.hpp), read
+//   under row and byte caps, and cancellable from another thread (cancel.hpp). The transaction
+//   and whatever the statement left in the session end with the next resetSession(): the pool
+//   runs it after the call's answer was handed back (runtime.hpp), and run() itself runs it first
+//   when the connection was not reset since its previous call, so no call ever starts on a
+//   session another call used.
 // - describe(): the same statement prepared the same way but never executed: its result columns
 //   and parameter count (schema resources).
 // Not thread-safe: one call at a time; only the stop token may be used from another thread.
@@ -76,8 +79,8 @@ class Connection {
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
                           const CallLimits& limits, const std::stop_token& stop = {});
 
-  // Prepares `sql` exactly as run() does (time-limited text, inside START TRANSACTION READ ONLY,
-  // then ROLLBACK and a session reset) and reads its result metadata and parameter count; the
+  // Prepares `sql` exactly as run() does (limited text, inside START TRANSACTION READ ONLY,
+  // ended by the next reset) and reads its result metadata and parameter count; the
   // statement is never executed.
   Result<StatementShape> describe(std::string_view sql, const CallLimits& limits,
                                   const std::stop_token& stop = {});
@@ -90,12 +93,16 @@ class Connection {
   Result<std::vector<std::optional<std::string>>> queryColumn(std::string_view sql);
 
   // Clears what a call may have left in the session (user variables, named locks, prepared
-  // statements, temporary tables) and sets the session up again.
+  // statements, temporary tables, its transaction) and sets the session up again. On failure the
+  // connection is no longer usable().
   Status resetSession();
+  // Whether a run() or describe() used the session since the last reset.
+  bool needsReset() const { return needs_reset_; }
 
  private:
   Connection(MysqlPtr handle, Dsn dsn) : handle_(std::move(handle)), dsn_(std::move(dsn)) {}
-  Status setUpSession();
+  Status setUpSession(bool readBack);
+  Status beginReadOnly();
   Status checkRequestSize(std::string_view text, std::span<const Param> params) const;
   Result<QueryResult> executePrepared(const std::string& text, ParamBinds& binds,
                                       const CallLimits& limits, const std::stop_token& stop);
@@ -109,6 +116,7 @@ class Connection {
   Dsn dsn_;  // kept for the cancelling side connection (cancel.hpp)
   ServerInfo server_;
   bool broken_ = false;
+  bool needs_reset_ = false;  // a call used the session since the last reset
 };
 
 // The server's flavour from its version string ("...-MariaDB..." or not).

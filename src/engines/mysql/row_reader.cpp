@@ -204,13 +204,14 @@ class Reader {
     return rebind();
   }
 
+  // Rows arrive as the server sends them: a fetch waits for the statement while it runs, and
+  // ends with the server's own error when it is killed or runs out of time. The stop is checked
+  // between rows (a cancel's KILL ends the wait of the fetch itself).
   Result<QueryResult> fetchAll(const std::function<bool()>& stopped) {
     while (true) {
-      if (stopped()) return makeError(Code::Cancelled, "fetch: the call was cancelled");
       const int rc = mysql_stmt_fetch(stmt_);
       if (rc == MYSQL_NO_DATA) break;
-      if (rc == 1)
-        return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
+      if (rc == 1) return fetchError();
       if (out_.rows.size() >= limits_.max_rows) return truncated();
       std::uint64_t lower_bound = 0;
       for (const auto& s : slots_) lower_bound += cellBytes(s);
@@ -223,11 +224,21 @@ class Reader {
       if (out_.bytes + size > limits_.max_bytes) return truncated();
       out_.rows.push_back(std::move(*row));
       out_.bytes += size;
+      if (stopped()) return makeError(Code::Cancelled, "fetch: the call was cancelled");
     }
     return std::move(out_);
   }
 
  private:
+  // Without a cursor libmariadb leaves an error the server sent while rows streamed (a KILL, the
+  // time limit) on the connection's handle, not on the statement.
+  Error fetchError() const {
+    if (mysql_stmt_errno(stmt_) == 0 && stmt_->mysql != nullptr) {
+      return classifyError(mysql_errno(stmt_->mysql), mysql_sqlstate(stmt_->mysql), "", "fetch");
+    }
+    return classifyError(mysql_stmt_errno(stmt_), mysql_stmt_sqlstate(stmt_), "", "fetch");
+  }
+
   Status rebind() {
     binds_.resize(slots_.size());
     for (std::size_t i = 0; i < slots_.size(); ++i) bindSlot(slots_[i], binds_[i]);

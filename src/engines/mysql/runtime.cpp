@@ -138,18 +138,58 @@ Result<SourcePool::Lease> SourcePool::acquire(Clock::time_point deadline,
   return Lease(this, std::move(*conn));
 }
 
+// The call's answer is on its way back while the cleaner resets: the reset's round trips are off
+// the caller's latency. When the cleaner is busy, the giving thread resets in place.
 void SourcePool::giveBack(std::unique_ptr<Connection> conn) {
-  // What a call left in the session (user variables, locks, temporary tables) is cleared before
-  // anyone else gets the connection; one that cannot be reset is closed instead.
-  const bool keep = conn->usable() && conn->resetSession().ok();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   --in_use_;
-  if (keep) {
+  if (conn->usable() && !closing_ && !cleaning_ && !dirty_) {
+    dirty_ = std::move(conn);
+    if (!cleaner_.joinable()) {
+      cleaner_ = std::jthread([this](const std::stop_token& stop) { cleanLoop(stop); });
+    }
+    dirtied_.notify_one();
+    return;
+  }
+  lock.unlock();
+  const bool reset = conn->usable() && conn->resetSession().ok();
+  lock.lock();
+  settle(conn, reset);
+}
+
+void SourcePool::cleanLoop(const std::stop_token& stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (dirtied_.wait(lock, stop, [this] { return dirty_ != nullptr; })) {
+    auto conn = std::move(dirty_);
+    cleaning_ = true;
+    lock.unlock();
+    const bool reset = conn->resetSession().ok();
+    lock.lock();
+    cleaning_ = false;
+    settle(conn, reset);
+  }
+}
+
+void SourcePool::settle(std::unique_ptr<Connection>& conn, bool reset) {
+  if (reset && !closing_) {
     idle_.push_back(std::move(conn));
   } else {
     --open_;
+    conn.reset();  // closed: its session state never reaches another call
   }
   freed_.notify_one();
+}
+
+SourcePool::~SourcePool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  if (cleaner_.joinable()) {
+    cleaner_.request_stop();
+    cleaner_.join();
+  }
+  // A connection given back but never reset is closed with the pool, like the idle ones.
 }
 
 std::string SourcePool::database() const {
@@ -181,8 +221,14 @@ std::vector<PoolStats> Runtime::stats() const {
   return out;
 }
 
-Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
+const Source* Runtime::noteSource(const QueryTool& tool, protocol::CallContext& ctx) const {
   const Source* source = settings_.sourceOf(tool);
+  if (source != nullptr) ctx.audit.source = source->name;
+  return source;
+}
+
+Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
+  const Source* source = noteSource(tool, ctx);
   if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
   SourcePool* p = pool(source->name);
   if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
@@ -196,12 +242,14 @@ Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::Ca
 
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
+  (void)noteSource(tool, ctx);  // in the audit line also when the arguments are refused
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
   auto held = leaseFor(tool, ctx);
   if (!held) return held.error();
   auto r = held->lease.conn().run(tool.statement, *params, held->call_limits, ctx.stop);
   if (!r) return r.error();
+  ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->rows.size();
   out.free_text = hasFreeTextColumn(r->columns);

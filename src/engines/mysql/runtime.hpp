@@ -14,6 +14,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/env.hpp"
@@ -31,11 +32,17 @@ struct PoolStats {
   std::size_t max = 0;
 };
 
-// The connections of one source: at most `size`, reused between calls (each call resets its
-// session afterwards: connection.hpp). A connection that failed is dropped, not reused.
+// The connections of one source: at most `size`, reused between calls. A connection comes back
+// from its call with the session used (connection.hpp) and is idle again only once reset: by the
+// pool's cleaner thread, after the call's answer was handed back, or by the thread giving it back
+// when the cleaner is already busy (load: throughput before latency). A connection that failed,
+// or whose reset failed, is closed, never reused; at shutdown the ones still waiting are closed.
 class SourcePool {
  public:
   SourcePool(Source source, std::uint32_t size, Env env);
+  ~SourcePool();
+  SourcePool(const SourcePool&) = delete;
+  SourcePool& operator=(const SourcePool&) = delete;
 
   class Lease {
    public:
@@ -53,7 +60,7 @@ class SourcePool {
     std::unique_ptr<Connection> conn_;
   };
 
-  // A connection by `deadline` (opening one when none is idle and the pool is not full);
+  // A reset connection by `deadline` (opening one when none is idle and the pool is not full);
   // ResourceExhausted when the pool stays full, Unavailable when the server cannot be reached,
   // Cancelled when `stop` is requested while waiting.
   Result<Lease> acquire(std::chrono::steady_clock::time_point deadline,
@@ -66,6 +73,9 @@ class SourcePool {
  private:
   void giveBack(std::unique_ptr<Connection> conn);
   Result<std::unique_ptr<Connection>> openOne();
+  void cleanLoop(const std::stop_token& stop);
+  // Back in idle_ when reset (true) or closed; under mu_.
+  void settle(std::unique_ptr<Connection>& conn, bool reset);
 
   Source source_;
   std::size_t size_;
@@ -74,16 +84,22 @@ class SourcePool {
   mutable std::mutex mu_;
   std::condition_variable_any freed_;
   std::vector<std::unique_ptr<Connection>> idle_;
-  std::size_t open_ = 0;
+  std::unique_ptr<Connection> dirty_;  // given back, for the cleaner to reset
+  std::condition_variable_any dirtied_;
+  bool cleaning_ = false;  // the cleaner is resetting a connection
+  bool closing_ = false;   // the pool is being destroyed: nothing goes back to idle_
+  std::size_t open_ = 0;   // idle, leased, and given back but not yet reset
   std::size_t in_use_ = 0;
   std::string database_;
+  std::jthread cleaner_;  // started with the first give-back; last, so it stops first
 };
 
 class Runtime {
  public:
   Runtime(Settings settings, Env env);
 
-  // Runs a query tool; never throws. Errors are safe to show (no value, no credential).
+  // Runs a query tool; never throws. Errors are safe to show (no value, no credential). Sets
+  // ctx.audit.source before anything can fail, and ctx.audit.truncated when a cap cut the rows.
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
   // The shape of `tool`'s statement (result columns, parameter count) on its source, prepared but
@@ -113,6 +129,8 @@ class Runtime {
     CallLimits call_limits;
   };
   Result<ToolLease> leaseFor(const QueryTool& tool, protocol::CallContext& ctx);
+  // The tool's source, named in the call's audit line (ctx.audit.source) first of all.
+  const Source* noteSource(const QueryTool& tool, protocol::CallContext& ctx) const;
 
   struct Vetted {
     std::chrono::steady_clock::time_point at;

@@ -36,11 +36,13 @@ std::size_t afterLeadingSelect(std::string_view sql) {
 
 }  // namespace
 
-Result<std::string> withTimeLimit(Flavour flavour, std::string_view sql,
-                                  std::chrono::milliseconds limit) {
+Result<std::string> withStatementLimits(Flavour flavour, std::string_view sql,
+                                        std::chrono::milliseconds limit, std::uint32_t maxRows) {
   limit = std::max(limit, std::chrono::milliseconds(1));
+  const std::string rows = std::to_string(std::uint64_t{maxRows} + 1);
   if (flavour == Flavour::MariaDB) {
-    return "SET STATEMENT max_statement_time=" + secondsText(limit) + " FOR " + std::string(sql);
+    return "SET STATEMENT max_statement_time=" + secondsText(limit) + ", sql_select_limit=" + rows +
+           " FOR " + std::string(sql);
   }
   const auto at = afterLeadingSelect(sql);
   if (at == std::string_view::npos) {
@@ -48,7 +50,8 @@ Result<std::string> withTimeLimit(Flavour flavour, std::string_view sql,
                      "on MySQL only a statement that starts with SELECT can carry a time limit");
   }
   return std::string(sql.substr(0, at)) + " /*+ MAX_EXECUTION_TIME(" +
-         std::to_string(limit.count()) + ") */" + std::string(sql.substr(at));
+         std::to_string(limit.count()) + ") SET_VAR(sql_select_limit=" + rows + ") */" +
+         std::string(sql.substr(at));
 }
 
 }  // namespace mcpdb::mysql

@@ -56,6 +56,7 @@ TEST(MysqlConnection, WriteRefusedByReadOnlyTransaction) {
   EXPECT_EQ(w.error().code, Code::PermissionDenied) << w.error().message;
   EXPECT_NE(w.error().message.find("1792"), std::string::npos) << w.error().message;
   // Outside run() the session is READ ONLY as well (after the call's reset).
+  ASSERT_TRUE(admin->resetSession().ok());
   auto plain = admin->queryValue("INSERT INTO demo.mytest_numbers VALUES (5001, 'y')");
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.error().code, Code::PermissionDenied);

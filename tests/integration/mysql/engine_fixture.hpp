@@ -36,15 +36,19 @@ struct ConfiguredEngine {
     }
   }
 
-  // Calls a tool as the session does (its limits, a deadline `budget` from now).
+  // Calls a tool as the session does (its limits, a deadline `budget` from now); `audit` receives
+  // what the handler put in the call's audit sink.
   Result<protocol::ToolOutput> call(const std::string& tool, const Json& args,
-                                    std::chrono::milliseconds budget = std::chrono::seconds(30)) {
+                                    std::chrono::milliseconds budget = std::chrono::seconds(30),
+                                    protocol::CallAudit* audit = nullptr) {
     const protocol::Tool* t = registry.find(tool);
     if (t == nullptr) return makeError(Code::NotFound, "no tool " + tool);
     protocol::CallContext ctx;
     ctx.limits = t->limits;
     ctx.deadline = std::chrono::steady_clock::now() + budget;
-    return t->handler(args, ctx);
+    auto out = t->handler(args, ctx);
+    if (audit != nullptr) *audit = ctx.audit;
+    return out;
   }
 
   // Reads a resource as the session does.

@@ -75,6 +75,46 @@ TEST(MysqlEngine, RowAndByteCapsTruncateAndSaySo) {
   EXPECT_NE(bytes->structured["note"].get<std::string>().find("max_bytes"), std::string::npos);
 }
 
+// The call's audit sink: the source is named before anything can fail (refused arguments, a
+// source that cannot be reached), and a cut result says so.
+TEST(MysqlEngine, TheAuditLineNamesTheSourceAndACutResult) {
+  requireEnv("MYSQL_DSN");
+  Engine e(R"(mysql:
+  sources:
+    reports: {dsn_env: MYSQL_DSN}
+    gone: {dsn_env: MCPDB_TEST_UNSET_MYSQL_DSN}
+  tools:
+    few_rows: {source: reports, description: d, statement: SELECT id FROM documents ORDER BY id, limits: {max_rows: 3}}
+    by_id:
+      source: reports
+      description: d
+      statement: SELECT id FROM documents WHERE id = ?
+      parameters: [{name: id, type: string, description: d}]
+    elsewhere: {source: gone, description: d, statement: SELECT 1}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  protocol::CallAudit audit;
+  ASSERT_TRUE(e.call("few_rows", Json::object(), std::chrono::seconds(30), &audit));
+  EXPECT_EQ(audit.source, "reports");
+  EXPECT_TRUE(audit.truncated);
+
+  audit = {};
+  ASSERT_TRUE(e.call("by_id", {{"id", "doc-01"}}, std::chrono::seconds(30), &audit));
+  EXPECT_EQ(audit.source, "reports");
+  EXPECT_FALSE(audit.truncated);
+
+  audit = {};
+  EXPECT_FALSE(e.call("by_id", {{"id", 7}}, std::chrono::seconds(30), &audit));
+  EXPECT_EQ(audit.source, "reports");
+
+  audit = {};
+  auto unreachable = e.call("elsewhere", Json::object(), std::chrono::seconds(30), &audit);
+  ASSERT_FALSE(unreachable);
+  EXPECT_EQ(unreachable.error().code, Code::Unavailable);
+  EXPECT_EQ(audit.source, "gone");
+  EXPECT_FALSE(audit.truncated);
+}
+
 TEST(MysqlEngine, TheTimeLimitStopsASlowStatementAndTheNextCallWorks) {
   requireEnv("MYSQL_DSN");
   Engine e(R"(mysql:

@@ -54,8 +54,8 @@ TEST(MysqlResetCost, Figures) {
 
   std::printf(
       "[reset cost] %d rounds, microseconds per round:\n"
-      "  whole call (begin, prepare, execute, fetch, commit, reset, set-up): %.0f\n"
-      "  reset + set-up alone (mysql_reset_connection, SET, read-back):        %.0f\n"
+      "  whole call (the last call's reset and SET, begin, prepare, execute+read): %.0f\n"
+      "  reset + set-up alone (mysql_reset_connection, SET):                   %.0f\n"
       "  mysql_reset_connection alone:                                         %.0f\n"
       "  prepare + execute + close per call:                                   %.0f\n"
       "  execute on a kept prepared statement:                                 %.0f\n",

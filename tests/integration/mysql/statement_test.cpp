@@ -141,6 +141,43 @@ TEST(MysqlStatement, RowCapTruncatesWhileFetching) {
   EXPECT_FALSE(all->truncated);
 }
 
+// The server itself stops one row past the row cap (sql_select_limit in the statement's text),
+// so a capped call never makes it send the rest of a large result; a LIMIT in the statement
+// still applies. Rows_sent counts the rows the session sent; queryValue reads it on the same
+// session (the probe's own row is counted once it is sent: hence the - 1).
+TEST(MysqlStatement, TheServerSendsAtMostOneRowPastTheRowCap) {
+  ensureTestTables();
+  auto c = openReader();
+  ASSERT_TRUE(c);
+  auto rowsSent = [&c] {
+    auto v = c->queryValue(
+        "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
+        "WHERE VARIABLE_NAME = 'ROWS_SENT'");
+    return v.ok() ? std::stoll(*v) : -1000000LL;
+  };
+  CallLimits l = roomy();
+  l.max_rows = 5;
+  long long before = rowsSent();
+  auto r = c->run("SELECT n FROM demo.mytest_numbers ORDER BY n", {}, l);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->rows.size(), 5u);
+  EXPECT_TRUE(r->truncated);
+  EXPECT_EQ(rowsSent() - before - 1, 6);
+
+  ASSERT_TRUE(c->resetSession().ok());  // now, not inside the next run() (it may zero the count)
+  before = rowsSent();
+  auto limited = c->run("SELECT n FROM demo.mytest_numbers ORDER BY n LIMIT 2", {}, l);
+  ASSERT_TRUE(limited.ok()) << limited.error().message;
+  EXPECT_EQ(limited->rows.size(), 2u);
+  EXPECT_FALSE(limited->truncated);
+  EXPECT_EQ(rowsSent() - before - 1, 2);
+  // A subquery is not cut by the limit: the count is over all 1000 rows.
+  auto counted =
+      c->run("SELECT (SELECT COUNT(*) FROM (SELECT n FROM demo.mytest_numbers) x) AS c", {}, l);
+  ASSERT_TRUE(counted.ok()) << counted.error().message;
+  EXPECT_EQ(counted->rows.at(0).at(0).get<std::int64_t>(), 1000);
+}
+
 TEST(MysqlStatement, ByteCapTruncatesWhileFetching) {
   ensureTestTables();
   auto c = openReader();
@@ -169,21 +206,29 @@ TEST(MysqlStatement, ByteCapTruncatesWhileFetching) {
   EXPECT_TRUE(big->truncated);
 }
 
+// The connection's own guarantee, without a pool: a call never starts on a session a previous
+// call used (run() resets it first); the pool resets earlier, off the caller's time (pool_test).
 TEST(MysqlStatement, NoSessionStateSurvivesACall) {
   auto c = openReader();
   auto other = openReader();
   ASSERT_TRUE(c && other);
+  EXPECT_FALSE(c->needsReset());
   auto lock = c->run("SELECT GET_LOCK('mcpdb_itest_lock', 0), @v := 42", {}, roomy());
   ASSERT_TRUE(lock.ok()) << lock.error().message;
   EXPECT_EQ(lock->rows[0][0].get<std::int64_t>(), 1);
-  // Released by the reset: another session can take it at once.
-  EXPECT_EQ(*other->queryValue("SELECT IS_FREE_LOCK('mcpdb_itest_lock')"), "1");
+  EXPECT_TRUE(c->needsReset());
   auto after = c->run("SELECT IS_USED_LOCK('mcpdb_itest_lock'), @v", {}, roomy());
   ASSERT_TRUE(after.ok()) << after.error().message;
   EXPECT_TRUE(after->rows[0][0].is_null());
   EXPECT_TRUE(after->rows[0][1].is_null());
-  // And the session is still read-only with our sql_mode.
+  // Released by the reset: another session can take it.
+  EXPECT_EQ(*other->queryValue("SELECT IS_FREE_LOCK('mcpdb_itest_lock')"), "1");
+  // And the session is still read-only with our sql_mode, in no transaction once reset.
+  ASSERT_TRUE(c->resetSession().ok());
+  EXPECT_FALSE(c->needsReset());
   EXPECT_EQ(*c->queryValue("SELECT @@SESSION.tx_read_only"), "1");
+  EXPECT_EQ(*c->queryValue("SELECT @@SESSION.sql_mode"), kSessionSqlMode);
+  EXPECT_EQ(*c->queryValue("SELECT @@in_transaction"), "0");
 }
 
 TEST(MysqlStatement, TimeLimitStopsASlowStatement) {

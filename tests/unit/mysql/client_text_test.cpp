@@ -1,4 +1,4 @@
-// What the client layer sends and how it reads errors, without a server: the time-limited text
+// What the client layer sends and how it reads errors, without a server: the limited text
 // for both flavours (MySQL is not tested against a real server here: this is its exact text), the
 // cancelling side's statements, error classes and their safe messages, cell encodings.
 #include <gtest/gtest.h>
@@ -15,28 +15,32 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(MysqlTimeLimit, MariaDbPrefixesSetStatement) {
-  auto t = withTimeLimit(Flavour::MariaDB, "SELECT a FROM t WHERE b = ?", milliseconds(1500));
+TEST(MysqlStatementLimits, MariaDbPrefixesSetStatement) {
+  auto t =
+      withStatementLimits(Flavour::MariaDB, "SELECT a FROM t WHERE b = ?", milliseconds(1500), 100);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(*t, "SET STATEMENT max_statement_time=1.500 FOR SELECT a FROM t WHERE b = ?");
-  EXPECT_EQ(
-      *withTimeLimit(Flavour::MariaDB, "WITH x AS (SELECT 1) SELECT * FROM x", milliseconds(250)),
-      "SET STATEMENT max_statement_time=0.250 FOR WITH x AS (SELECT 1) SELECT * FROM x");
-  // 0 would mean "no limit" to the server.
-  EXPECT_EQ(*withTimeLimit(Flavour::MariaDB, "SELECT 1", milliseconds(0)),
-            "SET STATEMENT max_statement_time=0.001 FOR SELECT 1");
+  EXPECT_EQ(*t,
+            "SET STATEMENT max_statement_time=1.500, sql_select_limit=101 FOR SELECT a FROM t "
+            "WHERE b = ?");
+  EXPECT_EQ(*withStatementLimits(Flavour::MariaDB, "WITH x AS (SELECT 1) SELECT * FROM x",
+                                 milliseconds(250), 7),
+            "SET STATEMENT max_statement_time=0.250, sql_select_limit=8 FOR WITH x AS (SELECT 1) "
+            "SELECT * FROM x");
+  // 0 would mean "no limit" to the server; the row limit never wraps.
+  EXPECT_EQ(*withStatementLimits(Flavour::MariaDB, "SELECT 1", milliseconds(0), 0xFFFFFFFFu),
+            "SET STATEMENT max_statement_time=0.001, sql_select_limit=4294967296 FOR SELECT 1");
 }
 
-TEST(MysqlTimeLimit, MySqlPutsTheHintAfterSelect) {
-  EXPECT_EQ(*withTimeLimit(Flavour::MySQL, "SELECT a FROM t", milliseconds(1500)),
-            "SELECT /*+ MAX_EXECUTION_TIME(1500) */ a FROM t");
-  EXPECT_EQ(*withTimeLimit(Flavour::MySQL, "  select\n*", milliseconds(7)),
-            "  select /*+ MAX_EXECUTION_TIME(7) */\n*");
-  EXPECT_EQ(*withTimeLimit(Flavour::MySQL, "SELECT 1", milliseconds(0)),
-            "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1");
+TEST(MysqlStatementLimits, MySqlPutsTheHintsAfterSelect) {
+  EXPECT_EQ(*withStatementLimits(Flavour::MySQL, "SELECT a FROM t", milliseconds(1500), 100),
+            "SELECT /*+ MAX_EXECUTION_TIME(1500) SET_VAR(sql_select_limit=101) */ a FROM t");
+  EXPECT_EQ(*withStatementLimits(Flavour::MySQL, "  select\n*", milliseconds(7), 0),
+            "  select /*+ MAX_EXECUTION_TIME(7) SET_VAR(sql_select_limit=1) */\n*");
+  EXPECT_EQ(*withStatementLimits(Flavour::MySQL, "SELECT 1", milliseconds(0), 5),
+            "SELECT /*+ MAX_EXECUTION_TIME(1) SET_VAR(sql_select_limit=6) */ 1");
   for (const char* sql : {"WITH x AS (SELECT 1) SELECT * FROM x", "SELECTED", "SELECT_x",
                           "(SELECT 1)", "SHOW TABLES", "", "SEL"}) {
-    auto t = withTimeLimit(Flavour::MySQL, sql, milliseconds(5));
+    auto t = withStatementLimits(Flavour::MySQL, sql, milliseconds(5), 10);
     ASSERT_FALSE(t.ok()) << sql;
     EXPECT_EQ(t.error().code, Code::InvalidArgument);
   }
