@@ -88,9 +88,11 @@ class DynamoModule final : public engines::EngineModule {
       };
     };
     return {
-        {"http_connections_in_use", "DynamoDB HTTP connections carrying a request now.",
+        {"http_connections_in_use",
+         "DynamoDB HTTP connections carrying a request now, all sources.",
          sampler(&Transport::ConnectionStats::in_use)},
-        {"http_connections_idle", "DynamoDB keep-alive HTTP connections idle in the pool.",
+        {"http_connections_idle",
+         "DynamoDB keep-alive HTTP connections idle in the pools, all sources.",
          sampler(&Transport::ConnectionStats::idle)},
     };
   }

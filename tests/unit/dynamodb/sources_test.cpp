@@ -279,6 +279,19 @@ TEST_F(DynamoSources, ResourcesArePerSource) {
   EXPECT_EQ(main_->requestCount(), 0U);
 }
 
+// The connection gauges add up every source's pool; sampling creates no transport.
+TEST_F(DynamoSources, GaugesSumEverySource) {
+  const auto gauges = module_->gauges();
+  ASSERT_EQ(gauges.size(), 2U);
+  EXPECT_EQ(gauges[1].name, "http_connections_idle");
+  EXPECT_EQ(gauges[1].sample(), 0.0);
+  ASSERT_TRUE(get("docs").ok());
+  EXPECT_EQ(gauges[1].sample(), 1.0);
+  ASSERT_TRUE(get("eu_docs").ok());
+  EXPECT_EQ(gauges[1].sample(), 2.0);
+  EXPECT_EQ(gauges[0].sample(), 0.0);  // nothing in flight
+}
+
 TEST_F(DynamoSources, EnabledWhenAnySourceIsUsable) {
   EXPECT_TRUE(module_->enabled(Env::fromMap({{"AWS_REGION", "eu-west-1"}})));  // main
   EXPECT_TRUE(module_->enabled(Env::fromMap(  // eu: its region is in the file
