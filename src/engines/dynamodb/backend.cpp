@@ -2,23 +2,82 @@
 
 namespace mcpdb::dynamodb {
 
+Error Backend::sourceError(const std::string& what) const {
+  return makeError(Code::FailedPrecondition, "dynamodb source '" + source_.name + "': " + what);
+}
+
+Result<std::string> Backend::region() const {
+  if (!source_.region.empty()) return source_.region;
+  if (auto region = env_.get("AWS_REGION")) return std::move(*region);
+  return sourceError("AWS_REGION is not set (or give the source a region)");
+}
+
+Result<Endpoint> Backend::endpoint(const std::string& region) const {
+  if (source_.endpoint_env.empty()) {
+    auto e = resolveEndpoint(env_, region);
+    if (!e) return sourceError(e.error().message);
+    return e;
+  }
+  auto url = env_.get(source_.endpoint_env);
+  if (!url) return sourceError(source_.endpoint_env + " is not set");
+  auto e = parseEndpoint(*url);
+  if (!e) return sourceError(source_.endpoint_env + ": " + e.error().message);
+  return e;
+}
+
+CredentialSource Backend::credentials() const {
+  if (!source_.access_key_id_env.empty()) {
+    return variableCredentials(
+        env_, {source_.access_key_id_env, source_.secret_access_key_env, source_.session_token_env},
+        "dynamodb source '" + source_.name + "'");
+  }
+  return options_.credentials ? options_.credentials : defaultCredentials(env_);
+}
+
 Result<std::shared_ptr<Transport>> Backend::transport() {
   std::lock_guard lock(mu_);
   if (transport_) return transport_;
-  auto region = env_.get("AWS_REGION");
-  if (!region)
-    return makeError(Code::FailedPrecondition,
-                     "AWS_REGION is not set: the DynamoDB engine needs it");
-  auto endpoint = resolveEndpoint(env_, *region);
-  if (!endpoint) return endpoint.error();
+  auto r = region();
+  if (!r) return r.error();
+  auto e = endpoint(*r);
+  if (!e) return e.error();
   TransportOptions t;
-  t.region = *region;
-  t.endpoint = std::move(*endpoint);
+  t.region = std::move(*r);
+  t.endpoint = std::move(*e);
   t.retry = options_.retry;
   t.http = options_.http;
-  CredentialSource creds = options_.credentials ? options_.credentials : defaultCredentials(env_);
-  transport_ = std::make_shared<Transport>(std::move(t), std::move(creds));
+  transport_ = std::make_shared<Transport>(std::move(t), credentials());
   return transport_;
+}
+
+Routes::Routes(std::shared_ptr<const Registry> registry,
+               std::vector<std::shared_ptr<Backend>> backends)
+    : registry_(std::move(registry)), backends_(std::move(backends)) {
+  if (backends_.size() == 1) only_source_ = backends_.front()->source().name;
+  for (const Target& t : registry_->targets) {
+    const Source* s = registry_->sourceOf(t);
+    std::shared_ptr<Backend> backend;
+    for (const auto& b : backends_) {
+      if (s != nullptr && b->source().name == s->name) backend = b;
+    }
+    // A target without a source (a refused config) gets no route: it is an unknown target.
+    if (backend) routes_.push_back({&t, std::move(backend)});
+  }
+}
+
+const Route* Routes::find(std::string_view target) const {
+  for (const Route& r : routes_) {
+    if (r.target->name == target) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const Target*> Routes::targetsOf(const Backend& backend) const {
+  std::vector<const Target*> out;
+  for (const Route& r : routes_) {
+    if (r.backend.get() == &backend) out.push_back(r.target);
+  }
+  return out;
 }
 
 }  // namespace mcpdb::dynamodb

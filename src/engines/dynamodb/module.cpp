@@ -1,4 +1,5 @@
 #include <memory>
+#include <mutex>
 
 #include "engines/dynamodb/dynamodb.hpp"
 #include "engines/dynamodb/registry.hpp"
@@ -15,9 +16,17 @@ class DynamoModule final : public engines::EngineModule {
 
   std::string_view name() const override { return "dynamodb"; }
   std::string_view enableHint() const override {
-    return "set AWS_REGION and AWS credentials (AWS_ENDPOINT_URL_DYNAMODB for a local server)";
+    return "set AWS_REGION and AWS credentials (AWS_ENDPOINT_URL_DYNAMODB for a local server), or "
+           "the variables each dynamodb.sources entry names";
   }
-  bool enabled(const Env& env) const override { return env.has("AWS_REGION"); }
+  // Without `sources:` today's rule (AWS_REGION); with declared sources, any source usable.
+  bool enabled(const Env& env) const override {
+    if (!registry_) return env.has("AWS_REGION");
+    for (const auto& s : registry_->sources) {
+      if (sourceUsable(s, env)) return true;
+    }
+    return false;
+  }
   std::string_view securityPosture() const override {
     return "only GetItem, Scan (no filters) and DescribeTable on the tables named in the config; "
            "keys are typed "
@@ -36,60 +45,95 @@ class DynamoModule final : public engines::EngineModule {
 
   void configure(const config::Node& section, const Limits& defaults) override {
     registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));
+    std::lock_guard lock(mu_);
+    routes_.reset();
   }
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
     if (!registry_) return {};
-    if (auto st =
-            dynamodb::registerTools(registry, registry_, backendFor(services), services.cursor_key);
-        !st)
-      return st;
-    return dynamodb::registerResources(registry, registry_, backendFor(services));
+    const auto routes = routesFor(services);
+    if (auto st = dynamodb::registerTools(registry, routes, services.cursor_key); !st) return st;
+    return dynamodb::registerResources(registry, routes);
   }
 
   bool declaresTools() const override { return registry_ && !registry_->targets.empty(); }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    if (!registry_ || registry_->targets.empty()) return {};
-    return runSelfCheck(*registry_, *backendFor(services));
+    return perSource(services, runSelfCheck);
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    if (!registry_ || registry_->targets.empty()) return {};
-    return checkTargets(*registry_, *backendFor(services));
+    return perSource(services, checkTargets);
   }
 
   std::vector<engines::Gauge> gauges() override {
-    if (!registry_ || registry_->targets.empty() || !backend_) return {};
-    std::weak_ptr<Backend> weak = backend_;
+    std::weak_ptr<const Routes> weak;
+    {
+      std::lock_guard lock(mu_);
+      if (!routes_ || routes_->routes().empty()) return {};
+      weak = routes_;
+    }
+    // Summed over the sources whose transport a call created.
     auto sampler = [weak](std::size_t Transport::ConnectionStats::*field) {
       return [weak, field]() -> double {
-        const auto backend = weak.lock();
-        const auto transport = backend ? backend->transportIfCreated() : nullptr;
-        return transport ? static_cast<double>(transport->connectionStats().*field) : 0.0;
+        const auto routes = weak.lock();
+        double sum = 0;
+        if (!routes) return sum;
+        for (const auto& backend : routes->backends()) {
+          if (const auto transport = backend->transportIfCreated())
+            sum += static_cast<double>(transport->connectionStats().*field);
+        }
+        return sum;
       };
     };
     return {
-        {"http_connections_in_use", "DynamoDB HTTP connections carrying a request now.",
+        {"http_connections_in_use",
+         "DynamoDB HTTP connections carrying a request now, all sources.",
          sampler(&Transport::ConnectionStats::in_use)},
-        {"http_connections_idle", "DynamoDB keep-alive HTTP connections idle in the pool.",
+        {"http_connections_idle",
+         "DynamoDB keep-alive HTTP connections idle in the pools, all sources.",
          sampler(&Transport::ConnectionStats::idle)},
     };
   }
 
  private:
-  std::shared_ptr<Backend> backendFor(engines::EngineServices& services) {
-    if (!backend_) {
-      Env env = services.env != nullptr ? *services.env : Env::process();
-      backend_ = std::make_shared<Backend>(std::move(env), options_);
+  using Check = std::vector<engines::Finding> (*)(const std::vector<const Target*>&, Backend&);
+
+  // A backend per source, created (never connected) once under the lock.
+  std::shared_ptr<const Routes> routesFor(engines::EngineServices& services) {
+    std::lock_guard lock(mu_);
+    if (!routes_) {
+      const Env env = services.env != nullptr ? *services.env : Env::process();
+      std::vector<std::shared_ptr<Backend>> backends;
+      for (const Source& s : registry_->sources)
+        backends.push_back(std::make_shared<Backend>(s, env, options_));
+      routes_ = std::make_shared<const Routes>(registry_, std::move(backends));
     }
-    return backend_;
+    return routes_;
+  }
+
+  // `check` on each source's targets; with several sources each finding names its source.
+  std::vector<engines::Finding> perSource(engines::EngineServices& services, Check check) {
+    if (!registry_ || registry_->targets.empty()) return {};
+    const auto routes = routesFor(services);
+    std::vector<engines::Finding> out;
+    for (const auto& backend : routes->backends()) {
+      const auto targets = routes->targetsOf(*backend);
+      if (targets.empty()) continue;
+      for (auto& f : check(targets, *backend)) {
+        if (routes->onlySource().empty())
+          f.message = "source '" + backend->source().name + "': " + f.message;
+        out.push_back(std::move(f));
+      }
+    }
+    return out;
   }
 
   BackendOptions options_;
   std::shared_ptr<const Registry> registry_;
-  std::shared_ptr<Backend> backend_;
+  std::mutex mu_;
+  std::shared_ptr<const Routes> routes_;
 };
 
 }  // namespace

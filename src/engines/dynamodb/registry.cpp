@@ -33,6 +33,31 @@ bool validTargetName(std::string_view s) {
                      [](char c) { return isAsciiLetterOrDigit(c) || c == '_' || c == '-'; });
 }
 
+bool validRegion(std::string_view region) {
+  if (region.size() < 2 || !(region[0] >= 'a' && region[0] <= 'z') ||
+      !(region[1] >= 'a' && region[1] <= 'z')) {
+    return false;
+  }
+  std::size_t parts = 0;
+  std::string_view last;
+  std::string_view rest = region.substr(2);
+  while (!rest.empty()) {
+    if (rest[0] != '-') return false;
+    rest.remove_prefix(1);
+    const std::size_t end = std::min(rest.find('-'), rest.size());
+    last = rest.substr(0, end);
+    if (last.empty() || !std::all_of(last.begin(), last.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        })) {
+      return false;
+    }
+    ++parts;
+    rest.remove_prefix(end);
+  }
+  return parts >= 2 &&
+         std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string_view keyTypeName(KeyType type) {
   switch (type) {
     case KeyType::S: return "S";
@@ -49,7 +74,108 @@ const Target* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+const Source* Registry::sourceOf(const Target& target) const {
+  return config::findSource(sources, target.source);
+}
+
+bool sourceUsable(const Source& source, const Env& env) {
+  const auto set = [&env](const std::string& var) { return var.empty() || env.has(var); };
+  return (!source.region.empty() || env.has("AWS_REGION")) && set(source.endpoint_env) &&
+         set(source.access_key_id_env) && set(source.secret_access_key_env) &&
+         set(source.session_token_env);
+}
+
 namespace {
+
+std::string regionProblem(std::string_view region) {
+  return validRegion(region) ? "" : "is not an AWS region name (e.g. eu-west-1)";
+}
+
+// The credential variables go together: both keys or neither, a session token only with them, and
+// no variable named twice.
+bool checkKeyVariables(const Source& s, const config::Node& node) {
+  // Each error is reported at the key that is present.
+  if (s.access_key_id_env.empty() != s.secret_access_key_env.empty()) {
+    const bool has_id = !s.access_key_id_env.empty();
+    node.child(has_id ? "access_key_id_env" : "secret_access_key_env")
+        .error(std::string("needs ") + (has_id ? "secret_access_key_env" : "access_key_id_env") +
+               " too (both, or neither for the standard AWS credential chain)");
+    return false;
+  }
+  if (!s.session_token_env.empty() && s.access_key_id_env.empty()) {
+    node.child("session_token_env")
+        .error("needs access_key_id_env and secret_access_key_env (the chain finds its own token)");
+    return false;
+  }
+  const std::pair<const char*, const std::string*> vars[] = {
+      {"endpoint_env", &s.endpoint_env},
+      {"access_key_id_env", &s.access_key_id_env},
+      {"secret_access_key_env", &s.secret_access_key_env},
+      {"session_token_env", &s.session_token_env}};
+  for (std::size_t i = 0; i < std::size(vars); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!vars[i].second->empty() && *vars[i].second == *vars[j].second) {
+        node.child(vars[i].first).error(std::string("names the same variable as ") + vars[j].first);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+const config::Section<Source>& sourceSection() {
+  static const auto s =
+      config::Section<Source>("an AWS account and region the targets read")
+          .entryNoun("source")
+          .string("region", &Source::region,
+                  "its AWS region, e.g. eu-west-1 (default: AWS_REGION); not a secret",
+                  config::kOptional, regionProblem)
+          .string("endpoint_env", &Source::endpoint_env,
+                  "the environment variable holding its endpoint URL (default: "
+                  "AWS_ENDPOINT_URL_DYNAMODB, then AWS_ENDPOINT_URL, then the region's)",
+                  config::kOptional, config::envNameProblem)
+          .string("access_key_id_env", &Source::access_key_id_env,
+                  "the environment variable holding its access key ID (with "
+                  "secret_access_key_env; default: the standard AWS credential chain)",
+                  config::kOptional, config::envNameProblem)
+          .string("secret_access_key_env", &Source::secret_access_key_env,
+                  "the environment variable holding its secret access key", config::kOptional,
+                  config::envNameProblem)
+          .string("session_token_env", &Source::session_token_env,
+                  "the environment variable holding its session token (temporary keys)",
+                  config::kOptional, config::envNameProblem)
+          .check(checkKeyVariables);
+  return s;
+}
+
+// A target without `source:` when there are several: reported at the target, as its `source:` key
+// is absent (config::reportUnknownSource reports at that key and cannot locate a missing one).
+void reportMissingSource(const Registry& r, const config::Node& at) {
+  std::string names;
+  for (const auto& s : r.sources) names += (names.empty() ? "" : ", ") + s.name;
+  at.error("must say which source it reads (source: one of " + names + "): there are several");
+}
+
+// Every target reads a declared source; without `sources:` that is one source `default`.
+bool resolveTargetSources(Registry& r, const config::Node& node) {
+  if (!node.child("sources").present()) {
+    r.sources.push_back({std::string(config::kDefaultSourceName)});
+  } else if (r.sources.empty()) {
+    if (node.diag().ok()) node.child("sources").error("must declare at least one source");
+    return false;  // every source was refused: their errors say why
+  }
+  bool ok = true;
+  for (const auto& t : r.targets) {
+    const config::Node at = node.child("targets").child(t.name);
+    if (t.source.empty() && r.sources.size() > 1) {
+      reportMissingSource(r, at);
+      ok = false;
+    } else if (config::resolveSource(r.sources, t.source, at) == nullptr) {
+      ok = false;
+    }
+  }
+  return ok;
+}
 
 std::string keyNameProblem(std::string_view name) {
   return name.empty() || name.size() > 255 ? "must be 1 to 255 characters" : "";
@@ -125,6 +251,8 @@ const config::Section<Target>& targetSection() {
   static const auto s =
       config::Section<Target>("a table agents may read, under the name agents see")
           .entryNoun("target")
+          .string("source", &Target::source,
+                  "the source it reads (default: the only one; required when there are several)")
           .string("table", &Target::table, "the DynamoDB table name", config::kRequired,
                   tableProblem)
           .string("description", &Target::description, "what the table holds, shown to agents",
@@ -161,6 +289,11 @@ const config::Section<Target>& targetSection() {
 const config::Section<Registry>& registrySection() {
   static const auto s =
       config::Section<Registry>("the DynamoDB tables agents may read")
+          .named("sources", &Registry::sources, &Source::name, sourceSection(),
+                 "the AWS accounts and regions, by name (default: one source `default` from "
+                 "AWS_REGION, the endpoint variables and the standard AWS credential chain)",
+                 config::kOptional, config::sourceNameProblem,
+                 "must map a source name to its settings")
           .custom("limits", "rows, bytes and time for every target (at most the server's)",
                   &config::limitsSchema, config::kOptional,
                   [](Registry& r, const config::Node& n) { return readLimits(r.limits, n); })
@@ -175,7 +308,7 @@ const config::Section<Registry>& registrySection() {
               node.child("targets").error("must declare at least one target");
               return false;
             }
-            return true;
+            return resolveTargetSources(r, node);
           });
   return s;
 }
@@ -183,7 +316,10 @@ const config::Section<Registry>& registrySection() {
 Registry parseRegistry(const config::Node& section, const Limits& defaults) {
   Registry reg;
   reg.limits = defaults;
-  if (!section.present()) return reg;
+  if (!section.present()) {
+    reg.sources.push_back({std::string(config::kDefaultSourceName)});
+    return reg;
+  }
   registrySection().parse(section, reg);
   return reg;
 }

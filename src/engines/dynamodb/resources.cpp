@@ -136,17 +136,19 @@ class TableCache {
   Clock::time_point at_{};
 };
 
+// A table of one source and the targets that read it.
 struct Table {
   std::string name;
+  std::shared_ptr<Backend> backend;    // its source's
   std::vector<const Target*> targets;  // in config order (non-owning: the registry outlives us)
 };
 
-Result<Json> readTable(const Table& table, Backend& backend, TableCache& cache,
-                       protocol::CallContext& ctx) {
+Result<Json> readTable(const Table& table, TableCache& cache, protocol::CallContext& ctx) {
+  ctx.audit.source = table.backend->source().name;
   if (ctx.stop.stop_requested()) return makeError(Code::Cancelled, "the request was cancelled");
   std::optional<Json> live = cache.get();
   if (!live) {
-    auto transport = backend.transport();
+    auto transport = table.backend->transport();
     if (!transport) return transport.error();
     CallOptions opts;
     opts.stop = ctx.stop;
@@ -169,6 +171,7 @@ Result<Json> readTable(const Table& table, Backend& backend, TableCache& cache,
   Json targets = Json::array();
   for (const Target* t : table.targets) targets.push_back(targetJson(*t, (*live)["key_schema"]));
   return Json{{"engine", kEngine},
+              {"source", table.backend->source().name},
               {"table", table.name},
               {"key_schema", (*live)["key_schema"]},
               {"indexes", (*live)["indexes"]},
@@ -182,33 +185,41 @@ std::string tableResourceUri(std::string_view table) {
   return "mcpdb://dynamodb/tables/" + percentEncode(table);
 }
 
+std::string tableResourceUri(std::string_view source, std::string_view table) {
+  return "mcpdb://dynamodb/sources/" + percentEncode(source) + "/tables/" + percentEncode(table);
+}
+
 Status registerResources(protocol::ToolRegistry& tools,
-                         const std::shared_ptr<const Registry>& registry,
-                         const std::shared_ptr<Backend>& backend) {
-  if (registry->targets.empty()) return {};
-  // One resource per table, in table-name order; several targets may read the same table.
-  std::map<std::string, Table> tables;
-  for (const Target& t : registry->targets) {
-    Table& table = tables[t.table];
-    table.name = t.table;
-    table.targets.push_back(&t);
+                         const std::shared_ptr<const Routes>& routes) {
+  if (routes->routes().empty()) return {};
+  // One resource per table of a source, in (source, table) name order; several targets may read
+  // the same table. With one source the URI names only the table.
+  const bool one_source = !routes->onlySource().empty();
+  std::map<std::pair<std::string, std::string>, Table> tables;
+  for (const Route& route : routes->routes()) {
+    Table& table = tables[{route.backend->source().name, route.target->table}];
+    table.name = route.target->table;
+    table.backend = route.backend;
+    table.targets.push_back(route.target);
   }
-  for (auto& [name, table] : tables) {
+  for (auto& [key, table] : tables) {
+    const std::string& name = key.second;
     auto shared = std::make_shared<const Table>(std::move(table));
     auto cache = std::make_shared<TableCache>();
     protocol::Resource r;
-    r.uri = tableResourceUri(name);
-    r.name = name;
-    r.title = "Schema of DynamoDB table " + name;
+    r.uri = one_source ? tableResourceUri(name) : tableResourceUri(key.first, name);
+    r.name = one_source ? name : key.first + "/" + name;
+    r.title =
+        "Schema of DynamoDB table " + name + (one_source ? "" : " (source " + key.first + ")");
     r.description =
         "Key schema and secondary indexes of the DynamoDB table (DescribeTable), and for each "
         "target that reads it the key the tools take and the fields they return.";
     r.engine = kEngine;
     r.tools = toolNames();
-    // `registry` is captured so that the targets `shared` points into outlive every read.
-    r.read = [registry, shared, backend, cache](protocol::CallContext& ctx) -> Result<Json> {
+    // `routes` is captured so that the targets `shared` points into outlive every read.
+    r.read = [routes, shared, cache](protocol::CallContext& ctx) -> Result<Json> {
       try {
-        return readTable(*shared, *backend, *cache, ctx);
+        return readTable(*shared, *cache, ctx);
       } catch (const std::exception&) {
         return makeError(Code::Internal, "unexpected error while describing a DynamoDB table");
       }
@@ -216,12 +227,14 @@ Status registerResources(protocol::ToolRegistry& tools,
     if (auto st = tools.addResource(std::move(r)); !st) return st;
   }
   return tools.addTemplate({
-      .uri_template = "mcpdb://dynamodb/tables/{table}",
+      .uri_template = one_source ? "mcpdb://dynamodb/tables/{table}"
+                                 : "mcpdb://dynamodb/sources/{source}/tables/{table}",
       .name = "dynamodb_table_schema",
       .title = "Schema of a DynamoDB table",
       .description =
-          "Key schema, secondary indexes and the exposed fields of one registered DynamoDB table; "
-          "{table} is the table name.",
+          std::string("Key schema, secondary indexes and the exposed fields of one registered "
+                      "DynamoDB table; {table} is the table name") +
+          (one_source ? "." : ", {source} the source that reads it."),
       .engine = std::string(kEngine),
   });
 }

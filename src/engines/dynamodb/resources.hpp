@@ -1,8 +1,9 @@
 #pragma once
 // Schema resources of the DynamoDB engine: one per table that a registered target reads
-// (mcpdb://dynamodb/tables/<table>), with its key schema and indexes from DescribeTable and, per
-// target, the key schema the tools use and the fields they return. The JSON shape is documented in
-// README.md ("Schema resources").
+// (mcpdb://dynamodb/tables/<table>; with several sources
+// mcpdb://dynamodb/sources/<source>/tables/<table>), with its key schema and indexes from
+// DescribeTable and, per target, the key schema the tools use and the fields they return. The JSON
+// shape is documented in README.md ("Schema resources").
 
 #include <memory>
 #include <string>
@@ -15,13 +16,15 @@
 
 namespace mcpdb::dynamodb {
 
-// The resource URI of a table (percent-encoded).
+// The resource URI of a table when there is one source, and of a source's table when there are
+// several (percent-encoded).
 std::string tableResourceUri(std::string_view table);
+std::string tableResourceUri(std::string_view source, std::string_view table);
 
-// Adds a resource per table of the registry and the template. Never connects: a read sends one
-// DescribeTable through `backend` (the tools' transport) when its cached answer is missing or old.
+// Adds a resource per table of each source and the template. Never connects: a read sends one
+// DescribeTable through the source's backend (the tools' transport) when its cached answer is
+// missing or old.
 Status registerResources(protocol::ToolRegistry& tools,
-                         const std::shared_ptr<const Registry>& registry,
-                         const std::shared_ptr<Backend>& backend);
+                         const std::shared_ptr<const Routes>& routes);
 
 }  // namespace mcpdb::dynamodb

@@ -76,7 +76,7 @@ Json deniedWriteProbeRequest(const Target& target) {
       {"ReturnValues", "NONE"}};
 }
 
-std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
+std::vector<Finding> runSelfCheck(const std::vector<const Target*>& targets, Backend& backend) {
   std::vector<Finding> out;
   auto transport = backend.transport();
   if (!transport) {
@@ -86,7 +86,8 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
     return out;
   }
   std::set<std::string> done;
-  for (const auto& t : registry.targets) {
+  for (const Target* target : targets) {
+    const Target& t = *target;
     if (!done.insert(t.table).second) continue;
     const std::string label = "table " + t.table + " (target " + t.name + ")";
     CallOptions opts;
@@ -141,7 +142,7 @@ std::vector<Finding> runSelfCheck(const Registry& registry, Backend& backend) {
   return out;
 }
 
-std::vector<Finding> checkTargets(const Registry& registry, Backend& backend) {
+std::vector<Finding> checkTargets(const std::vector<const Target*>& targets, Backend& backend) {
   std::vector<Finding> out;
   auto transport = backend.transport();
   if (!transport) {
@@ -149,7 +150,8 @@ std::vector<Finding> checkTargets(const Registry& registry, Backend& backend) {
                    "could not check the targets: " + operatorText(transport.error())});
     return out;
   }
-  for (const auto& t : registry.targets) {
+  for (const Target* target : targets) {
+    const Target& t = *target;
     const std::string check = "dynamodb.target." + t.name;
     const std::string label = "target " + t.name + " (table " + t.table + ")";
     // What each tool sends: GetItem (a key that is never stored) and a one-item COUNT scan (no

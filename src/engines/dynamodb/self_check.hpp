@@ -23,10 +23,13 @@ inline constexpr std::string_view kDeniedWriteProbeMarker =
 // data.
 Json deniedWriteProbeRequest(const Target& target);
 
-std::vector<engines::Finding> runSelfCheck(const Registry& registry, Backend& backend);
+// Both checks run on the targets of one source, through its backend.
+std::vector<engines::Finding> runSelfCheck(const std::vector<const Target*>& targets,
+                                           Backend& backend);
 
 // doctor: each target can be read as its tools read it (GetItem and Scan allowed, the table
 // exists), one finding per target with its fix.
-std::vector<engines::Finding> checkTargets(const Registry& registry, Backend& backend);
+std::vector<engines::Finding> checkTargets(const std::vector<const Target*>& targets,
+                                           Backend& backend);
 
 }  // namespace mcpdb::dynamodb

@@ -74,10 +74,15 @@ Json targetProperty(const Registry& reg) {
            "Logical target name from list_dynamodb_targets (each maps to one fixed table)."}};
 }
 
-const Target* findTarget(const Registry& reg, const Json& args) {
+// The call's target and backend. The audit line names the source before anything can fail: the
+// only one at once, else the target's when it is known.
+const Route* findRoute(const Routes& routes, const Json& args, CallContext& ctx) {
+  ctx.audit.source = routes.onlySource();
   auto it = args.find("target");
   if (it == args.end() || !it->is_string()) return nullptr;
-  return reg.find(it->get_ref<const std::string&>());
+  const Route* route = routes.find(it->get_ref<const std::string&>());
+  if (route != nullptr) ctx.audit.source = route->backend->source().name;
+  return route;
 }
 
 Error unknownTarget() {
@@ -85,9 +90,11 @@ Error unknownTarget() {
                    "unknown target: call list_dynamodb_targets for the allowed names");
 }
 
-Json describeTarget(const Target& t) {
+Json describeTarget(const Route& route) {
+  const Target& t = *route.target;
   Json j = {
       {"name", t.name},
+      {"source", route.backend->source().name},
       {"table", t.table},
       {"description", t.description},
       {"partition_key",
@@ -104,14 +111,15 @@ Json describeTarget(const Target& t) {
 
 // ---- list_dynamodb_targets -------------------------------------------------------------------
 
-Tool listTool(const std::shared_ptr<const Registry>& reg) {
+Tool listTool(const std::shared_ptr<const Routes>& routes) {
+  const Registry* reg = &routes->registry();
   Tool t;
   t.name = kListTargetsTool;
   t.title = "List DynamoDB targets";
   t.engine = kEngine;
   t.description =
-      "Lists the DynamoDB targets this server may read: logical name, table, description, key "
-      "schema "
+      "Lists the DynamoDB targets this server may read: logical name, the source (AWS account "
+      "and region) it reads, table, description, key schema "
       "(partition/sort key names and types S=string, N=number, B=binary), the attributes returned, "
       "whether exact counting is allowed, and the row cap. Call this first to learn the target "
       "names "
@@ -123,9 +131,10 @@ Tool listTool(const std::shared_ptr<const Registry>& reg) {
       {"properties", {{"targets", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
       {"required", {"targets"}}};
   t.limits = reg->limits;
-  t.handler = [reg](const Json&, CallContext&) -> Result<ToolOutput> {
+  t.handler = [routes](const Json&, CallContext& ctx) -> Result<ToolOutput> {
+    ctx.audit.source = routes->onlySource();  // several: the list reads none of them
     Json list = Json::array();
-    for (const auto& target : reg->targets) list.push_back(describeTarget(target));
+    for (const Route& route : routes->routes()) list.push_back(describeTarget(route));
     ToolOutput out;
     out.rows = list.size();
     out.free_text = false;  // the operator's registry, no database text
@@ -137,7 +146,8 @@ Tool listTool(const std::shared_ptr<const Registry>& reg) {
 
 // ---- get_dynamodb_item -----------------------------------------------------------------------
 
-Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<Backend>& backend) {
+Tool getTool(const std::shared_ptr<const Routes>& routes) {
+  const Registry* reg = &routes->registry();
   Tool t;
   t.name = kGetItemTool;
   t.title = "Get one DynamoDB item by key";
@@ -184,14 +194,15 @@ Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<B
                        {"note", {{"type", "string"}}}}},
                      {"required", {"target", "found", "item", "truncated"}}};
   t.limits = reg->limits;
-  t.handler = [reg, backend](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
-    const Target* target = findTarget(*reg, args);
-    if (target == nullptr) return unknownTarget();
+  t.handler = [routes](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
+    const Route* route = findRoute(*routes, args, ctx);
+    if (route == nullptr) return unknownTarget();
+    const Target* target = route->target;
     const Json* sk = args.contains("sort_key") ? &args["sort_key"] : nullptr;
     auto key = buildKey(*target, args.value("partition_key", Json()), sk);
     if (!key) return key.error();
-    auto transport = backend->transport();
-    if (!transport) return transport.error();
+    auto transport = route->backend->transport();
+    if (!transport) return forTarget(*target, transport.error());
     const Limits limits = narrowed(ctx.limits, target->limits);
     auto reply = (*transport)
                      ->call(readOpName(ReadOp::GetItem),
@@ -215,6 +226,7 @@ Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<B
       out.rows = 1;
     } else {
       out.structured["truncated"] = true;
+      ctx.audit.truncated = true;
       out.structured["note"] = "The item exists but is larger than the " +
                                std::to_string(limits.max_bytes) +
                                "-byte response cap (max_bytes), so it is not returned.";
@@ -226,8 +238,9 @@ Tool getTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<B
 
 // ---- scan_dynamodb_table ---------------------------------------------------------------------
 
-Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<Backend>& backend,
+Tool scanTool(const std::shared_ptr<const Routes>& routes,
               const std::shared_ptr<const CursorCodec>& codec) {
+  const Registry* reg = &routes->registry();
   std::uint32_t max_rows = 1;
   for (const auto& target : reg->targets) max_rows = std::max(max_rows, target.limits.max_rows);
   Tool t;
@@ -274,9 +287,10 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
         {"note", {{"type", "string"}}}}},
       {"required", {"target", "items", "count", "has_more", "next_cursor", "truncated"}}};
   t.limits = reg->limits;
-  t.handler = [reg, backend, codec](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
-    const Target* target = findTarget(*reg, args);
-    if (target == nullptr) return unknownTarget();
+  t.handler = [routes, codec](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
+    const Route* route = findRoute(*routes, args, ctx);
+    if (route == nullptr) return unknownTarget();
+    const Target* target = route->target;
     const Limits limits = narrowed(ctx.limits, target->limits);
     std::uint32_t limit = std::min(kDefaultScanLimit, limits.max_rows);
     if (auto it = args.find("limit"); it != args.end() && !it->is_null()) {
@@ -301,8 +315,8 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
       }
       start = (*pos)["k"];
     }
-    auto transport = backend->transport();
-    if (!transport) return transport.error();
+    auto transport = route->backend->transport();
+    if (!transport) return forTarget(*target, transport.error());
     const CallOptions opts = callOptions(ctx, limits);
 
     RowBudget budget(Limits{limit, limits.max_bytes, limits.timeout});
@@ -369,6 +383,7 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
                       {"has_more", resume.has_value()},
                       {"next_cursor", next},
                       {"truncated", stopped_by_budget}};
+    ctx.audit.truncated = stopped_by_budget;
     out.structured["items"] = budget.takeRows();
     if (skipped > 0) out.structured["skipped_items"] = skipped;
     if (!note.empty()) out.structured["note"] = note;
@@ -379,8 +394,8 @@ Tool scanTool(const std::shared_ptr<const Registry>& reg, const std::shared_ptr<
 
 // ---- count_dynamodb_items --------------------------------------------------------------------
 
-Tool countTool(const std::shared_ptr<const Registry>& reg,
-               const std::shared_ptr<Backend>& backend) {
+Tool countTool(const std::shared_ptr<const Routes>& routes) {
+  const Registry* reg = &routes->registry();
   Tool t;
   t.name = kCountTool;
   t.title = "Count items of a DynamoDB target";
@@ -415,9 +430,10 @@ Tool countTool(const std::shared_ptr<const Registry>& reg,
                        {"note", {{"type", "string"}}}}},
                      {"required", {"target", "approximate_count", "approximate", "note"}}};
   t.limits = reg->limits;
-  t.handler = [reg, backend](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
-    const Target* target = findTarget(*reg, args);
-    if (target == nullptr) return unknownTarget();
+  t.handler = [routes](const Json& args, CallContext& ctx) -> Result<ToolOutput> {
+    const Route* route = findRoute(*routes, args, ctx);
+    if (route == nullptr) return unknownTarget();
+    const Target* target = route->target;
     const bool exact = args.value("exact", false);
     if (exact && !target->exact_count.enabled) {
       return makeError(Code::FailedPrecondition,
@@ -425,8 +441,8 @@ Tool countTool(const std::shared_ptr<const Registry>& reg,
                            "' does not allow exact counting (exact_count.enabled is off in the "
                            "server's config); use the approximate count");
     }
-    auto transport = backend->transport();
-    if (!transport) return transport.error();
+    auto transport = route->backend->transport();
+    if (!transport) return forTarget(*target, transport.error());
     const Limits limits = narrowed(ctx.limits, target->limits);
     const CallOptions opts = callOptions(ctx, limits);
     auto desc =
@@ -480,6 +496,7 @@ Tool countTool(const std::shared_ptr<const Registry>& reg,
       }
       start = *lek;
     }
+    ctx.audit.truncated = stopped_by == "max_items";  // the item cap cut the count short
     Json ec = {{"count", counted},
                {"complete", complete},
                {"capped", stopped_by == "max_items"},
@@ -504,12 +521,11 @@ std::string scanCursorContext(const Target& target) {
   return "dynamodb:scan_dynamodb_table:" + target.name;
 }
 
-Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Registry>& registry,
-                     const std::shared_ptr<Backend>& backend, const std::string& cursor_key) {
-  if (registry->targets.empty()) return {};
+Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Routes>& routes,
+                     const std::string& cursor_key) {
+  if (routes->routes().empty()) return {};
   auto codec = std::make_shared<const CursorCodec>(cursor_key);
-  for (Tool t : {listTool(registry), getTool(registry, backend), scanTool(registry, backend, codec),
-                 countTool(registry, backend)}) {
+  for (Tool t : {listTool(routes), getTool(routes), scanTool(routes, codec), countTool(routes)}) {
     t.handler = guarded(std::move(t.handler));
     if (auto st = tools.add(std::move(t)); !st) return st;
   }

@@ -21,7 +21,8 @@ inline constexpr const char* kCountTool = "count_dynamodb_items";
 // Cursor context for a scan of `target`: binds a cursor to this tool and target.
 std::string scanCursorContext(const Target& target);
 
-Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Registry>& registry,
-                     const std::shared_ptr<Backend>& backend, const std::string& cursor_key);
+// Every tool serves every target, each call on its target's backend (`routes`).
+Status registerTools(protocol::ToolRegistry& tools, const std::shared_ptr<const Routes>& routes,
+                     const std::string& cursor_key);
 
 }  // namespace mcpdb::dynamodb

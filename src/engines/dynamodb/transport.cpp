@@ -7,6 +7,7 @@
 
 #include "aws/credential_provider.hpp"
 #include "aws/sigv4.hpp"
+#include "engines/dynamodb/registry.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -29,34 +30,6 @@ std::string safeTypeName(std::string_view type) {
   return ok ? std::string(type) : std::string("unknown error");
 }
 
-// [a-z]{2}(-[a-z0-9]+)+-[0-9]+ : two letters, then dash-separated parts of [a-z0-9], the last of
-// which is all digits, with at least one part between.
-bool looksLikeRegion(std::string_view region) {
-  if (region.size() < 2 || !(region[0] >= 'a' && region[0] <= 'z') ||
-      !(region[1] >= 'a' && region[1] <= 'z')) {
-    return false;
-  }
-  std::vector<std::string_view> parts;
-  std::string_view rest = region.substr(2);
-  while (!rest.empty()) {
-    if (rest[0] != '-') return false;
-    rest.remove_prefix(1);
-    const std::size_t end = std::min(rest.find('-'), rest.size());
-    const std::string_view part = rest.substr(0, end);
-    if (part.empty()) return false;
-    for (char c : part) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
-    }
-    parts.push_back(part);
-    rest.remove_prefix(end);
-  }
-  if (parts.size() < 2) return false;
-  for (char c : parts.back()) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 std::chrono::milliseconds backoff(const RetryPolicy& p, int attempt) {
   // Full jitter (AWS architecture blog "Exponential Backoff And Jitter").
   const auto ceiling =
@@ -74,6 +47,16 @@ bool sleepFor(std::chrono::milliseconds d, const std::stop_token& stop) {
   std::unique_lock lock(mu);
   cv.wait_for(lock, stop, d, [] { return false; });
   return !stop.stop_requested();
+}
+
+aws::Credentials keyCredentials(std::string id, std::string secret, std::string token,
+                                std::string source) {
+  aws::Credentials c;
+  c.accessKeyId = std::move(id);
+  c.secretAccessKey = std::move(secret);
+  c.sessionToken = std::move(token);
+  c.source = std::move(source);
+  return c;
 }
 
 }  // namespace
@@ -110,7 +93,7 @@ Result<Endpoint> parseEndpoint(std::string_view url) {
 Result<Endpoint> resolveEndpoint(const Env& env, const std::string& region) {
   if (auto v = env.get("AWS_ENDPOINT_URL_DYNAMODB")) return parseEndpoint(*v);
   if (auto v = env.get("AWS_ENDPOINT_URL")) return parseEndpoint(*v);
-  if (!looksLikeRegion(region)) {
+  if (!validRegion(region)) {
     return makeError(Code::FailedPrecondition,
                      "AWS_REGION does not look like an AWS region (e.g. eu-west-1)");
   }
@@ -138,12 +121,25 @@ CredentialSource environmentCredentials(const Env& env) {
                        "AWS_SESSION_TOKEN "
                        "for temporary credentials)");
     }
-    aws::Credentials c;
-    c.accessKeyId = *id;
-    c.secretAccessKey = *secret;
-    c.sessionToken = env.get("AWS_SESSION_TOKEN").value_or("");
-    c.source = "environment";
-    return c;
+    return keyCredentials(*id, *secret, env.get("AWS_SESSION_TOKEN").value_or(""), "environment");
+  };
+}
+
+CredentialSource variableCredentials(const Env& env, KeyVariables vars, std::string owner) {
+  return [env, vars = std::move(vars), owner = std::move(owner)]() -> Result<aws::Credentials> {
+    const auto read = [&](const std::string& var) -> Result<std::string> {
+      if (var.empty()) return std::string();
+      if (auto v = env.get(var)) return std::move(*v);
+      return makeError(Code::FailedPrecondition, owner + ": " + var + " is not set");
+    };
+    auto id = read(vars.access_key_id);
+    if (!id) return id.error();
+    auto secret = read(vars.secret_access_key);
+    if (!secret) return secret.error();
+    auto token = read(vars.session_token);
+    if (!token) return token.error();
+    return keyCredentials(std::move(*id), std::move(*secret), std::move(*token),
+                          "environment variables of " + owner);
   };
 }
 

@@ -49,6 +49,16 @@ CredentialSource defaultCredentials(const Env& env);
 // keys).
 CredentialSource environmentCredentials(const Env& env);
 
+// The environment variables holding a source's static keys (session_token may be empty).
+struct KeyVariables {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token = {};
+};
+// Static keys read from `vars` at each call. An unset variable is FailedPrecondition
+// "<owner>: <VARIABLE> is not set" (the variable's name, never a value).
+CredentialSource variableCredentials(const Env& env, KeyVariables vars, std::string owner);
+
 struct RetryPolicy {
   int max_attempts = 4;  // first try included
   std::chrono::milliseconds base{

@@ -655,3 +655,115 @@ TEST_F(DynamoIntegration, DefaultSectionResources) {
 
 }  // namespace
 }  // namespace mcpdb::dynamodb
+
+namespace mcpdb::dynamodb {
+namespace {
+
+// Two named sources on the same local server, the second through its own variable names (set in
+// the test's Env only), and a third whose key variable is unset: each source serves its own
+// targets and is named in the call's audit sink; the unset one fails alone, naming its variable and
+// never a value, and the others go on working.
+TEST_F(DynamoIntegration, NamedSourcesServeTheirOwnTargetsAndFailAlone) {
+  const Env process = Env::process();
+  const std::string key_id = process.get("AWS_ACCESS_KEY_ID").value_or("");
+  const std::string secret = process.get("AWS_SECRET_ACCESS_KEY").value_or("");
+  ASSERT_FALSE(key_id.empty() || secret.empty()) << missingEnvMessage();
+  const std::map<std::string, std::string, std::less<>> extra = {
+      {"MCPDB_ITEST_DDB_URL", process.get("AWS_ENDPOINT_URL_DYNAMODB").value_or("")},
+      {"MCPDB_ITEST_KEY_ID", key_id},
+      {"MCPDB_ITEST_SECRET", secret}};
+  const Env env([extra, process](std::string_view name) -> std::optional<std::string> {
+    if (auto it = extra.find(name); it != extra.end()) return it->second;
+    return process.get(name);
+  });
+  const std::string region = process.get("AWS_REGION").value_or("");
+  const std::string target_rest =
+      "table: " + kDocsTable + ", description: docs, partition_key: {name: id, type: S}";
+  const std::string yaml =
+      "dynamodb:\n"
+      "  sources:\n"
+      "    local: {}\n"
+      "    second:\n"
+      "      region: " +
+      region +
+      "\n"
+      "      endpoint_env: MCPDB_ITEST_DDB_URL\n"
+      "      access_key_id_env: MCPDB_ITEST_KEY_ID\n"
+      "      secret_access_key_env: MCPDB_ITEST_SECRET\n"
+      "    unset:\n"
+      "      region: " +
+      region +
+      "\n"
+      "      endpoint_env: MCPDB_ITEST_DDB_URL\n"
+      "      access_key_id_env: MCPDB_ITEST_UNSET_KEY_ID\n"
+      "      secret_access_key_env: MCPDB_ITEST_SECRET\n"
+      "  targets:\n"
+      "    docs_local: {source: local, " +
+      target_rest +
+      "}\n"
+      "    docs_second: {source: second, " +
+      target_rest +
+      "}\n"
+      "    docs_unset: {source: unset, " +
+      target_rest + "}\n";
+  auto module = makeModule();
+  config::Diagnostics diag("sources.yaml");
+  auto cfg = config::parseConfig(yaml, "sources.yaml", {"dynamodb"}, diag);
+  ASSERT_TRUE(diag.ok()) << diag.errors()[0];
+  module->configure(config::Node(cfg.root, "", diag).child("dynamodb"), cfg.limits);
+  ASSERT_TRUE(diag.ok()) << diag.errors()[0];
+  EXPECT_TRUE(module->enabled(env));
+  engines::EngineServices services = services_;
+  services.env = &env;
+  protocol::ToolRegistry tools;
+  ASSERT_TRUE(module->registerTools(tools, services).ok());
+
+  const auto get = [&](const std::string& target, protocol::CallAudit* audit) {
+    protocol::CallContext ctx;
+    ctx.limits = cfg.limits;
+    ctx.deadline = std::chrono::steady_clock::now() + 20s;
+    auto r = tools.find("get_dynamodb_item")
+                 ->handler({{"target", target}, {"partition_key", docId(3)}}, ctx);
+    *audit = ctx.audit;
+    return r;
+  };
+  protocol::CallAudit audit;
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    auto local = get("docs_local", &audit);
+    ASSERT_TRUE(local.ok()) << local.error().message;
+    EXPECT_EQ(local->structured["item"]["title"], "Title 3");
+    EXPECT_EQ(audit.source, "local");
+
+    auto second = get("docs_second", &audit);
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    EXPECT_EQ(second->structured["item"], local->structured["item"]);
+    EXPECT_EQ(audit.source, "second");
+
+    auto unset = get("docs_unset", &audit);
+    ASSERT_FALSE(unset.ok());
+    EXPECT_EQ(unset.error().code, Code::FailedPrecondition);
+    EXPECT_EQ(unset.error().message,
+              "target 'docs_unset': dynamodb source 'unset': MCPDB_ITEST_UNSET_KEY_ID is not set");
+    EXPECT_EQ(audit.source, "unset");
+    EXPECT_EQ(unset.error().message.find(secret), std::string::npos);
+    EXPECT_EQ(unset.error().message.find(key_id), std::string::npos);
+  }
+
+  // doctor: one finding per target, each naming its source; only the unset source's is not ok.
+  for (const auto& f : module->checkTools(services)) {
+    SCOPED_TRACE(f.message);
+    EXPECT_EQ(f.message.find(secret), std::string::npos);
+    if (f.message.rfind("source 'unset': ", 0) == 0) {
+      EXPECT_EQ(f.severity, engines::Finding::Severity::Inconclusive);
+      EXPECT_NE(f.message.find("MCPDB_ITEST_UNSET_KEY_ID is not set"), std::string::npos);
+    } else {
+      EXPECT_TRUE(f.message.rfind("source 'local': ", 0) == 0 ||
+                  f.message.rfind("source 'second': ", 0) == 0);
+      EXPECT_EQ(f.severity, engines::Finding::Severity::Ok);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mcpdb::dynamodb

@@ -37,7 +37,7 @@ TEST(DynamoRegistry, GoldenBadConfigs) {
   const int cases = testsupport::checkGoldenBadConfigs(
       kConfigs, ".errors",
       [](const std::string& text, const std::string& name) { return parse(text, name).errors; });
-  EXPECT_GE(cases, 12);
+  EXPECT_GE(cases, 24);
 }
 
 // The name checks are plain loops; they must accept exactly what the documented regular
@@ -112,6 +112,60 @@ dynamodb:
   EXPECT_EQ(p.registry.limits.max_rows, 60U);
 }
 
+TEST(DynamoRegistry, NamedSources) {
+  Parsed p = parse(R"(
+dynamodb:
+  sources:
+    main: {}
+    eu:
+      region: eu-central-1
+      endpoint_env: EU_DDB_URL
+      access_key_id_env: EU_KEY_ID
+      secret_access_key_env: EU_SECRET_KEY
+      session_token_env: EU_TOKEN
+  targets:
+    docs: {source: main, table: docs, description: Docs, partition_key: {name: id, type: S}}
+    eu_docs: {source: eu, table: docs, description: Docs, partition_key: {name: id, type: S}}
+)",
+                   "sources.yaml");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.registry.sources.size(), 2U);
+  const Source& eu = p.registry.sources[1];
+  EXPECT_EQ(eu.name, "eu");
+  EXPECT_EQ(eu.region, "eu-central-1");
+  EXPECT_EQ(eu.endpoint_env, "EU_DDB_URL");
+  EXPECT_EQ(eu.access_key_id_env, "EU_KEY_ID");
+  EXPECT_EQ(eu.secret_access_key_env, "EU_SECRET_KEY");
+  EXPECT_EQ(eu.session_token_env, "EU_TOKEN");
+  EXPECT_EQ(p.registry.sourceOf(*p.registry.find("eu_docs")), &eu);
+  EXPECT_EQ(p.registry.sourceOf(*p.registry.find("docs"))->name, "main");
+  EXPECT_TRUE(p.registry.sources[0].region.empty());
+}
+
+// Without `sources:` there is one source `default` with every setting empty: AWS_REGION, the
+// standard endpoint variables and the standard credential chain, as before sources existed.
+TEST(DynamoRegistry, WithoutSourcesOneDefaultSource) {
+  Parsed p = parse("version: 1\n" + std::string(defaultSectionYaml()), "default");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.registry.sources.size(), 1U);
+  const Source& s = p.registry.sources[0];
+  EXPECT_EQ(s.name, "default");
+  EXPECT_TRUE(s.region.empty() && s.endpoint_env.empty() && s.access_key_id_env.empty() &&
+              s.secret_access_key_env.empty() && s.session_token_env.empty());
+  for (const auto& t : p.registry.targets) EXPECT_EQ(p.registry.sourceOf(t), &s);
+  EXPECT_TRUE(sourceUsable(s, Env::fromMap({{"AWS_REGION", "eu-west-1"}})));
+  EXPECT_FALSE(sourceUsable(s, Env::fromMap({{"AWS_ACCESS_KEY_ID", "x"}})));
+  EXPECT_EQ(parse("version: 1\n", "none.yaml").registry.sources.size(), 1U);
+}
+
+TEST(DynamoRegistry, RegionNames) {
+  for (const char* ok : {"eu-west-1", "us-gov-west-1", "cn-north-1", "ap-southeast-10"})
+    EXPECT_TRUE(validRegion(ok)) << ok;
+  for (const char* bad : {"", "eu", "eu-west", "EU-WEST-1", "eu-west-x", "eu--1", "eu-west-1-",
+                          "e1-west-1", "eu-west-1/x", "eu_west_1"})
+    EXPECT_FALSE(validRegion(bad)) << bad;
+}
+
 TEST(DynamoRegistry, AbsentSectionMeansNoTargets) {
   Parsed p = parse("version: 1\n", "none.yaml");
   EXPECT_TRUE(p.errors.empty());
@@ -178,10 +232,21 @@ TEST(DynamoRegistry, TheDeclarationDescribesTheBuiltInSection) {
   // The reference names every key the parser accepts, nested ones included.
   std::string text;
   for (const auto& l : registrySection().reference()) text += l + "\n";
-  for (const char* key : {"`targets`", "`table`", "`partition_key`", "`sort_key`", "`attributes`",
-                          "`exact_count`", "`max_items`", "`limits`", "`fence`"}) {
+  for (const char* key :
+       {"`targets`", "`table`", "`partition_key`", "`sort_key`", "`attributes`", "`exact_count`",
+        "`max_items`", "`limits`", "`fence`", "`sources`", "`source`", "`region`", "`endpoint_env`",
+        "`access_key_id_env`", "`secret_access_key_env`", "`session_token_env`"}) {
     EXPECT_NE(text.find(key), std::string::npos) << key;
   }
+  // Named sources: optional, each entry with exactly the keys a source reads, none required.
+  EXPECT_FALSE(schema["properties"].contains("source"));
+  const Json source = schema["properties"]["sources"]["additionalProperties"];
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : source["properties"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"access_key_id_env", "endpoint_env", "region",
+                                            "secret_access_key_env", "session_token_env"}));
+  EXPECT_FALSE(source.contains("required") && !source["required"].empty());
+  EXPECT_EQ(target["properties"]["source"]["type"], "string");
 }
 
 }  // namespace

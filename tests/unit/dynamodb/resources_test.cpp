@@ -141,7 +141,7 @@ TEST_F(DynamoResources, KeySchemaIndexesAndTargets) {
   auto d = read("mcpdb://dynamodb/tables/orders.v2");
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(*d, Json::parse(R"({
-    "engine": "dynamodb", "table": "orders.v2",
+    "engine": "dynamodb", "source": "default", "table": "orders.v2",
     "key_schema": {"partition_key": {"name": "customer", "type": "S"},
                    "sort_key": {"name": "order_no", "type": "N"}},
     "indexes": [

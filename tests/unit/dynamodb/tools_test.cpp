@@ -90,7 +90,10 @@ class DynamoTools : public ::testing::Test {
     protocol::CallContext ctx;
     ctx.limits = t->limits;
     ctx.deadline = std::chrono::steady_clock::now() + 5s;
-    return t->handler(args, ctx);
+    ctx.audit.source = "unset";
+    auto r = t->handler(args, ctx);
+    audit_ = ctx.audit;
+    return r;
   }
 
   std::mutex mu_;
@@ -103,6 +106,7 @@ class DynamoTools : public ::testing::Test {
   config::Config cfg_;
   engines::EngineServices services_;
   protocol::ToolRegistry registry_;
+  protocol::CallAudit audit_;  // the last call's audit sink
 };
 
 TEST_F(DynamoTools, RegistersExactlyTheFourReadTools) {
@@ -127,6 +131,8 @@ TEST_F(DynamoTools, ListTargets) {
   EXPECT_EQ(t[0]["attributes"], (Json{"id", "title"}));
   EXPECT_EQ(t[1]["sort_key"], (Json{{"name", "seq"}, {"type", "N"}}));
   EXPECT_EQ(t[1]["max_rows"], 3);
+  EXPECT_EQ(t[0]["source"], "default");
+  EXPECT_EQ(audit_.source, "default");
 }
 
 TEST_F(DynamoTools, GetItemSendsTypedKeyAndProjection) {
@@ -161,6 +167,7 @@ TEST_F(DynamoTools, GetItemNotFoundAndErrors) {
   r = call("get_dynamodb_item", {{"target", "docs"}, {"partition_key", "x"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::NotFound);
+  EXPECT_EQ(audit_.source, "default");  // also when the call fails
   EXPECT_EQ(r.error().message,
             "target 'docs': DynamoDB table not found in this region and account "
             "(ResourceNotFoundException)");
@@ -189,6 +196,8 @@ TEST_F(DynamoTools, GetItemLargerThanTheByteCapIsNotReturned) {
   EXPECT_EQ(r->structured["found"], true);
   EXPECT_TRUE(r->structured["item"].is_null());
   EXPECT_EQ(r->structured["truncated"], true);
+  EXPECT_TRUE(audit_.truncated);
+  EXPECT_EQ(audit_.source, "default");
 }
 
 Json eventItem(int seq, std::size_t body = 10) {
@@ -210,6 +219,8 @@ TEST_F(DynamoTools, ScanIssuesACursorBoundToTheTarget) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->structured["count"], 2);
   EXPECT_EQ(first->structured["has_more"], true);
+  EXPECT_FALSE(audit_.truncated);  // more pages are not a cut result
+  EXPECT_EQ(audit_.source, "default");
   const std::string cursor = first->structured["next_cursor"].get<std::string>();
   EXPECT_EQ(cursor.find("seq"), std::string::npos);  // opaque, not the raw key
 
@@ -300,6 +311,7 @@ TEST_F(DynamoTools, ScanByteCapTruncatesAndResumesAfterTheLastReturnedItem) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->structured["truncated"], true);
   EXPECT_EQ(r->structured["count"], 2);  // 1024-byte cap
+  EXPECT_TRUE(audit_.truncated);
   EXPECT_EQ(r->structured["has_more"], true);
   EXPECT_NE(r->structured["note"].get<std::string>().find("max_bytes"), std::string::npos);
   // The cursor resumes after item 2 (not after DynamoDB's page end): nothing is lost.
@@ -325,10 +337,12 @@ TEST_F(DynamoTools, CountApproximateAndCappedExact) {
   EXPECT_EQ(r->structured["approximate_count"], 1234);
   EXPECT_EQ(r->structured["approximate"], true);
   EXPECT_FALSE(r->structured.contains("exact_count"));
+  EXPECT_FALSE(audit_.truncated);
   r = call("count_dynamodb_items", {{"target", "docs"}, {"exact", true}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->structured["exact_count"]["count"], 5);
   EXPECT_EQ(r->structured["exact_count"]["capped"], true);
+  EXPECT_TRUE(audit_.truncated);
   EXPECT_EQ(r->structured["exact_count"]["complete"], false);
   // Exact counting must be allowed by the config.
   auto denied = call("count_dynamodb_items", {{"target", "events"}, {"exact", true}});
@@ -408,6 +422,30 @@ TEST_F(DynamoTools, SelfCheckConditionFailureIsAViolation) {
     }
   }
   EXPECT_EQ(violations, 2);
+}
+
+// A call whose source cannot be set up (AWS_REGION unset) names the source and the variable.
+TEST(DynamoModule, WithoutARegionTheCallNamesTheDefaultSource) {
+  auto m = makeModule();
+  config::Diagnostics diag("t.yaml");
+  auto cfg = config::parseConfig(kConfig, "t.yaml", {"dynamodb"}, diag);
+  m->configure(config::Node(cfg.root, "", diag).child("dynamodb"), cfg.limits);
+  ASSERT_TRUE(diag.ok());
+  const Env env = Env::fromMap({{"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"}});
+  engines::EngineServices services;
+  services.env = &env;
+  services.cursor_key = "k";
+  protocol::ToolRegistry tools;
+  ASSERT_TRUE(m->registerTools(tools, services).ok());
+  protocol::CallContext ctx;
+  ctx.limits = cfg.limits;
+  auto r = tools.find(kGetItemTool)->handler({{"target", "docs"}, {"partition_key", "x"}}, ctx);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::FailedPrecondition);
+  EXPECT_EQ(r.error().message,
+            "target 'docs': dynamodb source 'default': AWS_REGION is not set (or give the source a "
+            "region)");
+  EXPECT_EQ(ctx.audit.source, "default");
 }
 
 TEST(DynamoModule, EnabledByRegionOnly) {
