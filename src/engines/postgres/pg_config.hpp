@@ -23,6 +23,7 @@
 #include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
+#include "config/section.hpp"
 #include "engines/postgres/proof.hpp"
 #include "engines/sql/param_spec.hpp"
 #include "protocol/pattern.hpp"
@@ -42,6 +43,9 @@ struct QueryTool {
   std::string description;
   std::string statement;
   std::vector<ParamSpec> parameters;  // parameters[i] is $(i+1)
+  // False when a parameter could not be read: its position is unknown, so the placeholder count
+  // is not compared (the parameter's own error says what is wrong).
+  bool parameters_complete = true;
   Limits limits;
   Fence fence = Fence::Inherit;  // untrusted-data fencing of its results (`fence:`)
 };
@@ -108,6 +112,7 @@ struct PoolSettings {
 
 struct Section {
   bool present = false;
+  Limits defaults;  // the server-wide limits: tools start from them and may only lower them
   PoolSettings pool;
   proof::Settings proof;  // search_path mirrors pool.search_path
   std::vector<QueryTool> tools;
@@ -116,6 +121,11 @@ struct Section {
 
 // The semantic-search SQL, generated from validated, quoted identifiers only.
 std::string buildSearchStatement(const SemanticSearch& search);
+
+// The section's declaration (config/section.hpp): parsing, JSON Schema and reference from one
+// place. Cross-key rules (tool names unique regardless of case, statements judged by the guard,
+// the generated search statement) are its checks.
+const config::Section<Section>& sectionDeclaration();
 
 // Parses the section; problems go to section.diag(). `defaults` are the server-wide limits (tools
 // may only lower them).
