@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/config.hpp"
+#include "config/sources.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
@@ -267,6 +268,79 @@ const config::Section<PoolSettings>& poolSection() {
   return s;
 }
 
+// --- sources ---
+
+const config::Section<Source>& sourceSection() {
+  static const auto s =
+      config::Section<Source>("a database the tools read")
+          .entryNoun("source")
+          .string("dsn_env", &Source::dsn_env,
+                  "the environment variable holding its DSN (postgresql://user:password@host/db "
+                  "or key=value pairs); never the DSN itself",
+                  config::kRequired, config::envNameProblem)
+          .custom(
+              "iam_auth", "RDS IAM authentication for this source (default: postgres.pool's)",
+              [] {
+                return Json{{"type", "boolean"}};
+              },
+              config::kOptional,
+              [](Source& src, const Node& n) {
+                src.iam_auth = booleanOf(n);
+                return src.iam_auth.has_value();
+              })
+          .choice("sslmode", &Source::sslmode,
+                  std::vector<std::pair<std::string, std::string>>{{"disable", "disable"},
+                                                                   {"allow", "allow"},
+                                                                   {"prefer", "prefer"},
+                                                                   {"require", "require"},
+                                                                   {"verify-ca", "verify-ca"},
+                                                                   {"verify-full", "verify-full"}},
+                  "libpq's sslmode for this source (default: postgres.pool's)")
+          .string("sslrootcert", &Source::sslrootcert,
+                  "the CA bundle for this source (default: postgres.pool's)", config::kOptional,
+                  notEmpty);
+  return s;
+}
+
+// A source in RDS IAM mode connects with verify-full: an sslmode saying otherwise (its own, or the
+// pool's it inherits) is a mistake.
+bool checkSourceTls(const Section& st, const Node& node) {
+  bool ok = true;
+  for (const Source& src : st.sources) {
+    const PoolSettings p = poolFor(st.pool, src);
+    if (src.implicit || !p.iam_auth.value_or(false) || p.sslmode.empty() ||
+        p.sslmode == "verify-full") {
+      continue;
+    }
+    const Node at = node.child("sources").child(src.name);
+    if (!src.sslmode.empty()) {
+      at.child("sslmode").error("must be verify-full (or unset) when iam_auth is true");
+    } else {
+      at.error(
+          "uses RDS IAM authentication, which needs sslmode verify-full, but inherits "
+          "postgres.pool.sslmode " +
+          p.sslmode + ": set this source's sslmode to verify-full");
+    }
+    ok = false;
+  }
+  return ok;
+}
+
+// Every tool (and the search tool) reads a declared source.
+bool resolveToolSources(Section& st, const Node& node) {
+  if (st.sources.empty()) st.sources.push_back(implicitSource());
+  bool ok = true;
+  const Node tools = node.child("tools");
+  for (const QueryTool& t : st.tools) {
+    if (config::resolveSource(st.sources, t.source, tools.child(t.name)) == nullptr) ok = false;
+  }
+  if (st.search.enabled && config::resolveSource(st.sources, st.search.source,
+                                                 node.child("semantic_search")) == nullptr) {
+    ok = false;
+  }
+  return ok;
+}
+
 // --- search_path ---
 
 // A schema name as it is written in a search_path setting: plain lower-case identifiers only, so
@@ -400,6 +474,8 @@ const config::Section<QueryTool>& toolSection() {
                 if (k && *k != "postgres-sql") n.error("must be postgres-sql");
                 return k && *k == "postgres-sql";
               })
+          .string("source", &QueryTool::source,
+                  "the source it reads (required when there are several)")
           .string("title", &QueryTool::title, "a short human title (default: from the name)")
           .string("description", &QueryTool::description,
                   "what it returns and when to use it, written for an agent", config::kRequired,
@@ -582,6 +658,7 @@ const config::Section<SemanticSearch>& searchSection() {
       config::Section<S>("a vector-search tool over a table of embedded documents (pgvector)")
           .string("tool", &S::tool, "the tool's name (default semantic_search_documents)",
                   config::kOptional, toolNameProblem)
+          .string("source", &S::source, "the source it reads (required when there are several)")
           .string("title", &S::title, "a short human title (default: from the tool's name)")
           .string("description", &S::description, "what it finds, written for an agent")
           .custom(
@@ -662,6 +739,9 @@ bool claimToolNames(const Section& out, const Node& node) {
 const config::Section<Section>& sectionDeclaration() {
   static const auto s =
       config::Section<Section>("the PostgreSQL statements and vector search agents may run")
+          .named("sources", &Section::sources, &Source::name, sourceSection(),
+                 "the databases, by name (default: `default` from POSTGRES_DSN)", config::kOptional,
+                 config::sourceNameProblem, "must map a source name to its settings")
           .object("pool", &Section::pool, poolSection(), "connections")
           .custom("search_path",
                   "the schemas every connection searches, in order (pg_temp is always appended "
@@ -675,9 +755,44 @@ const config::Section<Section>& sectionDeclaration() {
                   "a vector-search tool (default: none)")
           .check([](Section& st, const Node& node) {
             st.proof.search_path = st.pool.search_path;
-            return claimToolNames(st, node);
+            const bool names_ok = claimToolNames(st, node);
+            const bool sources_ok = resolveToolSources(st, node);
+            return checkSourceTls(st, node) && names_ok && sources_ok;
           });
   return s;
+}
+
+Source implicitSource() {
+  Source s;
+  s.name = std::string(config::kDefaultSourceName);
+  s.dsn_env = std::string(kDefaultDsnEnv);
+  s.implicit = true;
+  return s;
+}
+
+const Source* Section::sourceOf(std::string_view wanted) const {
+  return config::findSource(sources, wanted);
+}
+
+Section sectionFor(const Section& all, const Source& source) {
+  Section out = all;
+  out.sources = {source};
+  out.tools.clear();
+  for (const QueryTool& t : all.tools) {
+    const Source* reads = all.sourceOf(t.source);
+    if (reads != nullptr && reads->name == source.name) out.tools.push_back(t);
+  }
+  const Source* search_source = all.search.enabled ? all.sourceOf(all.search.source) : nullptr;
+  if (search_source == nullptr || search_source->name != source.name) out.search = {};
+  return out;
+}
+
+PoolSettings poolFor(const PoolSettings& pool, const Source& source) {
+  PoolSettings p = pool;
+  if (source.iam_auth) p.iam_auth = source.iam_auth;
+  if (!source.sslmode.empty()) p.sslmode = source.sslmode;
+  if (!source.sslrootcert.empty()) p.sslrootcert = source.sslrootcert;
+  return p;
 }
 
 Section parseSection(const config::Node& section, const Limits& defaults) {
@@ -685,7 +800,10 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
   out.defaults = defaults;
   out.pool.statement_timeout = defaults.timeout;
   out.search.limits = defaults;
-  if (!section.present()) return out;
+  if (!section.present()) {
+    out.sources.push_back(implicitSource());
+    return out;
+  }
   out.present = true;
   sectionDeclaration().parse(section, out);
   return out;

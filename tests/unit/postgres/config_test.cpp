@@ -181,6 +181,9 @@ TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
                         "jit",
                         "limits",
                         "fence",
+                        "sources",
+                        "dsn_env",
+                        "source",
                         "op",
                         "min",
                         "max",
@@ -195,6 +198,42 @@ TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
   }
   for (const char* top : {"`pool`", "`tools`", "`semantic_search`"})
     EXPECT_NE(text.find(top), std::string::npos) << top;
+}
+
+TEST(PostgresConfig, SourcesAndTheToolsThatReadThem) {
+  auto p = parse(R"(
+postgres:
+  pool: {sslrootcert: /etc/ca.pem}
+  sources:
+    main: {dsn_env: POSTGRES_DSN}
+    reports: {dsn_env: REPORTS_PG_DSN, iam_auth: true, sslmode: verify-full}
+  tools:
+    a: {source: main, description: d, statement: SELECT 1}
+    b: {source: reports, description: d, statement: SELECT 2}
+  semantic_search: {source: reports, table: docs}
+)");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.section.sources.size(), 2U);
+  EXPECT_FALSE(p.section.sources[0].implicit);
+  EXPECT_EQ(p.section.sources[1].dsn_env, "REPORTS_PG_DSN");
+  const Section reports = sectionFor(p.section, p.section.sources[1]);
+  ASSERT_EQ(reports.tools.size(), 1U);
+  EXPECT_EQ(reports.tools[0].name, "b");
+  EXPECT_TRUE(reports.search.enabled);
+  EXPECT_EQ(reports.sources.size(), 1U);
+  const Section main = sectionFor(p.section, p.section.sources[0]);
+  ASSERT_EQ(main.tools.size(), 1U);
+  EXPECT_EQ(main.tools[0].name, "a");
+  EXPECT_FALSE(main.search.enabled) << "the search tool reads reports only";
+
+  // Without `sources:`, one implicit source `default` reads POSTGRES_DSN as before.
+  auto plain = parse("postgres:\n  tools:\n    a: {description: d, statement: SELECT 1}\n");
+  ASSERT_TRUE(plain.errors.empty()) << plain.errors[0];
+  ASSERT_EQ(plain.section.sources.size(), 1U);
+  EXPECT_EQ(plain.section.sources[0].name, "default");
+  EXPECT_EQ(plain.section.sources[0].dsn_env, "POSTGRES_DSN");
+  EXPECT_TRUE(plain.section.sources[0].implicit);
+  EXPECT_EQ(sectionFor(plain.section, plain.section.sources[0]).tools.size(), 1U);
 }
 
 TEST(PostgresConfig, AbsentSectionHasNoTools) {
