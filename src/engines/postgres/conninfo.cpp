@@ -63,17 +63,17 @@ using ConninfoOptions = Owned<PQconninfoOption, PQconninfoFree>;
 }  // namespace
 
 Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,
-                                   const TokenSource& token) {
+                                   const TokenSource& token, const Source& source) {
   ConnParams p;
   p.iam = iamAuthEnabled(pool, env);
   std::string dsn_options;
-  if (const auto dsn = env.get("POSTGRES_DSN")) {
+  if (const auto dsn = env.get(source.dsn_env)) {
     char* err = nullptr;
     ConninfoOptions opts(PQconninfoParse(dsn->c_str(), &err));
     if (err != nullptr) PQfreemem(err);  // may quote the DSN: never shown
     if (!opts) {
       return makeError(Code::FailedPrecondition,
-                       "POSTGRES_DSN is not a valid PostgreSQL connection string");
+                       source.dsn_env + " is not a valid PostgreSQL connection string");
     }
     for (PQconninfoOption* o = opts.get(); o->keyword != nullptr; ++o) {
       if (o->val == nullptr) continue;
@@ -84,6 +84,9 @@ Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,
       }
       p.set(key, o->val);
     }
+  } else if (!source.implicit) {
+    // A declared source reads its DSN from its own variable only.
+    return makeError(Code::FailedPrecondition, source.dsn_env + " (its DSN) is not set");
   } else if (!p.iam) {
     return makeError(
         Code::FailedPrecondition,

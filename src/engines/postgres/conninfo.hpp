@@ -40,10 +40,12 @@ std::string sessionOptions(const PoolSettings& pool);
 // "a,b,pg_temp": the search_path every connection pins (postgres.search_path, pg_temp last).
 std::string searchPathSetting(const std::vector<std::string>& schemas);
 
-// Builds the parameters for one new connection. `token` is called only in IAM mode (each call is a
-// new token). Errors never contain the DSN or any part of it.
+// Builds the parameters for one new connection of `source` (its DSN from its `dsn_env`; `pool`
+// already carries its TLS and IAM settings: poolFor). `token` is called only in IAM mode (each call
+// is a new token). Errors name the variable, never the DSN or any part of it.
 Result<ConnParams> buildConnParams(const PoolSettings& pool, const Env& env,
-                                   const TokenSource& token);
+                                   const TokenSource& token,
+                                   const Source& source = implicitSource());
 
 // The production token source: AWS credential chain + aws::generateRdsAuthToken, region from
 // AWS_REGION (or AWS_DEFAULT_REGION).

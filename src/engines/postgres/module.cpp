@@ -1,7 +1,10 @@
 #include "engines/postgres/module.hpp"
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "engines/postgres/pg_config.hpp"
 #include "engines/postgres/resources.hpp"
@@ -18,15 +21,16 @@ class PostgresModule final : public engines::EngineModule {
 
   std::string_view enableHint() const override {
     return "set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with MCPDB_PG_IAM_AUTH=1 and "
-           "AWS_REGION";
+           "AWS_REGION, or the dsn_env of each postgres.sources entry";
   }
 
+  // Any declared source's variable is set; without `sources:`, the implicit default's rule.
   bool enabled(const Env& env) const override {
-    if (env.has("POSTGRES_DSN")) return true;
-    const auto iam = env.get("MCPDB_PG_IAM_AUTH");
-    const bool iam_on = iam && (*iam == "1" || *iam == "true" || *iam == "yes" || *iam == "on");
-    return iam_on && env.has("PGHOST") && env.has("PGUSER") && env.has("PGDATABASE") &&
-           (env.has("AWS_REGION") || env.has("AWS_DEFAULT_REGION"));
+    if (section_.sources.empty()) return implicitEnabled(env);
+    for (const Source& s : section_.sources) {
+      if (s.implicit ? implicitEnabled(env) : env.has(s.dsn_env)) return true;
+    }
+    return false;
   }
 
   std::string_view securityPosture() const override {
@@ -50,8 +54,11 @@ class PostgresModule final : public engines::EngineModule {
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
-    auto rt = runtime(services);
     for (const auto& t : section_.tools) {
+      // The tool's runtime and source name are resolved here, once: a call only uses them.
+      const Source* source = section_.sourceOf(t.source);
+      if (source == nullptr) return makeError(Code::Internal, "tool " + t.name + ": no source");
+      auto rt = runtime(*source, services);
       auto tool = std::make_shared<const QueryTool>(t);
       protocol::Tool out;
       out.name = t.name;
@@ -62,7 +69,8 @@ class PostgresModule final : public engines::EngineModule {
       out.output_schema = queryOutputSchema();
       out.limits = t.limits;
       out.fence = t.fence;
-      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
+      out.handler = [rt, tool, name = source->name](const Json& args, protocol::CallContext& ctx) {
+        ctx.audit.source = name;
         return rt->callQuery(*tool, args, ctx);
       };
       // Its only sleeps are the executor's poll(), which watches the reader's descriptors, and the
@@ -73,6 +81,9 @@ class PostgresModule final : public engines::EngineModule {
     }
     const SemanticSearch& s = section_.search;
     if (s.enabled) {
+      const Source* source = section_.sourceOf(s.source);
+      if (source == nullptr) return makeError(Code::Internal, "tool " + s.tool + ": no source");
+      auto rt = runtime(*source, services);
       protocol::Tool out;
       out.name = s.tool;
       out.title = s.title;
@@ -84,48 +95,59 @@ class PostgresModule final : public engines::EngineModule {
       out.limits = s.limits;
       EmbedderFn embedder = services.embedder;
       services.embedder_requested = true;  // the app preloads the model in the background
-      out.handler = [rt, embedder](const Json& args, protocol::CallContext& ctx) {
+      out.handler = [rt, embedder, name = source->name](const Json& args,
+                                                        protocol::CallContext& ctx) {
+        ctx.audit.source = name;
         return rt->callSearch(args, ctx, embedder);
       };
       if (auto st = checkSchemas(out); !st) return st;
       if (auto st = registry.add(std::move(out)); !st) return st;
     }
     // A schema resource per tool; reading one describes its statement (never at registration).
-    return registerResources(registry, rt);
+    return registerResources(registry, runtimes());
   }
 
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
 
+  // Each source's role and statements, checked on its own connection; with several sources each
+  // finding says which source it is about.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    auto rt = runtime(services);
-    auto findings = rt->selfCheck();
-    findings.push_back(rt->proofFinding());
-    return findings;
+    return perSource(services, [](Runtime& rt) {
+      auto findings = rt.selfCheck();
+      findings.push_back(rt.proofFinding());
+      return findings;
+    });
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return runtime(services)->checkTools();
+    return perSource(services, [](Runtime& rt) { return rt.checkTools(); });
   }
 
+  // Summed over the sources' pools (one gauge per figure, as for one source).
   std::vector<engines::Gauge> gauges() override {
-    std::weak_ptr<Runtime> weak;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!runtime_) return {};  // no tools registered: no pool
-      weak = runtime_;
+      std::lock_guard<std::mutex> lock(runtimes_->mu);
+      if (runtimes_->by_source.empty()) return {};  // no tools registered: no pool
     }
+    std::weak_ptr<Runtimes> weak = runtimes_;
     auto sampler = [weak](std::size_t PoolStats::*field) {
       return [weak, field]() -> double {
-        const auto rt = weak.lock();
-        return rt ? static_cast<double>(rt->pool().stats().*field) : 0.0;
+        const auto all = weak.lock();
+        if (!all) return 0.0;
+        std::lock_guard<std::mutex> lock(all->mu);
+        double sum = 0;
+        for (const auto& [name, rt] : all->by_source) {
+          sum += static_cast<double>(rt->pool().stats().*field);
+        }
+        return sum;
       };
     };
     return {
-        {"pool_connections_open", "PostgreSQL connections open (idle or leased).",
+        {"pool_connections_open", "PostgreSQL connections open (idle or leased), all sources.",
          sampler(&PoolStats::open)},
         {"pool_connections_in_use", "PostgreSQL connections leased to a running call.",
          sampler(&PoolStats::in_use)},
-        {"pool_connections_max", "PostgreSQL pool size (postgres.pool.size).",
+        {"pool_connections_max", "PostgreSQL pool size (postgres.pool.size per source).",
          sampler(&PoolStats::max)},
     };
   }
@@ -143,18 +165,62 @@ class PostgresModule final : public engines::EngineModule {
     return protocol::validateSchemaSubset(t.output_schema, t.name + ".outputSchema");
   }
 
-  std::shared_ptr<Runtime> runtime(engines::EngineServices& services) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!runtime_) {
-      runtime_ = std::make_shared<Runtime>(
-          section_, services.env != nullptr ? *services.env : Env::process());
-    }
-    return runtime_;
+  static bool implicitEnabled(const Env& env) {
+    if (env.has(std::string(kDefaultDsnEnv))) return true;
+    const auto iam = env.get("MCPDB_PG_IAM_AUTH");
+    const bool iam_on = iam && (*iam == "1" || *iam == "true" || *iam == "yes" || *iam == "on");
+    return iam_on && env.has("PGHOST") && env.has("PGUSER") && env.has("PGDATABASE") &&
+           (env.has("AWS_REGION") || env.has("AWS_DEFAULT_REGION"));
   }
 
+  // The runtime of `source`, made on first use (under the module's one lock); it connects only
+  // when a call or a check needs it.
+  std::shared_ptr<Runtime> runtime(const Source& source, engines::EngineServices& services) {
+    std::lock_guard<std::mutex> lock(runtimes_->mu);
+    auto& rt = runtimes_->by_source[source.name];
+    if (!rt) {
+      rt = std::make_shared<Runtime>(sectionFor(section_, source),
+                                     services.env != nullptr ? *services.env : Env::process());
+    }
+    return rt;
+  }
+
+  // The runtimes made so far, in the order of the sources.
+  std::vector<std::shared_ptr<Runtime>> runtimes() {
+    std::lock_guard<std::mutex> lock(runtimes_->mu);
+    std::vector<std::shared_ptr<Runtime>> out;
+    for (const Source& s : section_.sources) {
+      if (auto it = runtimes_->by_source.find(s.name); it != runtimes_->by_source.end())
+        out.push_back(it->second);
+    }
+    return out;
+  }
+
+  // `check` on every source's runtime; with several sources each message starts with
+  // "source <name>: ".
+  std::vector<engines::Finding> perSource(
+      engines::EngineServices& services,
+      const std::function<std::vector<engines::Finding>(Runtime&)>& check) {
+    std::vector<engines::Finding> out;
+    const std::vector<Source> sources =
+        section_.sources.empty() ? std::vector<Source>{implicitSource()} : section_.sources;
+    for (const Source& s : sources) {
+      for (auto& f : check(*runtime(s, services))) {
+        if (sources.size() > 1) f.message = "source " + s.name + ": " + f.message;
+        out.push_back(std::move(f));
+      }
+    }
+    return out;
+  }
+
+  struct Runtimes {
+    std::mutex mu;
+    std::map<std::string, std::shared_ptr<Runtime>> by_source;
+  };
+
   Section section_;
-  std::mutex mu_;
-  std::shared_ptr<Runtime> runtime_;
+  // Shared with the gauges' samplers, which may outlive a call to gauges().
+  std::shared_ptr<Runtimes> runtimes_ = std::make_shared<Runtimes>();
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/config.hpp"
+#include "config/sources.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
@@ -48,66 +49,6 @@ void checkStatement(const Node& at, const std::string& statement, std::size_t de
              std::to_string(declared) + " parameter" + (declared == 1 ? " is" : "s are") +
              " declared");
   }
-}
-
-void parseTools(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
-  if (!node.present()) return;
-  if (!node.isMap()) {
-    node.error("must map tool names to tool definitions");
-    return;
-  }
-  for (const auto& [name, t] : node.entries()) {
-    if (!protocol::isValidToolName(name)) {
-      t.error("invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
-      continue;
-    }
-    if (!claimToolName(tool_names, name, t)) continue;
-    if (!t.expectMap(
-            {"kind", "title", "description", "statement", "parameters", "limits", "fence"}))
-      continue;
-    QueryTool tool;
-    tool.name = name;
-    if (auto k = t.string("kind"); k && *k != "postgres-sql")
-      t.child("kind").error("must be postgres-sql");
-    tool.title = t.string("title").value_or(titleFromName(name));
-    if (auto d = t.string("description", true)) {
-      if (d->empty()) t.child("description").error("must not be empty");
-      tool.description = *d;
-    }
-    bool complete = true;
-    tool.parameters = parseParams(t.child("parameters"), complete);
-    if (auto s = t.string("statement", true)) {
-      tool.statement = *s;
-      checkStatement(t.child("statement"), tool.statement, tool.parameters.size(), complete);
-    }
-    tool.limits = config::parseLimits(t.child("limits"), defaults, &defaults);
-    if (auto f = t.choice("fence", {"auto", "always", "never"})) tool.fence = *parseFence(*f);
-    out.tools.push_back(std::move(tool));
-  }
-}
-
-std::optional<std::vector<std::string>> qualified(const Node& node, std::string_view key,
-                                                  bool required) {
-  auto s = node.string(key, required);
-  if (!s) return std::nullopt;
-  auto parts = parseQualifiedName(*s);
-  if (!parts) {
-    node.child(key).error(
-        "must be table or schema.table, each a lower-case identifier ([a-z_][a-z0-9_]*)");
-  }
-  return parts;
-}
-
-std::string column(const Node& node, std::string_view key, const std::string& fallback,
-                   bool optional_empty) {
-  auto s = node.string(key);
-  if (!s) return fallback;
-  if (optional_empty && s->empty()) return {};
-  if (!isSafeIdentifier(*s)) {
-    node.child(key).error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
-    return fallback;
-  }
-  return *s;
 }
 
 }  // namespace
@@ -165,140 +106,242 @@ std::string buildSearchStatement(const SemanticSearch& s) {
 
 namespace {
 
-void parseSearch(const Node& node, const Limits& defaults, Section& out, ToolNames& tool_names) {
-  if (!node.present()) return;
-  if (!node.expectMap({"tool", "title", "description", "table", "id_column", "title_column",
-                       "text_column", "metadata_columns", "vector_column", "distance", "k_default",
-                       "k_max", "max_query_length", "model_table", "filters", "limits"})) {
-    return;
-  }
-  SemanticSearch& s = out.search;
-  s.enabled = true;
-  if (auto v = node.string("tool")) s.tool = *v;
-  if (!protocol::isValidToolName(s.tool)) {
-    errorAt(node, "tool", "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)");
-  } else {
-    (void)claimToolName(tool_names, s.tool, node.has("tool") ? node.child("tool") : node);
-  }
-  s.title = node.string("title").value_or(titleFromName(s.tool));
-  s.description = node.string("description")
-                      .value_or(
-                          "Finds the documents closest in meaning to a natural-language query "
-                          "(vector search).");
-  if (auto t = qualified(node, "table", true)) s.table = *t;
-  s.id_column = column(node, "id_column", s.id_column, false);
-  s.title_column = column(node, "title_column", s.title_column, true);
-  s.text_column = column(node, "text_column", s.text_column, false);
-  s.vector_column = column(node, "vector_column", s.vector_column, false);
-  if (auto m = node.stringList("metadata_columns")) {
-    std::set<std::string> seen;
-    for (const auto& c : *m) {
-      if (!isSafeIdentifier(c)) {
-        node.child("metadata_columns")
-            .error("must list lower-case column names ([a-z_][a-z0-9_]*)");
-      } else if (!seen.insert(c).second) {
-        node.child("metadata_columns").error("lists a column twice");
-      } else {
-        s.metadata_columns.push_back(c);
-      }
-    }
-  }
-  if (auto d = node.choice("distance", {"cosine", "l2", "inner_product"})) {
-    s.distance = *d == "cosine" ? Distance::Cosine
-                 : *d == "l2"   ? Distance::L2
-                                : Distance::InnerProduct;
-  }
-  if (auto v = node.integer("k_max", 1, 1000)) s.k_max = static_cast<std::uint32_t>(*v);
-  if (auto v = node.integer("k_default", 1, 1000)) s.k_default = static_cast<std::uint32_t>(*v);
-  if (s.k_default > s.k_max) errorAt(node, "k_default", "must not exceed k_max");
-  if (auto v = node.integer("max_query_length", 1, 100000))
-    s.max_query_length = static_cast<std::uint32_t>(*v);
-  if (node.has("model_table")) {
-    if (auto t = qualified(node, "model_table", false)) s.model_table = *t;
-  }
-  Node filters = node.child("filters");
-  if (filters.present()) {
-    if (!filters.isSequence()) {
-      filters.error("must be a list of filters");
-    } else {
-      std::set<std::string> names{"query", "k"};
-      for (const auto& f : filters.elements()) {
-        if (!f.expectMap({"name", "column", "type", "description", "op", "min", "max", "min_length",
-                          "max_length", "pattern", "enum"})) {
-          continue;
-        }
-        SearchFilter filter;
-        auto name = f.string("name", true);
-        auto col = f.string("column", true);
-        auto type = f.choice(
-            "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
-        auto desc = f.string("description", true);
-        if (name) {
-          if (!isParamName(*name)) {
-            f.child("name").error(
-                "must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)");
-          } else if (!names.insert(*name).second) {
-            f.child("name").error("duplicate argument name '" + *name + "'");
-          }
-          filter.name = *name;
-        }
-        if (col) {
-          if (!isSafeIdentifier(*col))
-            f.child("column").error("must be a lower-case column name ([a-z_][a-z0-9_]*)");
-          filter.column = *col;
-        }
-        if (desc) filter.description = *desc;
-        if (auto op = f.choice("op", {"equals", "contains"})) {
-          filter.op = *op == "equals" ? SearchFilter::Op::Equals : SearchFilter::Op::Contains;
-        }
-        if (!type) continue;
-        filter.scalar = parseScalar(f, *scalarTypeFrom(*type), "filter '" + filter.name + "'");
-        s.filters.push_back(std::move(filter));
-      }
-    }
-  }
-  s.limits = config::parseLimits(node.child("limits"), defaults, &defaults);
-  if (!node.diag().ok()) return;
-  s.statement = buildSearchStatement(s);
-  checkStatement(node.child("table"), s.statement, 2 + s.filters.size());
-  if (!s.model_table.empty()) {
-    s.model_statement = "SELECT model_id::text AS model_id, dimension::int8 AS dimension FROM " +
-                        quoteQualified(s.model_table) + " LIMIT 2";
-    checkStatement(node.child("model_table"), s.model_statement, 0);
-  }
+// --- Readers for keys whose value is read by code of its own (config::Section::custom) ---
+
+std::optional<bool> booleanOf(const Node& n) {
+  const std::string s = n.isScalar() ? n.yaml().Scalar() : "";
+  if (s == "true") return true;
+  if (s == "false") return false;
+  n.error("must be true or false");
+  return std::nullopt;
 }
 
-void parsePool(const Node& node, const Limits& defaults, PoolSettings& p) {
-  p.statement_timeout = defaults.timeout;
-  if (!node.present()) return;
-  if (!node.expectMap({"size", "connect_timeout_ms", "statement_timeout_ms",
-                       "idle_in_transaction_timeout_ms", "iam_auth", "sslmode", "sslrootcert",
-                       "prepared_statements", "jit"})) {
-    return;
+std::optional<std::vector<std::string>> stringsOf(const Node& n) {
+  if (!n.isSequence()) {
+    n.error("must be a list of strings");
+    return std::nullopt;
   }
-  if (auto v = node.integer("size", 1, 256)) p.size = static_cast<std::uint32_t>(*v);
-  if (auto v = node.integer("connect_timeout_ms", 100, 120000))
-    p.connect_timeout = std::chrono::milliseconds(*v);
-  if (auto v = node.integer("statement_timeout_ms", 10, 3600000))
-    p.statement_timeout = std::chrono::milliseconds(*v);
-  if (auto v = node.integer("idle_in_transaction_timeout_ms", 100, 3600000)) {
-    p.idle_in_transaction_timeout = std::chrono::milliseconds(*v);
+  std::vector<std::string> out;
+  bool ok = true;
+  for (const auto& e : n.elements()) {
+    if (auto v = e.asString()) {
+      out.push_back(*v);
+    } else {
+      ok = false;
+    }
   }
-  p.iam_auth = node.boolean("iam_auth");
-  if (auto v = node.boolean("prepared_statements")) p.prepared_statements = *v;
-  if (auto v = node.boolean("jit")) p.jit = *v;
-  if (auto v = node.choice("sslmode",
-                           {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
-    p.sslmode = *v;
-  }
-  if (p.iam_auth.value_or(false) && !p.sslmode.empty() && p.sslmode != "verify-full") {
-    node.child("sslmode").error("must be verify-full (or unset) when iam_auth is true");
-  }
-  if (auto v = node.string("sslrootcert")) {
-    if (v->empty()) node.child("sslrootcert").error("must not be empty");
-    p.sslrootcert = *v;
-  }
+  if (!ok) return std::nullopt;
+  return out;
 }
+
+Json integerSchema(std::int64_t min, std::int64_t max) {
+  return {{"type", "integer"}, {"minimum", min}, {"maximum", max}};
+}
+
+Json stringsSchema() {
+  return {{"type", "array"}, {"items", {{"type", "string"}}}};
+}
+
+// A duration key in milliseconds (`<name>_ms`) or seconds, read into a chrono member.
+template <class T, class D>
+std::function<bool(T&, const Node&)> durationReader(D T::*member, std::int64_t min,
+                                                    std::int64_t max) {
+  return [member, min, max](T& out, const Node& n) {
+    auto v = n.asInteger(min, max);
+    if (v) out.*member = D(*v);
+    return v.has_value();
+  };
+}
+
+template <class T>
+std::function<bool(T&, const Node&)> limitsReader(Limits T::*member) {
+  return [member](T& out, const Node& n) {
+    const std::size_t before = n.diag().errors().size();
+    out.*member = config::parseLimits(n, out.*member, &(out.*member));
+    return n.diag().errors().size() == before;
+  };
+}
+
+// Reported in the key's own check (it needs the parsed value), so the key itself reads nothing.
+template <class T>
+std::function<bool(T&, const Node&)> readInCheck() {
+  return [](T&, const Node&) { return true; };
+}
+
+// " (each: `a`, `b`)": the keys of a list's entries, for the reference line of the list.
+template <class U>
+std::string entryKeys(const config::Section<U>& entry) {
+  std::string keys;
+  for (const auto& f : entry.fields()) keys += (keys.empty() ? "`" : ", `") + f.key + "`";
+  return " (each: " + keys + ")";
+}
+
+std::string toolNameProblem(std::string_view name) {
+  return protocol::isValidToolName(name) ? ""
+                                         : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ "
+                                           "- .)";
+}
+
+std::string columnProblem(std::string_view name) {
+  return isSafeIdentifier(name) ? "" : "must be a lower-case column name ([a-z_][a-z0-9_]*)";
+}
+
+std::string notEmpty(std::string_view v) {
+  return v.empty() ? "must not be empty" : "";
+}
+
+// `table` or `schema.table`, read into a member holding its parts.
+std::function<bool(SemanticSearch&, const Node&)> qualifiedReader(
+    std::vector<std::string> SemanticSearch::*member) {
+  return [member](SemanticSearch& s, const Node& n) {
+    auto text = n.asString();
+    if (!text) return false;
+    auto parts = parseQualifiedName(*text);
+    if (!parts) {
+      n.error("must be table or schema.table, each a lower-case identifier ([a-z_][a-z0-9_]*)");
+      return false;
+    }
+    s.*member = std::move(*parts);
+    return true;
+  };
+}
+
+// --- pool ---
+
+const config::Section<PoolSettings>& poolSection() {
+  using P = PoolSettings;
+  static const auto s =
+      config::Section<P>("connections to the server and the session settings each one carries")
+          .integer("size", &P::size, 1, 256, "connections kept open at most (default 4)")
+          .custom(
+              "connect_timeout_ms", "how long opening a connection may take (default 5000)",
+              [] { return integerSchema(100, 120000); }, config::kOptional,
+              durationReader(&P::connect_timeout, 100, 120000))
+          .custom(
+              "statement_timeout_ms",
+              "the server-side statement_timeout of every connection (default: the server's "
+              "limits.timeout_ms); each call is also bounded by its own deadline",
+              [] { return integerSchema(10, 3600000); }, config::kOptional,
+              durationReader(&P::statement_timeout, 10, 3600000))
+          .custom(
+              "idle_in_transaction_timeout_ms",
+              "idle_in_transaction_session_timeout of every connection (default 10000)",
+              [] { return integerSchema(100, 3600000); }, config::kOptional,
+              durationReader(&P::idle_in_transaction_timeout, 100, 3600000))
+          .custom(
+              "iam_auth",
+              "RDS IAM authentication: a fresh token per connection as the password, over TLS "
+              "verify-full (default: MCPDB_PG_IAM_AUTH)",
+              [] {
+                return Json{{"type", "boolean"}};
+              },
+              config::kOptional,
+              [](P& p, const Node& n) {
+                p.iam_auth = booleanOf(n);
+                return p.iam_auth.has_value();
+              })
+          .choice("sslmode", &P::sslmode,
+                  std::vector<std::pair<std::string, std::string>>{{"disable", "disable"},
+                                                                   {"allow", "allow"},
+                                                                   {"prefer", "prefer"},
+                                                                   {"require", "require"},
+                                                                   {"verify-ca", "verify-ca"},
+                                                                   {"verify-full", "verify-full"}},
+                  "libpq's sslmode (default: the DSN's; IAM forces verify-full)")
+          .string("sslrootcert", &P::sslrootcert,
+                  "the CA bundle a verify-ca/verify-full connection checks the server against "
+                  "(default: MCPDB_PG_SSLROOTCERT)",
+                  config::kOptional, notEmpty)
+          .boolean("prepared_statements", &P::prepared_statements,
+                   "prepare each statement once per connection and run it by name (default true; "
+                   "off for a pooler that cannot keep named statements)")
+          .boolean("jit", &P::jit,
+                   "PostgreSQL's JIT compiler (default false: it costs more than small queries "
+                   "take)")
+          .check([](P& p, const Node& node) {
+            if (p.iam_auth.value_or(false) && !p.sslmode.empty() && p.sslmode != "verify-full") {
+              node.child("sslmode").error("must be verify-full (or unset) when iam_auth is true");
+              return false;
+            }
+            return true;
+          });
+  return s;
+}
+
+// --- sources ---
+
+const config::Section<Source>& sourceSection() {
+  static const auto s =
+      config::Section<Source>("a database the tools read")
+          .entryNoun("source")
+          .string("dsn_env", &Source::dsn_env,
+                  "the environment variable holding its DSN (postgresql://user:password@host/db "
+                  "or key=value pairs); never the DSN itself",
+                  config::kRequired, config::envNameProblem)
+          .custom(
+              "iam_auth", "RDS IAM authentication for this source (default: postgres.pool's)",
+              [] {
+                return Json{{"type", "boolean"}};
+              },
+              config::kOptional,
+              [](Source& src, const Node& n) {
+                src.iam_auth = booleanOf(n);
+                return src.iam_auth.has_value();
+              })
+          .choice("sslmode", &Source::sslmode,
+                  std::vector<std::pair<std::string, std::string>>{{"disable", "disable"},
+                                                                   {"allow", "allow"},
+                                                                   {"prefer", "prefer"},
+                                                                   {"require", "require"},
+                                                                   {"verify-ca", "verify-ca"},
+                                                                   {"verify-full", "verify-full"}},
+                  "libpq's sslmode for this source (default: postgres.pool's)")
+          .string("sslrootcert", &Source::sslrootcert,
+                  "the CA bundle for this source (default: postgres.pool's)", config::kOptional,
+                  notEmpty);
+  return s;
+}
+
+// A source in RDS IAM mode connects with verify-full: an sslmode saying otherwise (its own, or the
+// pool's it inherits) is a mistake.
+bool checkSourceTls(const Section& st, const Node& node) {
+  bool ok = true;
+  for (const Source& src : st.sources) {
+    const PoolSettings p = poolFor(st.pool, src);
+    if (src.implicit || !p.iam_auth.value_or(false) || p.sslmode.empty() ||
+        p.sslmode == "verify-full") {
+      continue;
+    }
+    const Node at = node.child("sources").child(src.name);
+    if (!src.sslmode.empty()) {
+      at.child("sslmode").error("must be verify-full (or unset) when iam_auth is true");
+    } else {
+      at.error(
+          "uses RDS IAM authentication, which needs sslmode verify-full, but inherits "
+          "postgres.pool.sslmode " +
+          p.sslmode + ": set this source's sslmode to verify-full");
+    }
+    ok = false;
+  }
+  return ok;
+}
+
+// Every tool (and the search tool) reads a declared source.
+bool resolveToolSources(Section& st, const Node& node) {
+  if (st.sources.empty()) st.sources.push_back(implicitSource());
+  bool ok = true;
+  const Node tools = node.child("tools");
+  for (const QueryTool& t : st.tools) {
+    if (config::resolveSource(st.sources, t.source, tools.child(t.name)) == nullptr) ok = false;
+  }
+  if (st.search.enabled && config::resolveSource(st.sources, st.search.source,
+                                                 node.child("semantic_search")) == nullptr) {
+    ok = false;
+  }
+  return ok;
+}
+
+// --- search_path ---
 
 // A schema name as it is written in a search_path setting: plain lower-case identifiers only, so
 // that it needs no quoting in the connection's options string.
@@ -313,80 +356,456 @@ bool plainSchemaName(const std::string& name) {
   });
 }
 
-void parseSearchPath(const Node& section, std::vector<std::string>& path) {
-  const Node node = section.child("search_path");
-  if (!node.present()) return;
-  auto list = section.stringList("search_path");
-  if (!list) return;
-  if (list->empty()) {
-    node.error("must name at least one schema (pg_catalog is searched first unless listed)");
-    return;
+// "" when `path` can be pinned on every connection, else the message.
+std::string searchPathProblem(const std::vector<std::string>& path) {
+  if (path.empty()) {
+    return "must name at least one schema (pg_catalog is searched first unless listed)";
   }
   std::set<std::string> seen;
-  for (const std::string& schema : *list) {
+  for (const std::string& schema : path) {
     if (!plainSchemaName(schema)) {
-      node.error("'" + schema +
-                 "' is not a plain lower-case schema name (letters, digits, underscores)");
-      return;
+      return "'" + schema +
+             "' is not a plain lower-case schema name (letters, digits, underscores)";
     }
     if (schema == "pg_temp" || schema.starts_with("pg_temp_")) {
-      node.error("must not list pg_temp: it is always appended last");
-      return;
+      return "must not list pg_temp: it is always appended last";
     }
-    if (!seen.insert(schema).second) {
-      node.error("lists '" + schema + "' twice");
-      return;
-    }
+    if (!seen.insert(schema).second) return "lists '" + schema + "' twice";
   }
-  path = std::move(*list);
+  return "";
 }
 
-void parseProof(const Node& node, proof::Settings& p) {
-  if (!node.present()) return;
-  if (!node.expectMap({"trusted_extensions", "allow_functions", "interval_s"})) return;
-  if (auto v = node.stringList("trusted_extensions")) p.trusted_extensions = std::move(*v);
-  if (auto v = node.integer("interval_s", 10, 86400)) p.interval = std::chrono::seconds(*v);
-  const Node list = node.child("allow_functions");
-  if (!list.present()) return;
+bool readSearchPath(Section& out, const Node& n) {
+  auto list = stringsOf(n);
+  if (!list) return false;
+  if (auto p = searchPathProblem(*list); !p.empty()) {
+    n.error(p);
+    return false;
+  }
+  out.pool.search_path = std::move(*list);
+  return true;
+}
+
+// --- proof ---
+
+const config::Section<proof::AllowedFunction>& allowedFunctionSection() {
+  using F = proof::AllowedFunction;
+  static const auto s =
+      config::Section<F>("a function the proof accepts, with why it cannot write")
+          .string("function", &F::function,
+                  "schema.name (every overload) or schema.name(type, ...)", config::kRequired,
+                  [](std::string_view f) {
+                    return f.find('.') != std::string_view::npos
+                               ? ""
+                               : "must be schema-qualified: schema.name (every overload) or "
+                                 "schema.name(type, ...)";
+                  })
+          .string("reason", &F::reason, "why it cannot write (at least 10 characters)",
+                  config::kRequired, [](std::string_view r) {
+                    return r.size() >= 10
+                               ? ""
+                               : "must say why the function cannot write (at least 10 characters)";
+                  });
+  return s;
+}
+
+bool readAllowedFunctions(proof::Settings& p, const Node& list) {
   if (!list.isSequence()) {
     list.error("must be a list of {function, reason}");
-    return;
+    return false;
   }
+  bool ok = true;
   for (const Node& entry : list.elements()) {
-    if (!entry.expectMap({"function", "reason"})) continue;
-    auto function = entry.string("function", true);
-    auto reason = entry.string("reason", true);
-    if (!function || !reason) continue;
-    if (function->find('.') == std::string::npos) {
-      entry.child("function")
-          .error(
-              "must be schema-qualified: schema.name (every overload) or schema.name(type, ...)");
-      continue;
+    proof::AllowedFunction f;
+    if (allowedFunctionSection().parse(entry, f)) {
+      p.allow_functions.push_back(std::move(f));
+    } else {
+      ok = false;
     }
-    if (reason->size() < 10) {
-      entry.child("reason").error(
-          "must say why the function cannot write (at least 10 characters)");
-      continue;
-    }
-    p.allow_functions.push_back({std::move(*function), std::move(*reason)});
   }
+  return ok;
+}
+
+const config::Section<proof::Settings>& proofSection() {
+  using P = proof::Settings;
+  static const auto s =
+      config::Section<P>("the read-only proof of every statement against the catalog")
+          .strings("trusted_extensions", &P::trusted_extensions,
+                   "extensions whose functions are judged like built-ins (default [vector])")
+          .custom(
+              "interval_s", "how long a proof is trusted before it is made again (default 300)",
+              [] { return integerSchema(10, 86400); }, config::kOptional,
+              durationReader(&P::interval, 10, 86400))
+          .custom(
+              "allow_functions",
+              "functions the proof accepts although it cannot see they only read, each with the "
+              "reason" +
+                  entryKeys(allowedFunctionSection()),
+              [] {
+                return Json{{"type", "array"}, {"items", allowedFunctionSection().jsonSchema()}};
+              },
+              config::kOptional, readAllowedFunctions);
+  return s;
+}
+
+// --- tools ---
+
+// Runs the guardrail on the statement and compares its placeholders with the parameters.
+bool checkToolStatement(QueryTool& t, const Node& node) {
+  if (t.title.empty()) t.title = titleFromName(t.name);
+  if (t.statement.empty()) return true;  // reported as required (or empty) already
+  const std::size_t before = node.diag().errors().size();
+  checkStatement(node.child("statement"), t.statement, t.parameters.size(), t.parameters_complete);
+  return node.diag().errors().size() == before;
+}
+
+const config::Section<QueryTool>& toolSection() {
+  static const auto s =
+      config::Section<QueryTool>("one allowlisted statement, as a tool agents can call")
+          .entryNoun("tool")
+          .custom(
+              "kind", "postgres-sql (the default)",
+              [] {
+                return Json{{"type", "string"}, {"enum", {"postgres-sql"}}};
+              },
+              config::kOptional,
+              [](QueryTool&, const Node& n) {
+                auto k = n.asString();
+                if (k && *k != "postgres-sql") n.error("must be postgres-sql");
+                return k && *k == "postgres-sql";
+              })
+          .string("source", &QueryTool::source,
+                  "the source it reads (required when there are several)")
+          .string("title", &QueryTool::title, "a short human title (default: from the name)")
+          .string("description", &QueryTool::description,
+                  "what it returns and when to use it, written for an agent", config::kRequired,
+                  notEmpty)
+          .string("statement", &QueryTool::statement,
+                  "one SELECT with $1..$n placeholders, judged by PostgreSQL's own parser",
+                  config::kRequired, notEmpty)
+          .custom(
+              "parameters", "one per placeholder, in order ($1 is the first)",
+              [] {
+                return Json{{"type", "array"},
+                            {"items", {{"type", "object"}}},
+                            {"description",
+                             "name, type (string, integer, float, boolean, date, timestamp, "
+                             "uuid, array), description, required, default, min, max, "
+                             "min_length, max_length, pattern, enum, items, min_items, "
+                             "max_items"}};
+              },
+              config::kOptional,
+              [](QueryTool& t, const Node& n) {
+                t.parameters = parseParams(n, t.parameters_complete);
+                return t.parameters_complete;
+              })
+          .custom("limits", "rows, bytes and time for this tool (at most the server's)",
+                  &config::limitsSchema, config::kOptional, limitsReader(&QueryTool::limits))
+          .choice("fence", &QueryTool::fence,
+                  {{"auto", Fence::Auto}, {"always", Fence::Always}, {"never", Fence::Never}},
+                  "untrusted-data fencing of its results (default: the server's)")
+          .check(checkToolStatement);
+  return s;
+}
+
+// --- semantic_search ---
+
+const std::vector<std::string>& scalarTypeNames() {
+  static const std::vector<std::string> names = {"string", "integer",   "float", "boolean",
+                                                 "date",   "timestamp", "uuid"};
+  return names;
+}
+
+// The value constraints of a filter (parseScalar reads them all at once, in the filter's check).
+Json filterConstraintSchema(const char* type) {
+  return Json{{"type", type}};
+}
+
+const config::Section<SearchFilter>& filterSection() {
+  using F = SearchFilter;
+  static const auto s =
+      config::Section<F>("an optional argument that narrows the search to matching rows")
+          .string("name", &F::name, "the argument's name", config::kRequired,
+                  [](std::string_view n) {
+                    return isParamName(n) ? ""
+                                          : "must be a lower-case identifier ([a-z_][a-z0-9_]*, "
+                                            "at most 63 characters)";
+                  })
+          .string("column", &F::column, "the column it matches", config::kRequired, columnProblem)
+          .custom(
+              "type", "the argument's type",
+              [] {
+                return Json{{"type", "string"}, {"enum", scalarTypeNames()}};
+              },
+              config::kRequired, readInCheck<F>())
+          .string("description", &F::description, "what it filters, written for an agent",
+                  config::kRequired)
+          .choice("op", &F::op, {{"equals", F::Op::Equals}, {"contains", F::Op::Contains}},
+                  "equals (the default) or contains (the value is an element of an array column)")
+          .custom(
+              "min", "the least value (integer, float)",
+              [] { return filterConstraintSchema("number"); }, config::kOptional, readInCheck<F>())
+          .custom(
+              "max", "the greatest value (integer, float)",
+              [] { return filterConstraintSchema("number"); }, config::kOptional, readInCheck<F>())
+          .custom(
+              "min_length", "the shortest string", [] { return integerSchema(0, 1 << 20); },
+              config::kOptional, readInCheck<F>())
+          .custom(
+              "max_length", "the longest string", [] { return integerSchema(0, 1 << 20); },
+              config::kOptional, readInCheck<F>())
+          .custom(
+              "pattern", "an RE2 pattern the string must match",
+              [] { return filterConstraintSchema("string"); }, config::kOptional, readInCheck<F>())
+          .custom("enum", "the only values allowed", &stringsSchema, config::kOptional,
+                  readInCheck<F>())
+          .check([](F& f, const Node& node) {
+            const std::size_t before = node.diag().errors().size();
+            auto type = node.choice("type", scalarTypeNames());
+            if (!type) return false;
+            f.scalar = parseScalar(node, *scalarTypeFrom(*type), "filter '" + f.name + "'");
+            return node.diag().errors().size() == before;
+          });
+  return s;
+}
+
+bool readFilters(SemanticSearch& s, const Node& list) {
+  if (!list.isSequence()) {
+    list.error("must be a list of filters");
+    return false;
+  }
+  bool ok = true;
+  std::set<std::string> names{"query", "k"};
+  for (const Node& entry : list.elements()) {
+    SearchFilter f;
+    bool entry_ok = filterSection().parse(entry, f);
+    if (!f.name.empty() && isParamName(f.name) && !names.insert(f.name).second) {
+      entry.child("name").error("duplicate argument name '" + f.name + "'");
+      entry_ok = false;
+    }
+    if (entry_ok) s.filters.push_back(std::move(f));
+    ok = entry_ok && ok;
+  }
+  return ok;
+}
+
+bool checkMetadataColumns(const SemanticSearch& s, const Node& node) {
+  std::set<std::string> seen;
+  bool ok = true;
+  for (const auto& c : s.metadata_columns) {
+    if (!isSafeIdentifier(c)) {
+      node.child("metadata_columns").error("must list lower-case column names ([a-z_][a-z0-9_]*)");
+      ok = false;
+    } else if (!seen.insert(c).second) {
+      node.child("metadata_columns").error("lists a column twice");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// The generated statements, judged like any operator template, once every key is valid.
+bool buildSearchStatements(SemanticSearch& s, const Node& node) {
+  if (!node.diag().ok()) return false;
+  const std::size_t before = node.diag().errors().size();
+  s.statement = buildSearchStatement(s);
+  checkStatement(node.child("table"), s.statement, 2 + s.filters.size());
+  if (!s.model_table.empty()) {
+    s.model_statement = "SELECT model_id::text AS model_id, dimension::int8 AS dimension FROM " +
+                        quoteQualified(s.model_table) + " LIMIT 2";
+    checkStatement(node.child("model_table"), s.model_statement, 0);
+  }
+  return node.diag().errors().size() == before;
+}
+
+bool checkSearch(SemanticSearch& s, const Node& node) {
+  s.enabled = true;
+  if (s.title.empty()) s.title = titleFromName(s.tool);
+  if (s.description.empty()) {
+    s.description =
+        "Finds the documents closest in meaning to a natural-language query (vector search).";
+  }
+  bool ok = checkMetadataColumns(s, node);
+  if (s.k_default > s.k_max) {
+    errorAt(node, "k_default", "must not exceed k_max");
+    ok = false;
+  }
+  return buildSearchStatements(s, node) && ok;
+}
+
+std::function<bool(SemanticSearch&, const Node&)> columnReader(std::string SemanticSearch::*member,
+                                                               bool may_be_empty) {
+  return [member, may_be_empty](SemanticSearch& s, const Node& n) {
+    auto v = n.asString();
+    if (!v) return false;
+    if (may_be_empty && v->empty()) {
+      s.*member = "";
+      return true;
+    }
+    if (auto p = columnProblem(*v); !p.empty()) {
+      n.error(p);
+      return false;
+    }
+    s.*member = *v;
+    return true;
+  };
+}
+
+const config::Section<SemanticSearch>& searchSection() {
+  using S = SemanticSearch;
+  const auto column = [] { return Json{{"type", "string"}}; };
+  static const auto s =
+      config::Section<S>("a vector-search tool over a table of embedded documents (pgvector)")
+          .string("tool", &S::tool, "the tool's name (default semantic_search_documents)",
+                  config::kOptional, toolNameProblem)
+          .string("source", &S::source, "the source it reads (required when there are several)")
+          .string("title", &S::title, "a short human title (default: from the tool's name)")
+          .string("description", &S::description, "what it finds, written for an agent")
+          .custom(
+              "table", "table or schema.table holding the documents",
+              [] {
+                return Json{{"type", "string"}};
+              },
+              config::kRequired, qualifiedReader(&S::table))
+          .custom("id_column", "the id column (default id)", column, config::kOptional,
+                  columnReader(&S::id_column, false))
+          .custom("title_column", "the title column (default: none)", column, config::kOptional,
+                  columnReader(&S::title_column, true))
+          .custom("text_column", "the text column (default body)", column, config::kOptional,
+                  columnReader(&S::text_column, false))
+          .strings("metadata_columns", &S::metadata_columns,
+                   "columns returned as each result's metadata")
+          .custom("vector_column", "the pgvector column (default embedding)", column,
+                  config::kOptional, columnReader(&S::vector_column, false))
+          .choice("distance", &S::distance,
+                  {{"cosine", Distance::Cosine},
+                   {"l2", Distance::L2},
+                   {"inner_product", Distance::InnerProduct}},
+                  "the distance operator (default cosine)")
+          .integer("k_default", &S::k_default, 1, 1000, "results when k is not given (default 5)")
+          .integer("k_max", &S::k_max, 1, 1000, "the most results a call may ask for (default 20)")
+          .integer("max_query_length", &S::max_query_length, 1, 100000,
+                   "the longest query text (default 1000)")
+          .custom(
+              "model_table",
+              "table or schema.table with (model_id text, dimension int): the model the "
+              "stored vectors were made with, checked against the server's (default: none)",
+              [] {
+                return Json{{"type", "string"}};
+              },
+              config::kOptional, qualifiedReader(&S::model_table))
+          .custom(
+              "filters", "optional arguments that narrow the search" + entryKeys(filterSection()),
+              [] {
+                return Json{{"type", "array"}, {"items", filterSection().jsonSchema()}};
+              },
+              config::kOptional, readFilters)
+          .custom("limits", "rows, bytes and time for this tool (at most the server's)",
+                  &config::limitsSchema, config::kOptional, limitsReader(&S::limits))
+          .check(checkSearch);
+  return s;
+}
+
+// --- the section ---
+
+// Tool names are unique regardless of case, the search tool's included. Every valid name in the
+// file is claimed, also of a tool with other errors (as the file reads).
+bool claimToolNames(const Section& out, const Node& node) {
+  ToolNames names;
+  bool ok = true;
+  const Node tools = node.child("tools");
+  std::set<std::string> seen;
+  if (tools.present() && tools.isMap()) {
+    for (const auto& [name, at] : tools.entries()) {
+      // An invalid or exactly repeated name was reported by the map's own reading.
+      if (!protocol::isValidToolName(name) || !seen.insert(name).second) continue;
+      ok = claimToolName(names, name, at) && ok;
+    }
+  }
+  const Node search = node.child("semantic_search");
+  if (search.present() && search.isMap()) {
+    const Node named = search.child("tool");
+    const std::string tool =
+        named.present() && named.isScalar() ? named.yaml().Scalar() : out.search.tool;
+    if (protocol::isValidToolName(tool)) {
+      ok = claimToolName(names, tool, search.has("tool") ? search.child("tool") : search) && ok;
+    }
+  }
+  return ok;
 }
 
 }  // namespace
 
+const config::Section<Section>& sectionDeclaration() {
+  static const auto s =
+      config::Section<Section>("the PostgreSQL statements and vector search agents may run")
+          .named("sources", &Section::sources, &Source::name, sourceSection(),
+                 "the databases, by name (default: `default` from POSTGRES_DSN)", config::kOptional,
+                 config::sourceNameProblem, "must map a source name to its settings")
+          .object("pool", &Section::pool, poolSection(), "connections")
+          .custom("search_path",
+                  "the schemas every connection searches, in order (pg_temp is always appended "
+                  "last; default [pg_catalog, public])",
+                  &stringsSchema, config::kOptional, readSearchPath)
+          .object("proof", &Section::proof, proofSection(), "the read-only proof")
+          .named("tools", &Section::tools, &QueryTool::name, toolSection(), "the tools, by name",
+                 config::kOptional, toolNameProblem, "must map tool names to tool definitions",
+                 [](QueryTool& t, const Section& st) { t.limits = st.defaults; })
+          .object("semantic_search", &Section::search, searchSection(),
+                  "a vector-search tool (default: none)")
+          .check([](Section& st, const Node& node) {
+            st.proof.search_path = st.pool.search_path;
+            const bool names_ok = claimToolNames(st, node);
+            const bool sources_ok = resolveToolSources(st, node);
+            return checkSourceTls(st, node) && names_ok && sources_ok;
+          });
+  return s;
+}
+
+Source implicitSource() {
+  Source s;
+  s.name = std::string(config::kDefaultSourceName);
+  s.dsn_env = std::string(kDefaultDsnEnv);
+  s.implicit = true;
+  return s;
+}
+
+const Source* Section::sourceOf(std::string_view wanted) const {
+  return config::findSource(sources, wanted);
+}
+
+Section sectionFor(const Section& all, const Source& source) {
+  Section out = all;
+  out.sources = {source};
+  out.tools.clear();
+  for (const QueryTool& t : all.tools) {
+    const Source* reads = all.sourceOf(t.source);
+    if (reads != nullptr && reads->name == source.name) out.tools.push_back(t);
+  }
+  const Source* search_source = all.search.enabled ? all.sourceOf(all.search.source) : nullptr;
+  if (search_source == nullptr || search_source->name != source.name) out.search = {};
+  return out;
+}
+
+PoolSettings poolFor(const PoolSettings& pool, const Source& source) {
+  PoolSettings p = pool;
+  if (source.iam_auth) p.iam_auth = source.iam_auth;
+  if (!source.sslmode.empty()) p.sslmode = source.sslmode;
+  if (!source.sslrootcert.empty()) p.sslrootcert = source.sslrootcert;
+  return p;
+}
+
 Section parseSection(const config::Node& section, const Limits& defaults) {
   Section out;
+  out.defaults = defaults;
   out.pool.statement_timeout = defaults.timeout;
-  if (!section.present()) return out;
+  out.search.limits = defaults;
+  if (!section.present()) {
+    out.sources.push_back(implicitSource());
+    return out;
+  }
   out.present = true;
-  if (!section.expectMap({"pool", "search_path", "proof", "tools", "semantic_search"})) return out;
-  ToolNames tool_names;
-  parsePool(section.child("pool"), defaults, out.pool);
-  parseSearchPath(section, out.pool.search_path);
-  out.proof.search_path = out.pool.search_path;
-  parseProof(section.child("proof"), out.proof);
-  parseTools(section.child("tools"), defaults, out, tool_names);
-  parseSearch(section.child("semantic_search"), defaults, out, tool_names);
+  sectionDeclaration().parse(section, out);
   return out;
 }
 

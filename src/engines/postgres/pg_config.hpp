@@ -2,12 +2,19 @@
 // The `postgres:` allowlist section, in the shape of Google MCP Toolbox's tools.yaml where it fits:
 //
 //   postgres:
+//     sources:                 # optional; default: one source `default` (POSTGRES_DSN, or
+//                              # PGHOST/PGUSER/PGDATABASE with MCPDB_PG_IAM_AUTH and AWS_REGION)
+//       reports: {dsn_env: REPORTS_PG_DSN, iam_auth, sslmode, sslrootcert}
 //     pool: {size, connect_timeout_ms, statement_timeout_ms, idle_in_transaction_timeout_ms,
-//            iam_auth, sslmode, sslrootcert}
+//            iam_auth, sslmode, sslrootcert}   # the last three: defaults for every source
 //     tools:
-//       <name>: {kind: postgres-sql, title, description, statement, parameters: [...], limits}
-//     semantic_search: {tool, table, id/title/text columns, metadata_columns, vector_column,
-//                       distance, k_default, k_max, max_query_length, model_table, filters, limits}
+//       <name>: {kind: postgres-sql, source, title, description, statement, parameters: [...],
+//                limits, fence}
+//     semantic_search: {tool, source, table, id/title/text columns, metadata_columns,
+//                       vector_column, distance, k_default, k_max, max_query_length, model_table,
+//                       filters, limits}
+//
+// `source:` names one of `sources` (config/sources.hpp); it may be left out when there is one.
 //
 // Parsed and validated completely (guardrail verdict, placeholders vs parameters, identifiers,
 // types, ranges, unknown keys); every problem is reported with file:line:key.
@@ -17,12 +24,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.hpp"
 #include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
+#include "config/section.hpp"
 #include "engines/postgres/proof.hpp"
 #include "engines/sql/param_spec.hpp"
 #include "protocol/pattern.hpp"
@@ -36,12 +45,35 @@ using sql::ScalarSpec;
 using sql::ScalarType;
 using sql::scalarTypeName;
 
+inline constexpr std::string_view kDefaultDsnEnv = "POSTGRES_DSN";
+
+// A database the engine reads, by the name tools use. A declared source reads its DSN only from
+// its `dsn_env` variable (the file holds no secrets); its TLS and IAM settings default to the
+// pool's.
+struct Source {
+  std::string name;
+  std::string dsn_env;
+  std::optional<bool> iam_auth;  // unset: postgres.pool.iam_auth, then MCPDB_PG_IAM_AUTH
+  std::string sslmode;           // empty: postgres.pool.sslmode
+  std::string sslrootcert;       // empty: postgres.pool.sslrootcert
+  // The one source of a section without `sources:`: POSTGRES_DSN, or with it unset PGHOST,
+  // PGUSER, PGDATABASE in RDS IAM mode (conninfo.hpp), and messages as before sources existed.
+  bool implicit = false;
+};
+
+// The source `default` of a section without `sources:`.
+Source implicitSource();
+
 struct QueryTool {
   std::string name;
+  std::string source;  // empty: the only source
   std::string title;
   std::string description;
   std::string statement;
   std::vector<ParamSpec> parameters;  // parameters[i] is $(i+1)
+  // False when a parameter could not be read: its position is unknown, so the placeholder count
+  // is not compared (the parameter's own error says what is wrong).
+  bool parameters_complete = true;
   Limits limits;
   Fence fence = Fence::Inherit;  // untrusted-data fencing of its results (`fence:`)
 };
@@ -62,6 +94,7 @@ struct SearchFilter {
 struct SemanticSearch {
   bool enabled = false;
   std::string tool = "semantic_search_documents";
+  std::string source;  // empty: the only source
   std::string title;
   std::string description;
   std::vector<std::string> table;  // [schema,] table: validated identifiers
@@ -108,14 +141,31 @@ struct PoolSettings {
 
 struct Section {
   bool present = false;
+  Limits defaults;  // the server-wide limits: tools start from them and may only lower them
+  std::vector<Source> sources;  // after parsing: at least one (implicitSource() when none declared)
   PoolSettings pool;
   proof::Settings proof;  // search_path mirrors pool.search_path
   std::vector<QueryTool> tools;
   SemanticSearch search;
+
+  // The source named `wanted` (empty: the only one); nullptr when there is none such.
+  const Source* sourceOf(std::string_view wanted) const;
 };
+
+// What one source serves: `all` with only the tools (and the search tool) that read `source`,
+// and `sources` = {source}. Its Runtime applies the source's TLS and IAM settings to the pool.
+Section sectionFor(const Section& all, const Source& source);
+
+// The pool settings of `source`: its iam_auth, sslmode and sslrootcert over the pool's.
+PoolSettings poolFor(const PoolSettings& pool, const Source& source);
 
 // The semantic-search SQL, generated from validated, quoted identifiers only.
 std::string buildSearchStatement(const SemanticSearch& search);
+
+// The section's declaration (config/section.hpp): parsing, JSON Schema and reference from one
+// place. Cross-key rules (tool names unique regardless of case, statements judged by the guard,
+// the generated search statement) are its checks.
+const config::Section<Section>& sectionDeclaration();
 
 // Parses the section; problems go to section.diag(). `defaults` are the server-wide limits (tools
 // may only lower them).

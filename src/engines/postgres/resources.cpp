@@ -193,17 +193,26 @@ std::string toolResourceUri(std::string_view tool) {
 }
 
 Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr<Runtime>& rt) {
-  const Section& section = rt->section();
-  for (const QueryTool& t : section.tools) {
-    if (auto st = addResource(registry, rt, describeQueryTool(t), t.title); !st) return st;
+  return registerResources(registry, std::vector<std::shared_ptr<Runtime>>{rt});
+}
+
+Status registerResources(protocol::ToolRegistry& registry,
+                         const std::vector<std::shared_ptr<Runtime>>& runtimes) {
+  bool any = false;
+  for (const auto& rt : runtimes) {
+    const Section& section = rt->section();
+    for (const QueryTool& t : section.tools) {
+      if (auto st = addResource(registry, rt, describeQueryTool(t), t.title); !st) return st;
+    }
+    if (section.search.enabled) {
+      if (auto st =
+              addResource(registry, rt, describeSearchTool(section.search), section.search.title);
+          !st)
+        return st;
+    }
+    any = any || !section.tools.empty() || section.search.enabled;
   }
-  if (section.search.enabled) {
-    if (auto st =
-            addResource(registry, rt, describeSearchTool(section.search), section.search.title);
-        !st)
-      return st;
-  }
-  if (section.tools.empty() && !section.search.enabled) return {};
+  if (!any) return {};
   return registry.addTemplate({
       .uri_template = "mcpdb://postgres/tools/{name}",
       .name = "postgres_tool_schema",

@@ -4,6 +4,7 @@
 // The JSON shape is documented in README.md ("Schema resources").
 
 #include <memory>
+#include <vector>
 
 #include "common/result.hpp"
 #include "engines/postgres/runtime.hpp"
@@ -17,6 +18,10 @@ std::string toolResourceUri(std::string_view tool);
 
 // Adds a resource per query tool and for the semantic-search tool, and the template. Never
 // connects: each read describes its statement through `rt` (guard, proof, pool) on demand.
+// `runtimes`: one per source, each describing its own tools.
+Status registerResources(protocol::ToolRegistry& registry,
+                         const std::vector<std::shared_ptr<Runtime>>& runtimes);
+// The same for one runtime.
 Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr<Runtime>& rt);
 
 }  // namespace mcpdb::postgres

@@ -36,12 +36,24 @@ ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool 
 }
 
 Runtime::Runtime(Section section, Env env, TokenSource token)
-    : section_(std::move(section)), env_(std::move(env)) {
+    : section_(std::move(section)),
+      env_(std::move(env)),
+      source_(section_.sources.empty() ? implicitSource() : section_.sources.front()) {
+  section_.pool = poolFor(section_.pool, source_);
   if (!token && iamAuthEnabled(section_.pool, env_)) token = rdsTokenSource(env_);
-  auto params = [pool = section_.pool, env = env_, token]() {
-    return buildConnParams(pool, env, token);
+  auto params = [pool = section_.pool, env = env_, token, source = source_]() {
+    return buildConnParams(pool, env, token, source);
   };
   pool_ = std::make_unique<Pool>(section_.pool, params);
+}
+
+Result<Pool::Lease> Runtime::leaseConnection(Clock::time_point deadline,
+                                             const std::stop_token& stop) {
+  auto leased = pool_->acquire(deadline, stop);
+  if (leased || source_.implicit) return leased;
+  Error e = leased.error();
+  e.message = "PostgreSQL source '" + source_.name + "': " + e.message;
+  return e;
 }
 
 Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
@@ -72,7 +84,7 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
                      "the statement's placeholders do not match its bound parameters");
   }
   for (int attempt = 0;; ++attempt) {
-    auto lease = pool_->acquire(deadline, stop);
+    auto lease = leaseConnection(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
     const ExecRequest request{
@@ -303,7 +315,7 @@ Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& p
   limits.timeout = std::chrono::milliseconds(10000);
   const Clock::time_point deadline = Clock::now() + limits.timeout;
   std::stop_source never;
-  auto lease = pool_->acquire(deadline, never.get_token());
+  auto lease = leaseConnection(deadline, never.get_token());
   if (!lease) return lease.error();
   const std::stop_token no_stop = never.get_token();
   const std::string explain_sql = "EXPLAIN " + sql;
@@ -353,7 +365,7 @@ Result<StatementShape> Runtime::describeStatement(const std::string& sql,
   }
   if (auto proved = requireProof(sql); !proved) return proved.error();
   for (int attempt = 0;; ++attempt) {
-    auto lease = pool_->acquire(deadline, stop);
+    auto lease = leaseConnection(deadline, stop);
     if (!lease) return lease.error();
     ExecOutcome outcome;
     auto r = describeReadOnly(
@@ -405,6 +417,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   auto r = run(tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits),
                /*prepare=*/true, /*release_locks=*/*proved);
   if (!r) return r.error();
+  ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->row_count;
   Json columns = std::move(r->columns);
@@ -533,6 +546,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   auto r = run(s.statement, params, limits, ctx.stop, deadline, /*prepare=*/true,
                /*release_locks=*/*proved);
   if (!r) return r.error();
+  ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->row_count;
   out.free_text = hasFreeTextColumn(r->columns);

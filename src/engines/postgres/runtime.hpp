@@ -48,6 +48,9 @@ ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool 
 
 class Runtime {
  public:
+  // Serves one source: `section.sources.front()` (the implicit default when there is none) with
+  // the tools of `section` (sectionFor). Its pool, proof and self-check are its own, so a source
+  // that cannot connect fails only its own calls, with errors that name it.
   // `token` is used only in RDS IAM mode; empty means the real AWS credential chain.
   Runtime(Section section, Env env, TokenSource token = {});
 
@@ -115,8 +118,11 @@ class Runtime {
 
   Pool& pool() { return *pool_; }
   const Section& section() const { return section_; }
+  const Source& source() const { return source_; }
 
  private:
+  // A pooled connection; a declared source's errors say which source failed.
+  Result<Pool::Lease> leaseConnection(Clock::time_point deadline, const std::stop_token& stop);
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline);
 
@@ -131,6 +137,7 @@ class Runtime {
 
   Section section_;
   Env env_;
+  Source source_;  // after section_: initialised from it
   std::unique_ptr<Pool> pool_;
   std::shared_mutex allowed_mu_;
   std::unordered_map<std::string, std::size_t> allowed_;  // statement -> placeholder count

@@ -2,6 +2,8 @@
 // a good section yields.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engines/postgres/module.hpp"
 #include "engines/postgres/guard/guard.hpp"
 #include "support/golden.hpp"
@@ -99,6 +101,139 @@ postgres:
       "FROM \"kb\".\"chunks\" WHERE \"emb\" IS NOT NULL AND ($3 IS NULL OR \"source\" = $3) "
       "ORDER BY \"emb\" <-> $1::vector LIMIT $2");
   EXPECT_TRUE(p.section.search.model_statement.empty());
+}
+
+// Every key of `yaml` is declared at that place in `schema` (properties, the entry schema of a
+// name map, or the item schema of a list), and every required key of the schema is present.
+void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
+  if (yaml.IsSequence()) {
+    ASSERT_TRUE(schema.contains("items")) << path << " is not declared as a list";
+    for (std::size_t i = 0; i < yaml.size(); ++i)
+      expectCovered(yaml[i], schema["items"], path + "[" + std::to_string(i) + "]");
+    return;
+  }
+  if (!yaml.IsMap()) return;
+  ASSERT_EQ(schema.value("type", ""), "object") << path;
+  if (!schema.contains("properties") && !schema.contains("additionalProperties")) return;
+  for (const auto& kv : yaml) {
+    const std::string key = kv.first.as<std::string>();
+    const Json* sub = nullptr;
+    if (schema.contains("properties") && schema["properties"].contains(key)) {
+      sub = &schema["properties"][key];
+    } else if (schema.contains("additionalProperties") &&
+               schema["additionalProperties"].is_object()) {
+      sub = &schema["additionalProperties"];
+    }
+    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
+    expectCovered(kv.second, *sub, path + "." + key);
+  }
+  for (const auto& r : schema.value("required", Json::array())) {
+    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
+  }
+}
+
+// Every key name of `yaml`, nested ones included, but not the names of a name map's entries (a
+// tool's name) nor parameters' keys (the SQL engines' shared kit, described by one line of the
+// tool's `parameters`).
+void collectKeys(const YAML::Node& yaml, std::set<std::string>& keys, bool skip, bool names) {
+  if (yaml.IsSequence()) {
+    for (const auto& e : yaml) collectKeys(e, keys, skip, false);
+    return;
+  }
+  if (!yaml.IsMap()) return;
+  for (const auto& kv : yaml) {
+    const std::string key = kv.first.as<std::string>();
+    if (!skip && !names) keys.insert(key);
+    collectKeys(kv.second, keys, skip || key == "parameters",
+                !names && (key == "tools" || key == "sources"));
+  }
+}
+
+TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
+  const YAML::Node doc = YAML::Load(std::string(defaultSectionText()));
+  const Json schema = sectionDeclaration().jsonSchema();
+  expectCovered(doc["postgres"], schema, "postgres");
+  const Json pool = schema["properties"]["pool"];
+  EXPECT_EQ(pool["properties"]["size"]["maximum"], 256);
+  EXPECT_EQ(pool["properties"]["sslmode"]["enum"].size(), 6U);
+  const Json search = schema["properties"]["semantic_search"];
+  EXPECT_EQ(search["required"], Json::array({"table"}));
+  EXPECT_EQ(search["properties"]["distance"]["enum"],
+            Json::array({"cosine", "l2", "inner_product"}));
+  // The reference names every key of the built-in section, and every key the parser accepts.
+  std::string text;
+  for (const auto& l : sectionDeclaration().reference()) text += l + "\n";
+  std::set<std::string> keys;
+  collectKeys(doc["postgres"], keys, false, false);
+  for (const char* k : {"search_path",
+                        "proof",
+                        "trusted_extensions",
+                        "allow_functions",
+                        "interval_s",
+                        "function",
+                        "reason",
+                        "statement_timeout_ms",
+                        "idle_in_transaction_timeout_ms",
+                        "iam_auth",
+                        "sslmode",
+                        "sslrootcert",
+                        "prepared_statements",
+                        "jit",
+                        "limits",
+                        "fence",
+                        "sources",
+                        "dsn_env",
+                        "source",
+                        "op",
+                        "min",
+                        "max",
+                        "min_length",
+                        "pattern",
+                        "enum"}) {
+    keys.insert(k);
+  }
+  for (const auto& key : keys) {
+    if (key == "postgres" || key == "pool" || key == "tools" || key == "semantic_search") continue;
+    EXPECT_NE(text.find("`" + key + "`"), std::string::npos) << key;
+  }
+  for (const char* top : {"`pool`", "`tools`", "`semantic_search`"})
+    EXPECT_NE(text.find(top), std::string::npos) << top;
+}
+
+TEST(PostgresConfig, SourcesAndTheToolsThatReadThem) {
+  auto p = parse(R"(
+postgres:
+  pool: {sslrootcert: /etc/ca.pem}
+  sources:
+    main: {dsn_env: POSTGRES_DSN}
+    reports: {dsn_env: REPORTS_PG_DSN, iam_auth: true, sslmode: verify-full}
+  tools:
+    a: {source: main, description: d, statement: SELECT 1}
+    b: {source: reports, description: d, statement: SELECT 2}
+  semantic_search: {source: reports, table: docs}
+)");
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0];
+  ASSERT_EQ(p.section.sources.size(), 2U);
+  EXPECT_FALSE(p.section.sources[0].implicit);
+  EXPECT_EQ(p.section.sources[1].dsn_env, "REPORTS_PG_DSN");
+  const Section reports = sectionFor(p.section, p.section.sources[1]);
+  ASSERT_EQ(reports.tools.size(), 1U);
+  EXPECT_EQ(reports.tools[0].name, "b");
+  EXPECT_TRUE(reports.search.enabled);
+  EXPECT_EQ(reports.sources.size(), 1U);
+  const Section main = sectionFor(p.section, p.section.sources[0]);
+  ASSERT_EQ(main.tools.size(), 1U);
+  EXPECT_EQ(main.tools[0].name, "a");
+  EXPECT_FALSE(main.search.enabled) << "the search tool reads reports only";
+
+  // Without `sources:`, one implicit source `default` reads POSTGRES_DSN as before.
+  auto plain = parse("postgres:\n  tools:\n    a: {description: d, statement: SELECT 1}\n");
+  ASSERT_TRUE(plain.errors.empty()) << plain.errors[0];
+  ASSERT_EQ(plain.section.sources.size(), 1U);
+  EXPECT_EQ(plain.section.sources[0].name, "default");
+  EXPECT_EQ(plain.section.sources[0].dsn_env, "POSTGRES_DSN");
+  EXPECT_TRUE(plain.section.sources[0].implicit);
+  EXPECT_EQ(sectionFor(plain.section, plain.section.sources[0]).tools.size(), 1U);
 }
 
 TEST(PostgresConfig, AbsentSectionHasNoTools) {

@@ -46,6 +46,49 @@ TEST(PostgresConninfo, BadDsnIsRefusedWithoutEchoingIt) {
   EXPECT_EQ(p.error().message, "POSTGRES_DSN is not a valid PostgreSQL connection string");
 }
 
+// A declared source reads its DSN from its own variable only: never POSTGRES_DSN, never the
+// PGHOST fallback of the implicit default, and its errors name the variable, not the value.
+TEST(PostgresConninfo, ADeclaredSourceReadsOnlyItsOwnVariable) {
+  Source reports;
+  reports.name = "reports";
+  reports.dsn_env = "REPORTS_PG_DSN";
+  const Env env = Env::fromMap({{"POSTGRES_DSN", "host=main.example user=u dbname=d"},
+                                {"REPORTS_PG_DSN", "host=reports.example user=r dbname=rep"}});
+  auto p = buildConnParams(pool(), env, {}, reports);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->get("host"), "reports.example");
+  EXPECT_EQ(p->get("dbname"), "rep");
+
+  const Env unset = Env::fromMap({{"POSTGRES_DSN", "host=main.example user=u dbname=d"},
+                                  {"PGHOST", "h"},
+                                  {"PGUSER", "u"},
+                                  {"PGDATABASE", "d"},
+                                  {"MCPDB_PG_IAM_AUTH", "1"}});
+  auto missing = buildConnParams(pool(), unset, {}, reports);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "REPORTS_PG_DSN (its DSN) is not set");
+
+  const Env bad = Env::fromMap({{"REPORTS_PG_DSN", "host=x password=s3cr3t bogus_key=1"}});
+  auto refused = buildConnParams(pool(), bad, {}, reports);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "REPORTS_PG_DSN is not a valid PostgreSQL connection string");
+}
+
+// A source's TLS and IAM settings override the pool's; what it leaves out, it inherits.
+TEST(PostgresConninfo, ASourcesTlsSettingsOverrideThePools) {
+  PoolSettings base = pool();
+  base.sslmode = "require";
+  base.sslrootcert = "/etc/ca.pem";
+  Source own;
+  own.sslmode = "verify-full";
+  const PoolSettings p = poolFor(base, own);
+  EXPECT_EQ(p.sslmode, "verify-full");
+  EXPECT_EQ(p.sslrootcert, "/etc/ca.pem");
+  EXPECT_FALSE(p.iam_auth.has_value());
+  own.iam_auth = true;
+  EXPECT_TRUE(*poolFor(base, own).iam_auth);
+}
+
 TEST(PostgresConninfo, NothingConfigured) {
   auto p = buildConnParams(pool(), Env::fromMap({}), {});
   ASSERT_FALSE(p.ok());
