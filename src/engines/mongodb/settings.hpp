@@ -1,7 +1,8 @@
 #pragma once
 // The `mongodb:` allowlist section: a fixed registry of logical targets (collection, id type,
-// allowed fields, count and vector-search policy). Parsed and validated completely at startup;
-// identifiers used in commands come only from here, never from tool arguments.
+// allowed fields, count and vector-search policy), declared once (config/section.hpp). Parsed and
+// validated completely at startup; identifiers used in commands come only from here, never from
+// tool arguments.
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "common/fence.hpp"
 #include "common/limits.hpp"
 #include "config/node.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::mongodb {
 
@@ -74,6 +76,9 @@ struct Settings {
 
   const Target* find(std::string_view name) const;
 };
+
+// The section's declaration: parsing, JSON Schema and reference from one place.
+const config::Section<Settings>& settingsSection();
 
 // Parses and validates the section; problems go to `section.diag()`.
 Settings parseSettings(const config::Node& section, const Limits& defaults);
