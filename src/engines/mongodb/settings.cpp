@@ -75,6 +75,23 @@ std::string collectionNameProblem(std::string_view name) {
   return {};
 }
 
+std::string databaseNameProblem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > 63) return "is longer than 63 characters";
+  for (char c : name) {
+    if (c == '/' || c == '\\' || c == '.' || c == ' ' || c == '"' || c == '$' || c == '\0') {
+      return "contains a character MongoDB does not allow in database names";
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> sourceVariables(const Source& source) {
+  std::vector<std::string> out = {source.uri_env};
+  if (source.database.empty()) out.push_back(source.database_env);
+  return out;
+}
+
 namespace {
 
 using config::Node;
@@ -187,6 +204,91 @@ bool holdsFileValue(const Node& node, std::string_view key, std::uint64_t value)
   long long v = 0;
   return YAML::convert<long long>::decode(c.yaml(), v) && v >= 0 &&
          static_cast<std::uint64_t>(v) == value;
+}
+
+// ---- sources ----------------------------------------------------------------------------------
+
+// The URI holds credentials: the file only ever names the variable that holds it.
+std::string uriEnvMessage(std::string_view name) {
+  if (name.find("://") != std::string_view::npos || name.rfind("mongodb", 0) == 0) {
+    return "must name the environment variable holding the URI, not the URI itself (the file "
+           "holds no secrets)";
+  }
+  return config::envNameProblem(name);
+}
+
+std::string databaseMessage(std::string_view name) {
+  auto p = databaseNameProblem(name);
+  return p.empty() ? "" : "database name '" + std::string(name) + "' " + p;
+}
+
+const config::Section<Source>& sourceSection() {
+  static const auto s =
+      config::Section<Source>("a MongoDB deployment and database the targets read")
+          .entryNoun("source")
+          .string("uri_env", &Source::uri_env,
+                  "the environment variable holding its connection string (mongodb:// or "
+                  "mongodb+srv://, with credentials and TLS options)",
+                  config::kRequired, uriEnvMessage)
+          .string("database_env", &Source::database_env,
+                  "the environment variable holding the database name", config::kOptional,
+                  config::envNameProblem)
+          .string("database", &Source::database, "the database name (instead of database_env)",
+                  config::kOptional, databaseMessage)
+          .check([](Source& src, const Node& node) {
+            if (node.child("database").present() && node.child("database_env").present()) {
+              node.child("database").error("give database or database_env, not both");
+              return false;
+            }
+            if (!node.child("database").present() && !node.child("database_env").present()) {
+              errorAt(node, "database_env", "is required (or database: the database name)");
+              return false;
+            }
+            (void)src;
+            return true;
+          });
+  return s;
+}
+
+// config::resolveSource, except that a `source:` left out where there are several sources is
+// reported at the entry's line: the shared helper reports at the key, and an absent YAML key has
+// no position (yaml-cpp throws when asked for it).
+const Source* resolveAt(const std::vector<Source>& sources, std::string_view wanted,
+                        const Node& at) {
+  if (!wanted.empty() || sources.size() <= 1) return config::resolveSource(sources, wanted, at);
+  std::string list;
+  for (const auto& src : sources) list += (list.empty() ? "" : ", ") + src.name;
+  errorAt(at, "source", "must name one of the sources (" + list + "): there are several");
+  return nullptr;
+}
+
+// Each target and search reads a declared source (`source:` may be left out when there is only
+// one); after this, every `source` member holds a declared source's name.
+bool resolveSources(Settings& s, const Node& node) {
+  if (s.sources.empty()) {
+    s.sources.push_back({std::string(config::kDefaultSourceName), std::string(kDefaultUriEnv),
+                         std::string(kDefaultDatabaseEnv), ""});
+  }
+  bool ok = true;
+  for (auto& t : s.targets) {
+    const Node at = node.child("targets").child(t.name);
+    const Source* src = resolveAt(s.sources, t.source, at);
+    if (src == nullptr) {
+      ok = false;
+      continue;
+    }
+    t.source = src->name;
+    if (!t.vector_search) continue;
+    VectorSearch& vs = *t.vector_search;
+    if (vs.source.empty()) {
+      vs.source = t.source;
+    } else if (const Source* vsrc = resolveAt(s.sources, vs.source, at.child("vector_search"))) {
+      vs.source = vsrc->name;
+    } else {
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 // ---- vector_search ----------------------------------------------------------------------------
@@ -348,6 +450,7 @@ config::Section<VectorSearch> makeVectorSearchSection() {
                "the vectors' dimension (default: the embedding model's)");
   flatObject(s, "fallback", fallbackSection(),
              "the exact scan: {`exact_scan_max_docs`: 1..1000000 (default 10000)}");
+  s.string("source", &VectorSearch::source, "the source it searches (default: the target's)");
   s.check(checkK).check(checkReservedFields);
   return s;
 }
@@ -414,7 +517,8 @@ config::Section<Target> makeTargetSection() {
            "a semantic-search tool over this collection")
       .choice("fence", &Target::fence,
               {{"auto", Fence::Auto}, {"always", Fence::Always}, {"never", Fence::Never}},
-              "untrusted-data fencing of its documents (default: the server's)");
+              "untrusted-data fencing of its documents (default: the server's)")
+      .string("source", &Target::source, "the source it reads (default: the only one)");
   return s;
 }
 
@@ -442,6 +546,11 @@ bool checkSearchToolNames(Settings& s, const Node& node) {
 const config::Section<Settings>& settingsSection() {
   static const auto s =
       config::Section<Settings>("the MongoDB collections agents may read")
+          .named("sources", &Settings::sources, &Source::name, sourceSection(),
+                 "the deployments and databases, by name (default: `default` from MONGODB_URI "
+                 "and MONGODB_DATABASE)",
+                 config::kOptional, config::sourceNameProblem,
+                 "must map a source name to its settings")
           .choice("read_preference", &Settings::read_preference,
                   std::vector<std::pair<std::string, std::string>>{
                       {"primary", "primary"},
@@ -468,7 +577,8 @@ const config::Section<Settings>& settingsSection() {
               targets.error("must declare at least one target");
               return false;
             }
-            return checkSearchToolNames(st, node);
+            const bool names_ok = checkSearchToolNames(st, node);
+            return resolveSources(st, node) && names_ok;
           });
   return s;
 }
@@ -476,8 +586,11 @@ const config::Section<Settings>& settingsSection() {
 Settings parseSettings(const config::Node& section, const Limits& defaults) {
   Settings s;
   s.limits = defaults;
-  if (!section.present()) return s;
-  settingsSection().parse(section, s);
+  if (section.present()) settingsSection().parse(section, s);
+  if (s.sources.empty()) {
+    s.sources.push_back({std::string(config::kDefaultSourceName), std::string(kDefaultUriEnv),
+                         std::string(kDefaultDatabaseEnv), ""});
+  }
   return s;
 }
 
