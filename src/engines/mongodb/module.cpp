@@ -148,7 +148,7 @@ class MongoModule final : public engines::EngineModule {
                "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
                    operatorText(reply.error())}};
     }
-    return assessConnectionStatus(bsonToJson(**reply), (*client)->database());
+    return assessConnectionStatus(bsonToJson(**reply), (*client)->database(), src.source().uri_env);
   }
 
   static std::vector<engines::Finding> checkTargets(SourceClient& src,

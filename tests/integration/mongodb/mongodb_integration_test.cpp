@@ -588,6 +588,10 @@ TEST_F(Fixture, NamedSourcesAreIndependent) {
   ASSERT_EQ(by_source.size(), 4u);
   EXPECT_EQ(by_source["main"].at(0).check, "mongodb.auth");
   EXPECT_EQ(by_source["copy"].at(0).check, "mongodb.auth");
+  // The fix names the variable that holds that source's URI.
+  EXPECT_NE(by_source["copy"].at(0).fix.find("in SECOND_MONGODB_URI:"), std::string::npos)
+      << by_source["copy"].at(0).fix;
+  EXPECT_NE(by_source["main"].at(0).fix.find("in MONGODB_URI:"), std::string::npos);
   EXPECT_EQ(by_source["unset"].at(0).severity, engines::Finding::Severity::Inconclusive);
   EXPECT_NE(by_source["unset"].at(0).message.find("UNSET_MONGODB_URI is not set"),
             std::string::npos);
