@@ -120,7 +120,7 @@ Error mongoError(std::string_view what, const bson_error_t& error) {
   }
   if (error.domain == MONGOC_ERROR_CLIENT && error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) {
     return makeError(Code::PermissionDenied,
-                     "MongoDB authentication failed (check the credentials in MONGODB_URI)");
+                     "MongoDB authentication failed (check the credentials in the URI)");
   }
   return makeError(Code::Internal, "MongoDB " + op + " failed (driver error " +
                                        std::to_string(error.domain) + "." +
@@ -142,15 +142,15 @@ bool isVectorSearchUnsupported(const bson_error_t& error) {
 
 Result<std::unique_ptr<Client>> Client::create(const std::string& uri_text, std::string database,
                                                const std::string& read_preference,
-                                               std::chrono::milliseconds io_timeout) {
+                                               std::chrono::milliseconds io_timeout,
+                                               std::string label) {
   initDriverOnce();
   std::unique_ptr<Client> c(new Client());
   bson_error_t err;
   c->uri_.reset(mongoc_uri_new_with_error(uri_text.c_str(), &err));
   if (!c->uri_) {
     // The driver's message may quote the URI (credentials): never pass it on.
-    return makeError(Code::FailedPrecondition,
-                     "MONGODB_URI is not a valid MongoDB connection string");
+    return makeError(Code::FailedPrecondition, "is not a valid MongoDB connection string");
   }
   const auto io_ms = static_cast<std::int32_t>(std::min<std::int64_t>(io_timeout.count(), 600000));
   defaultOption(c->uri_.get(), MONGOC_URI_SOCKETTIMEOUTMS, io_ms);
@@ -162,14 +162,22 @@ Result<std::unique_ptr<Client>> Client::create(const std::string& uri_text, std:
   // TLS options (tls, tlsCAFile, tlsCertificateKeyFile, ...) are read from the URI by the pool.
   c->pool_.reset(mongoc_client_pool_new_with_error(c->uri_.get(), &err));
   if (!c->pool_)
-    return makeError(Code::FailedPrecondition,
-                     "MONGODB_URI could not be used (TLS or pool options)");
+    return makeError(Code::FailedPrecondition, "could not be used (TLS or pool options)");
   mongoc_client_pool_set_error_api(c->pool_.get(), MONGOC_ERROR_API_VERSION_2);
   c->max_pool_ = static_cast<std::size_t>(std::max<std::int32_t>(
       0, mongoc_uri_get_option_as_int32(c->uri_.get(), MONGOC_URI_MAXPOOLSIZE, 100)));
   c->read_prefs_.reset(mongoc_read_prefs_new(readMode(read_preference)));
   c->database_ = std::move(database);
+  c->label_ = std::move(label);
   return c;
+}
+
+Error Client::failed(std::string_view what, const bson_error_t& error) const {
+  Error e = mongoError(what, error);
+  if (!label_.empty() && (e.code == Code::Unavailable || e.code == Code::PermissionDenied)) {
+    e.message = label_ + ": " + e.message;
+  }
+  return e;
 }
 
 Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
@@ -189,7 +197,7 @@ Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallB
   bson_error_t err;
   if (mongoc_cursor_error(cursor, &err)) {
     if (raw_error != nullptr) *raw_error = err;
-    return mongoError(what, err);
+    return failed(what, err);
   }
   return {};
 }
@@ -225,7 +233,7 @@ Result<std::int64_t> Client::countDocuments(const std::string& collection, const
   bson_error_t err;
   const std::int64_t n = mongoc_collection_count_documents(coll.get(), &filter, &opts,
                                                            read_prefs_.get(), nullptr, &err);
-  if (n < 0) return mongoError("countDocuments", err);
+  if (n < 0) return failed("countDocuments", err);
   return n;
 }
 
@@ -237,7 +245,7 @@ Result<std::int64_t> Client::estimatedDocumentCount(const std::string& collectio
   bson_error_t err;
   const std::int64_t n = mongoc_collection_estimated_document_count(
       coll.get(), &opts, read_prefs_.get(), nullptr, &err);
-  if (n < 0) return mongoError("estimatedDocumentCount", err);
+  if (n < 0) return failed("estimatedDocumentCount", err);
   return n;
 }
 
@@ -251,7 +259,7 @@ Result<BsonPtr> Client::readCommand(const bson_t& command) {
                                                        read_prefs_.get(), nullptr, &tmp, &err);
   BsonPtr reply(bson_copy(&tmp));
   bson_destroy(&tmp);
-  if (!ok) return mongoError("command", err);
+  if (!ok) return failed("command", err);
   return reply;
 }
 

@@ -49,11 +49,15 @@ class DocumentSink {
 
 class Client {
  public:
-  // Parses MONGODB_URI (TLS and auth options come from it) and creates the pool; connects lazily.
-  // `io_timeout` bounds socket reads when the URI does not set socketTimeoutMS.
+  // Parses a source's URI (TLS and auth options come from it) and creates the pool; connects
+  // lazily. `io_timeout` bounds socket reads when the URI does not set socketTimeoutMS. `label`
+  // (e.g. "mongodb source 'reports' (REPORTS_MONGODB_URI)") starts the message of a failure to
+  // reach or authenticate to the server; create()'s own errors name neither the variable nor
+  // the URI (the caller names the variable).
   static Result<std::unique_ptr<Client>> create(const std::string& uri, std::string database,
                                                 const std::string& read_preference,
-                                                std::chrono::milliseconds io_timeout);
+                                                std::chrono::milliseconds io_timeout,
+                                                std::string label = {});
 
   const std::string& database() const { return database_; }
 
@@ -82,11 +86,14 @@ class Client {
   Client() = default;
   Status drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
                const DocumentSink& sink, bson_error_t* raw_error);
+  // mongoError, with the label in front of an unreachable server or a refused login.
+  Error failed(std::string_view what, const bson_error_t& error) const;
 
   UriPtr uri_;
   PoolPtr pool_;
   ReadPrefsPtr read_prefs_;
   std::string database_;
+  std::string label_;
   std::atomic<std::size_t> leased_{0};
   std::size_t max_pool_ = 0;
 };

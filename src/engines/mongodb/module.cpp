@@ -1,5 +1,7 @@
 #include "engines/mongodb/module.hpp"
 
+#include <algorithm>
+
 #include "engines/mongodb/bson_json.hpp"
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/privileges.hpp"
@@ -14,9 +16,17 @@ namespace {
 class MongoModule final : public engines::EngineModule {
  public:
   std::string_view name() const override { return "mongodb"; }
-  std::string_view enableHint() const override { return "set MONGODB_URI and MONGODB_DATABASE"; }
+  std::string_view enableHint() const override {
+    return "set MONGODB_URI and MONGODB_DATABASE, or the variables of a mongodb.sources entry "
+           "(uri_env, and database_env unless it names its database)";
+  }
+  // Some declared source has every variable it reads.
   bool enabled(const Env& env) const override {
-    return env.has("MONGODB_URI") && env.has("MONGODB_DATABASE");
+    return std::any_of(settings_.sources.begin(), settings_.sources.end(), [&env](const Source& s) {
+      const auto vars = sourceVariables(s);
+      return std::all_of(vars.begin(), vars.end(),
+                         [&env](const std::string& v) { return env.has(v); });
+    });
   }
   std::string_view securityPosture() const override {
     return "a fixed collection registry: tools run only find (by typed _id, or _id-ordered pages), "
@@ -53,9 +63,80 @@ class MongoModule final : public engines::EngineModule {
     return registerResources(registry, settings_);
   }
 
+  // The read-only proof of every source's user; with several sources each finding names its own.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    using Sev = engines::Finding::Severity;
-    auto client = clientFor(services);
+    std::vector<engines::Finding> out;
+    for (const auto& src : stateFor(services).runtime().sources()) {
+      append(out, *src, checkSource(*src));
+    }
+    return out;
+  }
+
+  bool declaresTools() const override { return !settings_.targets.empty(); }
+
+  // Each target's collection exists and the user may read it (a count of at most one document,
+  // as count_mongodb_documents sends), on each source that reads it.
+  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
+    std::vector<engines::Finding> out;
+    for (const auto& src : stateFor(services).runtime().sources()) {
+      std::vector<const Target*> targets;
+      for (const auto& t : settings_.targets) {
+        const bool searches = t.vector_search && t.vector_search->source == src->source().name;
+        if (t.source == src->source().name || searches) targets.push_back(&t);
+      }
+      if (!targets.empty()) append(out, *src, checkTargets(*src, targets));
+    }
+    return out;
+  }
+
+  std::vector<engines::Gauge> gauges() override {
+    if (!state_) return {};
+    std::weak_ptr<EngineState> weak = state_;
+    // Summed over the sources whose pool a call already made (sampling never connects).
+    auto sampler = [weak](std::size_t (Client::*field)() const) {
+      return [weak, field]() -> double {
+        const auto state = weak.lock();
+        double sum = 0;
+        if (!state) return sum;
+        for (const auto& src : state->runtime().sources()) {
+          if (Client* client = src->clientIfCreated())
+            sum += static_cast<double>((client->*field)());
+        }
+        return sum;
+      };
+    };
+    return {
+        {"pool_clients_in_use", "MongoDB pooled clients leased to a running operation.",
+         sampler(&Client::clientsInUse)},
+        {"pool_clients_max",
+         "MongoDB client pool bound (maxPoolSize), all sources; 0 until the first call opens a "
+         "pool.",
+         sampler(&Client::clientsMax)},
+    };
+  }
+
+ private:
+  using Sev = engines::Finding::Severity;
+
+  // The engine state, made on first use (the self-check can run before any call).
+  EngineState& stateFor(engines::EngineServices& services) {
+    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
+    return *state_;
+  }
+
+  // Adds the findings of `src`, each naming it when there are several sources.
+  void append(std::vector<engines::Finding>& out, const SourceClient& src,
+              std::vector<engines::Finding> findings) const {
+    for (auto& f : findings) {
+      if (settings_.sources.size() > 1) {
+        f.message = "source '" + src.source().name + "': " + f.message;
+      }
+      out.push_back(std::move(f));
+    }
+  }
+
+  static std::vector<engines::Finding> checkSource(SourceClient& src) {
+    auto client = src.client();
     if (!client) {
       return {{Sev::Inconclusive, "mongodb.connect",
                "could not connect, so nothing was proved: " + operatorText(client.error())}};
@@ -67,85 +148,53 @@ class MongoModule final : public engines::EngineModule {
                "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
                    operatorText(reply.error())}};
     }
-    return assessConnectionStatus(bsonToJson(**reply), (*client)->database());
+    return assessConnectionStatus(bsonToJson(**reply), (*client)->database(), src.source().uri_env);
   }
 
-  bool declaresTools() const override { return !settings_.targets.empty(); }
-
-  // Each target's collection exists and the user may read it (a count of at most one document,
-  // as count_mongodb_documents sends).
-  std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    using Sev = engines::Finding::Severity;
-    auto client = clientFor(services);
+  static std::vector<engines::Finding> checkTargets(SourceClient& src,
+                                                    const std::vector<const Target*>& targets) {
+    auto client = src.client();
     if (!client) {
       return {{Sev::Inconclusive, "mongodb.targets",
                "could not check the targets: " + operatorText(client.error())}};
     }
     std::vector<engines::Finding> out;
-    const std::string db = (*client)->database();
-    for (const auto& t : settings_.targets) {
-      const std::string check = "mongodb.target." + t.name;
-      const std::string label = "target " + t.name + " (collection " + t.collection + ")";
-      auto listed = (*client)->readCommand(*listCollectionCommand(t.collection));
-      ReadOptions ro;
-      auto counted = (*client)->countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
-      const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
-      if (failed != nullptr) {
-        const bool denied = failed->code == Code::PermissionDenied;
-        out.push_back({denied ? Sev::Unusable : Sev::Inconclusive, check,
-                       label + ": " + operatorText(*failed),
-                       denied ? "db.getSiblingDB('" + db +
-                                    "').grantRolesToUser('<user>', [{role: 'read', "
-                                    "db: '" +
-                                    db + "'}])"
-                              : ""});
-        continue;
-      }
-      const Json reply = bsonToJson(**listed);
-      const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
-                             ? reply["cursor"].value("firstBatch", Json::array())
-                             : Json::array();
-      if (!batch.is_array() || batch.empty()) {
-        out.push_back({Sev::Unusable, check,
-                       label + ": no such collection in database '" + db + "'",
-                       "create it, or correct mongodb.targets." + t.name + ".collection"});
-        continue;
-      }
-      out.push_back({Sev::Ok, check, label + ": exists and can be read"});
-    }
+    for (const Target* t : targets) out.push_back(checkTarget(**client, *t));
     return out;
   }
 
-  std::vector<engines::Gauge> gauges() override {
-    if (!state_) return {};
-    std::weak_ptr<EngineState> weak = state_;
-    auto sampler = [weak](std::size_t (Client::*field)() const) {
-      return [weak, field]() -> double {
-        const auto state = weak.lock();
-        Client* client = state ? state->clientIfCreated() : nullptr;
-        return client != nullptr ? static_cast<double>((client->*field)()) : 0.0;
-      };
-    };
-    return {
-        {"pool_clients_in_use", "MongoDB pooled clients leased to a running operation.",
-         sampler(&Client::clientsInUse)},
-        {"pool_clients_max",
-         "MongoDB client pool bound (maxPoolSize); 0 until the first call opens the pool.",
-         sampler(&Client::clientsMax)},
-    };
+  static engines::Finding checkTarget(Client& client, const Target& t) {
+    const std::string db = client.database();
+    const std::string check = "mongodb.target." + t.name;
+    const std::string label = "target " + t.name + " (collection " + t.collection + ")";
+    auto listed = client.readCommand(*listCollectionCommand(t.collection));
+    ReadOptions ro;
+    auto counted = client.countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
+    const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
+    if (failed != nullptr) {
+      const bool denied = failed->code == Code::PermissionDenied;
+      return {denied ? Sev::Unusable : Sev::Inconclusive, check,
+              label + ": " + operatorText(*failed),
+              denied ? "db.getSiblingDB('" + db +
+                           "').grantRolesToUser('<user>', [{role: 'read', db: '" + db + "'}])"
+                     : ""};
+    }
+    const Json reply = bsonToJson(**listed);
+    const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
+                           ? reply["cursor"].value("firstBatch", Json::array())
+                           : Json::array();
+    if (!batch.is_array() || batch.empty()) {
+      return {Sev::Unusable, check, label + ": no such collection in database '" + db + "'",
+              "create it, or correct mongodb.targets." + t.name + ".collection"};
+    }
+    return {Sev::Ok, check, label + ": exists and can be read"};
   }
 
- private:
-  // The client pool, its engine state made on first use (the self-check can run before any call).
-  Result<Client*> clientFor(engines::EngineServices& services) {
-    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
-    return state_->client();
-  }
-
-  Settings settings_;
+  // Before configure(): the default source (enabled() reads the sources).
+  config::Diagnostics diag_{"<unconfigured>"};  // before settings_: read by its initializer
+  Settings settings_ = parseSettings(config::Node(YAML::Node(), "mongodb", diag_), Limits{});
   std::shared_ptr<EngineState> state_;
 };
-
 }  // namespace
 
 engines::EngineModulePtr makeModule() {

@@ -91,7 +91,8 @@ std::string join(const std::set<std::string>& items) {
 
 }  // namespace
 
-std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view database) {
+std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view database,
+                                            std::string_view uri_env) {
   std::vector<Finding> out;
   const Json* auth = reply.is_object() && reply.contains("authInfo") ? &reply["authInfo"] : nullptr;
   if (auth == nullptr || !auth->is_object()) {
@@ -109,19 +110,21 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
     }
   }
   if (!users.is_array() || users.empty()) {
-    out.push_back({Finding::Severity::Violation, "mongodb.auth",
-                   "no authenticated user: the server does not require authentication or "
-                   "MONGODB_URI carries no "
-                   "credentials, so nothing at the database stops a client holding this URI from "
-                   "writing; connect as "
-                   "a user with only the built-in 'read' role on '" +
-                       std::string(database) + "'",
-                   "enable authentication (security.authorization: enabled) and put a user with "
-                   "only the built-in 'read' role in MONGODB_URI: db.getSiblingDB('" +
-                       std::string(database) +
-                       "').createUser({user: 'mcp_reader', pwd: <secret>, "
-                       "roles: [{role: 'read', db: '" +
-                       std::string(database) + "'}]})"});
+    out.push_back(
+        {Finding::Severity::Violation, "mongodb.auth",
+         "no authenticated user: the server does not require authentication or " +
+             std::string(uri_env) +
+             " carries no "
+             "credentials, so nothing at the database stops a client holding this URI from "
+             "writing; connect as "
+             "a user with only the built-in 'read' role on '" +
+             std::string(database) + "'",
+         "enable authentication (security.authorization: enabled) and put a user with "
+         "only the built-in 'read' role in " +
+             std::string(uri_env) + ": db.getSiblingDB('" + std::string(database) +
+             "').createUser({user: 'mcp_reader', pwd: <secret>, "
+             "roles: [{role: 'read', db: '" +
+             std::string(database) + "'}]})"});
     return out;
   }
   if (!auth->contains("authenticatedUserPrivileges") ||

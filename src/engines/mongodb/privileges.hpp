@@ -15,7 +15,9 @@ namespace mcpdb::mongodb {
 bool isWriteAction(std::string_view action);
 
 // Findings (checks "mongodb.auth", "mongodb.privileges") for a connectionStatus reply converted
-// with bsonToJson. Never prints the user name; prints role names and actions.
-std::vector<engines::Finding> assessConnectionStatus(const Json& reply, std::string_view database);
+// with bsonToJson. Never prints the user name; prints role names and actions. `uri_env` is the
+// variable holding the source's URI (named in the fix).
+std::vector<engines::Finding> assessConnectionStatus(const Json& reply, std::string_view database,
+                                                     std::string_view uri_env = "MONGODB_URI");
 
 }  // namespace mcpdb::mongodb

@@ -34,6 +34,7 @@ Json vectorSearchJson(const VectorSearch& vs) {
     by_path[f.path] = {{"field", f.path}, {"type", filterTypeName(f.type)}};
   for (auto& [path, f] : by_path) filters.push_back(std::move(f));
   Json j = {{"tool", vs.tool},
+            {"source", vs.source},
             {"index", vs.index},
             {"vector_field", vs.path},
             {"id_field", vs.id_field},
@@ -58,6 +59,7 @@ Json targetJson(const Target& t) {
   return {
       {"name", t.name},
       {"description", t.description},
+      {"source", t.source},
       {"id", {{"field", "_id"}, {"type", idTypeName(t.id_type)}}},
       {"fields", std::vector<std::string>(fields.begin(), fields.end())},
       {"sort", {{"field", "_id"}, {"order", t.sort_descending ? "desc" : "asc"}}},

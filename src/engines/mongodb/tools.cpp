@@ -28,16 +28,6 @@ bool admits(RowBudget& budget, const bson_t& doc) {
 constexpr std::size_t kMaxQueryChars = 2000;
 constexpr std::size_t kMaxCursorChars = 4096;
 
-std::string databaseNameProblem(const std::string& db) {
-  if (db.size() > 63) return "is longer than 63 characters";
-  for (char c : db) {
-    if (c == '/' || c == '\\' || c == '.' || c == ' ' || c == '"' || c == '$' || c == '\0') {
-      return "contains a character MongoDB does not allow in database names";
-    }
-  }
-  return {};
-}
-
 Json targetEnum(const Settings& s) {
   Json e = Json::array();
   for (const auto& t : s.targets) e.push_back(t.name);
@@ -64,6 +54,24 @@ Result<const Target*> targetOf(const Settings& s, const Json& args) {
   return t;
 }
 
+// The target a call names and the client of its source; the audit line names the source from
+// here on (before: the only source, or none when there are several).
+struct TargetClient {
+  const Target* target = nullptr;
+  SourceClient* source = nullptr;
+};
+
+Result<TargetClient> targetClientOf(EngineState& state, const Json& args,
+                                    protocol::CallContext& ctx) {
+  ctx.audit.source = state.soleSource();
+  auto target = targetOf(state.settings(), args);
+  if (!target) return target.error();
+  SourceClient* source = state.sourceOf(**target);
+  if (source == nullptr) return makeError(Code::Internal, "the target has no source");
+  ctx.audit.source = source->source().name;
+  return TargetClient{*target, source};
+}
+
 std::string sortText(const Target& t) {
   return t.sort_descending ? "_id descending" : "_id ascending";
 }
@@ -87,7 +95,8 @@ protocol::Tool listTargetsTool(const std::shared_ptr<EngineState>& state) {
                         {"properties", {{"targets", {{"type", "array"}}}}},
                         {"required", {"targets"}}};
   tool.limits = state->settings().limits;
-  tool.handler = [state](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+  tool.handler = [state](const Json&, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+    ctx.audit.source = state->soleSource();  // reads the registry only, no source's data
     Json targets = Json::array();
     for (const auto& t : state->settings().targets) {
       Json item = {{"name", t.name},
@@ -157,14 +166,14 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
   tool.limits = state->settings().limits;
   tool.handler = [state](const Json& args,
                          protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
-    auto target = targetOf(state->settings(), args);
+    auto target = targetClientOf(*state, args, ctx);
     if (!target) return target.error();
-    const Target& t = **target;
+    const Target& t = *target->target;
     auto id = convertId(args.contains("id") ? args["id"] : Json(), t.id_type);
     if (!id) return id.error();
     auto ro = readOptions(state->settings(), ctx);
     if (!ro) return ro.error();
-    auto client = state->client();
+    auto client = target->source->client();
     if (!client) return client.error();
     BsonPtr filter = getFilter(*id);
     BsonPtr opts = getOptions(t, *ro);
@@ -179,6 +188,7 @@ protocol::Tool getDocumentTool(const std::shared_ptr<EngineState>& state) {
     });
     if (!st) return st.error();
     Json rows = budget.takeRows();
+    ctx.audit.truncated = found && rows.empty();
     Json result = {{"target", t.name},
                    {"found", found},
                    {"document", rows.empty() ? Json(nullptr) : rows[0]},
@@ -284,9 +294,9 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
   tool.limits = state->settings().limits;
   tool.handler = [state](const Json& args,
                          protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
-    auto target = targetOf(state->settings(), args);
+    auto target = targetClientOf(*state, args, ctx);
     if (!target) return target.error();
-    const Target& t = **target;
+    const Target& t = *target->target;
     const std::uint32_t cap = std::max<std::uint32_t>(1, ctx.limits.max_rows);
     std::uint32_t limit = std::min<std::uint32_t>(20, cap);
     if (args.contains("limit") && !args["limit"].is_null()) {
@@ -308,7 +318,7 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     }
     auto ro = readOptions(state->settings(), ctx);
     if (!ro) return ro.error();
-    auto client = state->client();
+    auto client = target->source->client();
     if (!client) return client.error();
 
     BsonPtr filter = listFilter(after, t.sort_descending);
@@ -346,6 +356,7 @@ protocol::Tool listDocumentsTool(const std::shared_ptr<EngineState>& state) {
     result["documents"] = budget.takeRows();
     result["count"] = count;
     result["truncated"] = more;
+    ctx.audit.truncated = more;
     const bson_t* cursor_from = last_id ? last_id.get() : oversized_id.get();
     if (more && cursor_from != nullptr) {
       bson_iter_t it;
@@ -404,13 +415,13 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
   tool.limits = state->settings().limits;
   tool.handler = [state](const Json& args,
                          protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
-    auto target = targetOf(state->settings(), args);
+    auto target = targetClientOf(*state, args, ctx);
     if (!target) return target.error();
-    const Target& t = **target;
+    const Target& t = *target->target;
     const bool estimate = args.value("method", std::string("exact")) == "estimate";
     auto ro = readOptions(state->settings(), ctx);
     if (!ro) return ro.error();
-    auto client = state->client();
+    auto client = target->source->client();
     if (!client) return client.error();
     Json result = {{"target", t.name}};
     if (estimate) {
@@ -428,6 +439,7 @@ protocol::Tool countDocumentsTool(const std::shared_ptr<EngineState>& state) {
       auto n = (*client)->countDocuments(t.collection, *filter, *opts);
       if (!n) return n.error();
       const bool capped = static_cast<std::uint64_t>(*n) > t.count_exact_max;
+      ctx.audit.truncated = capped;
       result["count"] = capped ? static_cast<std::int64_t>(t.count_exact_max) : *n;
       result["method"] = "countDocuments";
       result["exact"] = !capped;
@@ -561,8 +573,12 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
       {"required", {"target", "method", "results", "count", "truncated"}}};
   tool.limits = state->settings().limits;
   const std::string target_name = target.name;
-  tool.handler = [state, target_name](const Json& args,
-                                      protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+  // Resolved here, once: a call only takes the source's pool.
+  SourceClient* source = state->runtime().find(vs.source);
+  tool.handler = [state, target_name, source](
+                     const Json& args, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+    if (source == nullptr) return makeError(Code::Internal, "the search has no source");
+    ctx.audit.source = source->source().name;
     const Target* tp = state->settings().find(target_name);
     if (tp == nullptr || !tp->vector_search)
       return makeError(Code::Internal, "target is not configured");
@@ -599,7 +615,7 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
     }
     auto ro = readOptions(state->settings(), ctx);
     if (!ro) return ro.error();
-    auto client = state->client();
+    auto client = source->client();
     if (!client) return client.error();
 
     std::string fallback_reason;
@@ -660,6 +676,7 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
                               {"reason", fallback_reason}};
     }
     const bool truncated = budget.truncated();
+    ctx.audit.truncated = truncated || outcome->cap_hit;
     std::string note = budget.note();
     if (outcome->cap_hit) {
       note += std::string(note.empty() ? "" : " ") + "The exact scan stopped at its cap of " +
@@ -684,32 +701,23 @@ protocol::Tool semanticSearchTool(const std::shared_ptr<EngineState>& state, con
 
 EngineState::EngineState(Settings settings, const engines::EngineServices& services)
     : settings_(std::move(settings)),
-      env_(services.env != nullptr ? *services.env : Env::fromMap({})),
+      // Socket reads may wait a little longer than the longest call, never forever.
+      runtime_(settings_, services.env != nullptr ? *services.env : Env::fromMap({}),
+               settings_.limits.timeout + std::chrono::seconds(2)),
       embedder_(services.embedder),
-      codec_(services.cursor_key) {}
-
-Result<Client*> EngineState::client() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (client_) return client_.get();
-  const auto uri = env_.get("MONGODB_URI");
-  const auto db = env_.get("MONGODB_DATABASE");
-  if (!uri || !db) {
-    return makeError(Code::FailedPrecondition,
-                     "MongoDB is not configured: set MONGODB_URI and MONGODB_DATABASE");
-  }
-  if (auto p = databaseNameProblem(*db); !p.empty())
-    return makeError(Code::FailedPrecondition, "MONGODB_DATABASE " + p);
-  // Socket reads may wait a little longer than the longest call, never forever.
-  auto c = Client::create(*uri, *db, settings_.read_preference,
-                          settings_.limits.timeout + std::chrono::seconds(2));
-  if (!c) return c.error();
-  client_ = std::move(*c);
-  return client_.get();
+      codec_(services.cursor_key) {
+  for (const auto& t : settings_.targets) target_sources_.push_back(runtime_.find(t.source));
+  if (runtime_.sources().size() == 1) sole_source_ = runtime_.sources().front()->source().name;
 }
 
-Client* EngineState::clientIfCreated() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return client_.get();
+SourceClient* EngineState::sourceOf(const Target& target) const {
+  const auto& targets = settings_.targets;
+  const std::less<const Target*> before;
+  if (targets.empty() || before(&target, targets.data()) ||
+      !before(&target, targets.data() + targets.size())) {
+    return nullptr;
+  }
+  return target_sources_[static_cast<std::size_t>(&target - targets.data())];
 }
 
 Result<std::shared_ptr<embed::Embedder>> EngineState::embedder() const {

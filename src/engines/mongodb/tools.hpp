@@ -5,12 +5,12 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "common/cursor.hpp"
 #include "engines/engine.hpp"
 #include "engines/mongodb/client.hpp"
+#include "engines/mongodb/runtime.hpp"
 #include "engines/mongodb/settings.hpp"
 #include "protocol/tool.hpp"
 
@@ -30,10 +30,13 @@ class EngineState {
 
   const Settings& settings() const { return settings_; }
   const CursorCodec& cursors() const { return codec_; }
-  // The client pool, created on first use from MONGODB_URI / MONGODB_DATABASE.
-  Result<Client*> client();
-  // The client pool if a call already created it (metrics: sampling never connects).
-  Client* clientIfCreated();
+  Runtime& runtime() { return runtime_; }
+  // The client slot of `target` (one of settings().targets), resolved when the state was made;
+  // nullptr only for a target of another Settings.
+  SourceClient* sourceOf(const Target& target) const;
+  // The only source's name, or "" when there are several: what a call reads before its target
+  // is known.
+  const std::string& soleSource() const { return sole_source_; }
   Result<std::shared_ptr<embed::Embedder>> embedder() const;
 
   // Whether $vectorSearch works on this server: learned once, on the first semantic search.
@@ -43,11 +46,11 @@ class EngineState {
 
  private:
   Settings settings_;
-  Env env_;
+  Runtime runtime_;
+  std::vector<SourceClient*> target_sources_;  // by target, in settings_.targets order
+  std::string sole_source_;
   std::function<Result<std::shared_ptr<embed::Embedder>>()> embedder_;
   CursorCodec codec_;
-  std::mutex mu_;
-  std::unique_ptr<Client> client_;
   std::atomic<Atlas> atlas_{Atlas::Unknown};
 };
 

@@ -390,6 +390,8 @@ TEST_F(Fixture, CountExactCappedAndEstimated) {
   EXPECT_EQ((*capped)["exact"], false);
   EXPECT_EQ((*capped)["capped"], true);
   EXPECT_NE((*capped)["note"].get<std::string>().find("lower bound"), std::string::npos);
+  EXPECT_TRUE(h.lastAudit().truncated);  // the audit line says the count was cut by its cap
+  EXPECT_EQ(h.lastAudit().source, "default");
   auto est = h.call("count_mongodb_documents", {{"target", "t"}, {"method", "estimate"}});
   ASSERT_TRUE(est.ok()) << est.error().message;
   EXPECT_EQ((*est)["count"], 25);
@@ -513,6 +515,96 @@ TEST_F(Fixture, UnreachableServerIsUnavailable) {
   EXPECT_EQ(r.error().code, Code::Unavailable);
   EXPECT_EQ(r.error().message.find("127.0.0.1"), std::string::npos)
       << "no address or URI in messages";
+}
+
+// Four sources: the test server under its usual variables and under a second variable name, one
+// whose variable is unset and one whose server is down. Each working source serves its own
+// targets and says so in the audit; the broken ones fail their own calls with an error naming
+// the source and the variable (never a URI), and leave the others alone.
+TEST_F(Fixture, NamedSourcesAreIndependent) {
+  const std::string c = numbered("sources", 3);
+  const std::string yaml =
+      "mongodb:\n  sources:\n"
+      "    main: {uri_env: MONGODB_URI, database_env: MONGODB_DATABASE}\n"
+      "    copy: {uri_env: SECOND_MONGODB_URI, database: " +
+      db_ +
+      "}\n"
+      "    unset: {uri_env: UNSET_MONGODB_URI, database: " +
+      db_ +
+      "}\n"
+      "    down: {uri_env: DOWN_MONGODB_URI, database: " +
+      db_ +
+      "}\n"
+      "  targets:\n" +
+      target("on_main", c, "      source: main\n") + target("on_copy", c, "      source: copy\n") +
+      target("on_unset", c, "      source: unset\n") + target("on_down", c, "      source: down\n");
+  auto vars = env();
+  vars["SECOND_MONGODB_URI"] = uri_;
+  vars["DOWN_MONGODB_URI"] = "mongodb://reader:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=300";
+  ToolHarness h(yaml, vars);
+  ASSERT_TRUE(h.ok()) << h.diag().errors().front();
+
+  auto unset = h.call("count_mongodb_documents", {{"target", "on_unset"}});
+  ASSERT_FALSE(unset.ok());
+  EXPECT_EQ(unset.error().code, Code::FailedPrecondition);
+  EXPECT_EQ(unset.error().message, "mongodb source 'unset': UNSET_MONGODB_URI is not set");
+  EXPECT_EQ(h.lastAudit().source, "unset");
+  auto down = h.call("get_mongodb_document", {{"target", "on_down"}, {"id", std::string(24, '0')}});
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().code, Code::Unavailable);
+  EXPECT_EQ(down.error().message.rfind("mongodb source 'down' (DOWN_MONGODB_URI): ", 0), 0u)
+      << down.error().message;
+  for (const std::string& secret : {std::string("hunter2"), uri_, std::string("127.0.0.1")}) {
+    EXPECT_EQ(down.error().message.find(secret), std::string::npos) << down.error().message;
+    EXPECT_EQ(unset.error().message.find(secret), std::string::npos);
+  }
+  EXPECT_EQ(h.lastAudit().source, "down");
+
+  for (const auto& [tgt, source] :
+       std::vector<std::pair<std::string, std::string>>{{"on_main", "main"}, {"on_copy", "copy"}}) {
+    auto n = h.call("count_mongodb_documents", {{"target", tgt}});
+    ASSERT_TRUE(n.ok()) << tgt << ": " << n.error().message;
+    EXPECT_EQ((*n)["count"], 3);
+    EXPECT_EQ(h.lastAudit().source, source);
+    EXPECT_FALSE(h.lastAudit().truncated);
+    auto page = h.call("list_mongodb_documents", {{"target", tgt}, {"limit", 2}});
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    EXPECT_EQ((*page)["count"], 2);
+    EXPECT_EQ(h.lastAudit().source, source);
+    EXPECT_TRUE(h.lastAudit().truncated);  // a next page exists
+  }
+  // Still failing on its own after the others worked (the failure is not cached as success).
+  EXPECT_EQ(h.call("count_mongodb_documents", {{"target", "on_unset"}}).error().code,
+            Code::FailedPrecondition);
+
+  // doctor: every finding names its source; the working ones are checked, the broken ones are
+  // inconclusive (nothing proved), each with its own reason.
+  std::map<std::string, std::vector<engines::Finding>> by_source;
+  for (const auto& f : h.module().selfCheck(h.services())) {
+    const auto end = f.message.find("': ");
+    ASSERT_EQ(f.message.rfind("source '", 0), 0u) << f.message;
+    by_source[f.message.substr(8, end - 8)].push_back(f);
+  }
+  ASSERT_EQ(by_source.size(), 4u);
+  EXPECT_EQ(by_source["main"].at(0).check, "mongodb.auth");
+  EXPECT_EQ(by_source["copy"].at(0).check, "mongodb.auth");
+  // The fix names the variable that holds that source's URI.
+  EXPECT_NE(by_source["copy"].at(0).fix.find("in SECOND_MONGODB_URI:"), std::string::npos)
+      << by_source["copy"].at(0).fix;
+  EXPECT_NE(by_source["main"].at(0).fix.find("in MONGODB_URI:"), std::string::npos);
+  EXPECT_EQ(by_source["unset"].at(0).severity, engines::Finding::Severity::Inconclusive);
+  EXPECT_NE(by_source["unset"].at(0).message.find("UNSET_MONGODB_URI is not set"),
+            std::string::npos);
+  EXPECT_EQ(by_source["down"].at(0).severity, engines::Finding::Severity::Inconclusive);
+  std::map<std::string, engines::Finding::Severity> tools;
+  for (const auto& f : h.module().checkTools(h.services())) {
+    EXPECT_EQ(f.message.rfind("source '", 0), 0u) << f.message;
+    tools[f.message.substr(0, f.message.find("': "))] = f.severity;
+  }
+  EXPECT_EQ(tools["source 'main"], engines::Finding::Severity::Ok);
+  EXPECT_EQ(tools["source 'copy"], engines::Finding::Severity::Ok);
+  EXPECT_EQ(tools["source 'unset"], engines::Finding::Severity::Inconclusive);
+  EXPECT_EQ(tools["source 'down"], engines::Finding::Severity::Inconclusive);
 }
 
 // ---- exact-search fallback ranking, hand-made vectors ------------------------------------------

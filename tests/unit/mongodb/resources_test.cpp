@@ -111,13 +111,15 @@ TEST(MongoResources, SharedCollectionListsEveryTargetAndTool) {
   EXPECT_EQ(*d, Json::parse(R"({
     "engine": "mongodb", "collection": "docs",
     "targets": [
-      {"name": "plain", "description": "Plain.", "id": {"field": "_id", "type": "string"},
+      {"name": "plain", "description": "Plain.", "source": "default",
+       "id": {"field": "_id", "type": "string"},
        "fields": ["_id", "body", "title"], "sort": {"field": "_id", "order": "asc"},
        "count_exact_max": 100000, "semantic_search": null},
-      {"name": "again", "description": "The same collection, other fields.",
+      {"name": "again", "description": "The same collection, other fields.", "source": "default",
        "id": {"field": "_id", "type": "objectId"}, "fields": ["_id", "category"],
        "sort": {"field": "_id", "order": "desc"}, "count_exact_max": 100000,
-       "semantic_search": {"tool": "search_docs", "index": "docs_index", "vector_field": "embedding",
+       "semantic_search": {"tool": "search_docs", "source": "default", "index": "docs_index",
+         "vector_field": "embedding",
          "id_field": "doc_id", "title_field": "title", "text_field": "body",
          "metadata_fields": ["category", "tags"],
          "filters": [{"field": "category", "type": "string"}, {"field": "tags", "type": "string"}],

@@ -75,6 +75,70 @@ TEST(MongoSettings, ToolLimitsMayOnlyLowerTheServerLimits) {
   EXPECT_EQ(bad.errors[0], "l:2: mongodb.limits.max_rows: must be between 1 and 50");
 }
 
+TEST(MongoSettings, WithoutSourcesOneDefaultSourceReadsTheUsualVariables) {
+  Parsed p = parseText("s", "mongodb:\n  targets:\n    t: {collection: c, projection: [a]}\n");
+  ASSERT_TRUE(p.errors.empty()) << p.errors.front();
+  ASSERT_EQ(p.settings.sources.size(), 1u);
+  EXPECT_EQ(p.settings.sources[0].name, "default");
+  EXPECT_EQ(sourceVariables(p.settings.sources[0]),
+            (std::vector<std::string>{"MONGODB_URI", "MONGODB_DATABASE"}));
+  EXPECT_EQ(p.settings.targets[0].source, "default");
+  // No section at all: the same default source (enabled() reads it).
+  config::Diagnostics diag("none");
+  const Settings none = parseSettings(config::Node(YAML::Node(), "mongodb", diag), Limits{});
+  ASSERT_EQ(none.sources.size(), 1u);
+  EXPECT_EQ(none.sources[0].uri_env, "MONGODB_URI");
+}
+
+TEST(MongoSettings, TargetsAndSearchesResolveTheirSources) {
+  Parsed one = parseText("one", R"(
+mongodb:
+  sources:
+    only: {uri_env: ONLY_URI, database: app}
+  targets:
+    t:
+      collection: c
+      projection: [a]
+      vector_search: {index: i, path: v, title_field: a, text_field: a}
+)");
+  ASSERT_TRUE(one.errors.empty()) << one.errors.front();
+  EXPECT_EQ(one.settings.targets[0].source, "only");  // the only source, without `source:`
+  EXPECT_EQ(one.settings.targets[0].vector_search->source, "only");
+  EXPECT_EQ(sourceVariables(one.settings.sources[0]), (std::vector<std::string>{"ONLY_URI"}));
+
+  Parsed two = parseText("two", R"(
+mongodb:
+  sources:
+    a: {uri_env: A_URI, database: a}
+    b: {uri_env: B_URI, database_env: B_DB}
+  targets:
+    t:
+      collection: c
+      projection: [a]
+      source: a
+      vector_search: {index: i, path: v, title_field: a, text_field: a, source: b}
+    u: {collection: c, projection: [a], source: b}
+)");
+  ASSERT_TRUE(two.errors.empty()) << two.errors.front();
+  EXPECT_EQ(two.settings.find("t")->source, "a");
+  EXPECT_EQ(two.settings.find("t")->vector_search->source, "b");
+  EXPECT_EQ(two.settings.find("u")->source, "b");
+}
+
+// A URI where its variable's name belongs is refused without being repeated.
+TEST(MongoSettings, AUriLiteralIsNeverEchoed) {
+  Parsed p = parseText("lit", R"(
+mongodb:
+  sources:
+    s: {uri_env: "mongodb+srv://reader:hunter2@cluster0.example.net/app", database: app}
+  targets:
+    t: {collection: c, projection: [a]}
+)");
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].find("hunter2"), std::string::npos) << p.errors[0];
+  EXPECT_NE(p.errors[0].find("mongodb.sources.s.uri_env"), std::string::npos) << p.errors[0];
+}
+
 TEST(MongoSettings, FieldPathRules) {
   EXPECT_EQ(fieldPathProblem("title"), "");
   EXPECT_EQ(fieldPathProblem("meta.lang"), "");
@@ -109,6 +173,85 @@ mongodb:
   EXPECT_EQ(p.settings.find("notes")->fence, Fence::Always);
   EXPECT_EQ(p.settings.find("counts")->fence, Fence::Never);
   EXPECT_EQ(p.settings.find("plain")->fence, Fence::Inherit);
+}
+
+// Every key of `yaml` is declared at that place in `schema` (properties, the entry schema of a name
+// map, or the item schema of a list), and every required key of the schema is present.
+void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
+  if (yaml.IsSequence()) {
+    if (!schema.contains("items")) return;
+    for (std::size_t i = 0; i < yaml.size(); ++i) {
+      expectCovered(yaml[i], schema["items"], path + "[" + std::to_string(i) + "]");
+    }
+    return;
+  }
+  if (!yaml.IsMap()) return;
+  ASSERT_EQ(schema.value("type", ""), "object") << path;
+  for (const auto& kv : yaml) {
+    const std::string key = kv.first.as<std::string>();
+    const Json* sub = nullptr;
+    if (schema.contains("properties") && schema["properties"].contains(key)) {
+      sub = &schema["properties"][key];
+    } else if (schema.contains("additionalProperties") &&
+               schema["additionalProperties"].is_object()) {
+      sub = &schema["additionalProperties"];
+    }
+    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
+    expectCovered(kv.second, *sub, path + "." + key);
+  }
+  for (const auto& r : schema.value("required", Json::array())) {
+    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
+  }
+}
+
+TEST(MongoSettings, TheDeclarationDescribesTheBuiltInSection) {
+  const YAML::Node doc = YAML::Load(std::string(defaultSectionYaml()));
+  const Json schema = settingsSection().jsonSchema();
+  expectCovered(doc["mongodb"], schema, "mongodb");
+  EXPECT_EQ(schema["required"], Json::array({"targets"}));
+  const Json target = schema["properties"]["targets"]["additionalProperties"];
+  EXPECT_EQ(target["properties"]["id_type"]["enum"], Json::array({"objectId", "string", "int"}));
+  EXPECT_EQ(target["properties"]["vector_search"]["properties"]["num_candidates"]["properties"]
+                  ["max"]["maximum"],
+            10000);
+  // The reference names every key the parser accepts, nested ones included.
+  std::string text;
+  for (const auto& l : settingsSection().reference()) text += l + "\n";
+  for (const char* key : {"`read_preference`",
+                          "`read_concern`",
+                          "`limits`",
+                          "`targets`",
+                          "`collection`",
+                          "`description`",
+                          "`id_type`",
+                          "`projection`",
+                          "`default_sort`",
+                          "`field`",
+                          "`order`",
+                          "`count`",
+                          "`exact_max`",
+                          "`vector_search`",
+                          "`tool`",
+                          "`index`",
+                          "`path`",
+                          "`id_field`",
+                          "`title_field`",
+                          "`text_field`",
+                          "`metadata_fields`",
+                          "`num_candidates`",
+                          "`multiplier`",
+                          "`max`",
+                          "`max_k`",
+                          "`default_k`",
+                          "`filter_fields`",
+                          "`type`",
+                          "`method`",
+                          "`dimensions`",
+                          "`fallback`",
+                          "`exact_scan_max_docs`",
+                          "`fence`"}) {
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+  }
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ class ToolHarness {
   protocol::ToolRegistry& registry() { return registry_; }
   engines::EngineModule& module() { return *module_; }
   engines::EngineServices& services() { return services_; }
+  // What the last call's handler put in the audit sink (also when it failed).
+  const protocol::CallAudit& lastAudit() const { return last_audit_; }
 
   // Calls a tool like the session does; InvalidArgument for schema violations.
   Result<Json> call(const std::string& name, const Json& args,
@@ -78,6 +80,7 @@ class ToolHarness {
     ctx.deadline = std::chrono::steady_clock::now() + timeout;
     ctx.limits = tool->limits;
     auto r = tool->handler(args, ctx);
+    last_audit_ = ctx.audit;
     if (!r) return r.error();
     return r->structured;
   }
@@ -89,6 +92,7 @@ class ToolHarness {
   engines::EngineServices services_;
   protocol::ToolRegistry registry_;
   Status status_;
+  protocol::CallAudit last_audit_;
 };
 
 }  // namespace mcpdb::mongodb::testing

@@ -72,6 +72,86 @@ TEST(MongoTools, EnabledOnlyWithBothVariables) {
   EXPECT_EQ(m->name(), "mongodb");
 }
 
+const char* kSources = R"(
+mongodb:
+  sources:
+    main: {uri_env: MAIN_MONGODB_URI, database_env: MAIN_MONGODB_DATABASE}
+    reports: {uri_env: REPORTS_MONGODB_URI, database: reports}
+  targets:
+    docs: {collection: documents, projection: [title], source: main}
+    stats:
+      collection: stats
+      projection: [n]
+      source: reports
+      vector_search: {tool: search_stats, index: i, path: v, title_field: n, text_field: n}
+)";
+
+TEST(MongoTools, EnabledWhenSomeSourceHasItsVariables) {
+  auto m = makeModule();
+  config::Diagnostics diag("sources.yaml");
+  const YAML::Node root = YAML::Load(kSources);
+  m->configure(config::Node(root, "", diag).child("mongodb"), Limits{});
+  ASSERT_TRUE(diag.ok()) << diag.errors().front();
+  // `reports` names its database: its URI's variable is all it needs.
+  EXPECT_TRUE(m->enabled(Env::fromMap({{"REPORTS_MONGODB_URI", "mongodb://x"}})));
+  EXPECT_TRUE(m->enabled(
+      Env::fromMap({{"MAIN_MONGODB_URI", "mongodb://x"}, {"MAIN_MONGODB_DATABASE", "d"}})));
+  EXPECT_FALSE(m->enabled(Env::fromMap({{"MAIN_MONGODB_URI", "mongodb://x"}})));
+  // The default source's variables mean nothing once sources are declared.
+  EXPECT_FALSE(
+      m->enabled(Env::fromMap({{"MONGODB_URI", "mongodb://x"}, {"MONGODB_DATABASE", "d"}})));
+}
+
+// The audit of a call naming no known target, made past the schema check (the handler's own
+// refusal is what is tested).
+protocol::CallAudit auditOfUnknownTarget(ToolHarness& h) {
+  const protocol::Tool* tool = h.registry().find("get_mongodb_document");
+  protocol::CallContext ctx;
+  ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto r = tool->handler({{"target", "nope"}, {"id", "1"}}, ctx);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::NotFound);
+  return ctx.audit;
+}
+
+// A source whose variable is unset fails its own calls, naming the source and the variable; the
+// audit sink names the source even then. No URI is ever in a message.
+TEST(MongoTools, AnUnsetSourceFailsItsOwnCallsClearly) {
+  ToolHarness h(kSources, {{"REPORTS_MONGODB_URI",
+                            "mongodb://reader:hunter2@127.0.0.1:1/"
+                            "?serverSelectionTimeoutMS=200"}});
+  ASSERT_TRUE(h.ok());
+  auto r = h.call("count_mongodb_documents", {{"target", "docs"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::FailedPrecondition);
+  EXPECT_EQ(r.error().message, "mongodb source 'main': MAIN_MONGODB_URI is not set");
+  EXPECT_EQ(h.lastAudit().source, "main");
+  // The other source is tried (and is down): its error names it, never its URI or password.
+  auto s = h.call("count_mongodb_documents", {{"target", "stats"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, Code::Unavailable) << s.error().message;
+  EXPECT_EQ(s.error().message.rfind("mongodb source 'reports' (REPORTS_MONGODB_URI): ", 0), 0u)
+      << s.error().message;
+  EXPECT_EQ(s.error().message.find("hunter2"), std::string::npos);
+  EXPECT_EQ(s.error().message.find("mongodb://"), std::string::npos);
+  EXPECT_EQ(h.lastAudit().source, "reports");
+  // The search tool reads its target's source, decided when it was registered.
+  auto q = h.call("search_stats", {{"query", "x"}});
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(h.lastAudit().source, "reports");
+  // Before the target is known, a call with several sources has read none.
+  EXPECT_EQ(auditOfUnknownTarget(h).source, "");
+}
+
+TEST(MongoTools, TheDefaultSourceIsNamedInTheAuditEvenWhenACallFailsEarly) {
+  ToolHarness h(kTwoTargets, kEnv);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(auditOfUnknownTarget(h).source, "default");
+  ASSERT_TRUE(h.call("list_mongodb_targets", Json::object()).ok());
+  EXPECT_EQ(h.lastAudit().source, "default");
+  EXPECT_FALSE(h.lastAudit().truncated);
+}
+
 TEST(MongoTools, ListTargetsNeedsNoServer) {
   ToolHarness h(kTwoTargets, kEnv);
   ASSERT_TRUE(h.ok());

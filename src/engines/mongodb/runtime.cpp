@@ -1,0 +1,56 @@
+#include "engines/mongodb/runtime.hpp"
+
+namespace mcpdb::mongodb {
+
+Result<Client*> SourceClient::client() {
+  if (Client* c = ready_.load(std::memory_order_acquire)) return c;
+  std::lock_guard<std::mutex> lock(runtime_.mu_);
+  if (owned_) return owned_.get();
+  auto c = runtime_.open(source_);
+  if (!c) return c.error();
+  owned_ = std::move(*c);
+  ready_.store(owned_.get(), std::memory_order_release);
+  return owned_.get();
+}
+
+Runtime::Runtime(const Settings& settings, Env env, std::chrono::milliseconds io_timeout)
+    : env_(std::move(env)), read_preference_(settings.read_preference), io_timeout_(io_timeout) {
+  for (const auto& s : settings.sources) {
+    sources_.push_back(std::make_unique<SourceClient>(s, *this));
+  }
+}
+
+SourceClient* Runtime::find(std::string_view name) {
+  for (auto& s : sources_) {
+    if (s->source().name == name) return s.get();
+  }
+  return nullptr;
+}
+
+Result<std::unique_ptr<Client>> Runtime::open(const Source& source) const {
+  const std::string label = "mongodb source '" + source.name + "': ";
+  const auto uri = env_.get(source.uri_env);
+  if (!uri) {
+    return makeError(Code::FailedPrecondition, label + source.uri_env + " is not set");
+  }
+  std::string database = source.database;
+  if (database.empty()) {
+    const auto db = env_.get(source.database_env);
+    if (!db) {
+      return makeError(Code::FailedPrecondition, label + source.database_env + " is not set");
+    }
+    if (auto p = databaseNameProblem(*db); !p.empty()) {
+      return makeError(Code::FailedPrecondition, label + source.database_env + " " + p);
+    }
+    database = *db;
+  }
+  auto c = Client::create(*uri, std::move(database), read_preference_, io_timeout_,
+                          "mongodb source '" + source.name + "' (" + source.uri_env + ")");
+  if (!c) {
+    // Client::create's messages name no variable and never quote the URI.
+    return makeError(c.error().code, label + source.uri_env + " " + c.error().message);
+  }
+  return std::move(*c);
+}
+
+}  // namespace mcpdb::mongodb
