@@ -70,6 +70,11 @@ bool Node::expectMap(std::initializer_list<std::string_view> allowed) const {
   return expectMap(std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
+void Node::errorAt(std::string_view key, const std::string& message) const {
+  const Node c = child(key);
+  diag_->error(c.present() ? c.line() : line(), c.path(), message);
+}
+
 Node Node::child(std::string_view key) const {
   YAML::Node c = node_.IsMap() ? node_[std::string(key)] : YAML::Node(YAML::NodeType::Undefined);
   return Node(c, join(path_, key), *diag_);

@@ -86,6 +86,9 @@ class Node {
   std::vector<std::pair<std::string, Node>> entries() const;
 
   void error(const std::string& message) const { diag_->error(line(), path_, message); }
+  // Reports at this map's `key`: at the key's line when present, else at this node's line (an
+  // absent key has no position of its own), under the key's path either way.
+  void errorAt(std::string_view key, const std::string& message) const;
   void warning(const std::string& message) const { diag_->warning(line(), path_, message); }
 
  private:

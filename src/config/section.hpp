@@ -97,7 +97,11 @@ class Section {
         });
   }
 
-  Section& boolean(std::string key, bool T::*member, std::string doc, bool required = false) {
+  // The member is a bool, or a std::optional<bool> whose absence means something of its own
+  // (e.g. "inherit the default").
+  template <class B>
+  Section& boolean(std::string key, B T::*member, std::string doc, bool required = false) {
+    static_assert(std::is_same_v<B, bool> || std::is_same_v<B, std::optional<bool>>);
     return add(
         std::move(key), std::move(doc), required,
         [] {

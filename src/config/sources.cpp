@@ -30,13 +30,7 @@ void reportUnknownSource(const Node& at, std::string_view wanted,
   const std::string message = wanted.empty()
                                   ? "must name one of the sources (" + list + "): there are several"
                                   : "names no source (sources: " + list + ")";
-  const Node key = at.child("source");
-  // A `source:` left out has no position of its own: the tool's line, with the key's path.
-  if (key.present()) {
-    key.error(message);
-  } else {
-    at.diag().error(at.line(), key.path(), message);
-  }
+  at.errorAt("source", message);
 }
 
 }  // namespace mcpdb::config

@@ -148,14 +148,6 @@ const config::Section<Source>& sourceSection() {
   return s;
 }
 
-// A target without `source:` when there are several: reported at the target, as its `source:` key
-// is absent (config::reportUnknownSource reports at that key and cannot locate a missing one).
-void reportMissingSource(const Registry& r, const config::Node& at) {
-  std::string names;
-  for (const auto& s : r.sources) names += (names.empty() ? "" : ", ") + s.name;
-  at.error("must say which source it reads (source: one of " + names + "): there are several");
-}
-
 // Every target reads a declared source; without `sources:` that is one source `default`.
 bool resolveTargetSources(Registry& r, const config::Node& node) {
   if (!node.child("sources").present()) {
@@ -167,10 +159,7 @@ bool resolveTargetSources(Registry& r, const config::Node& node) {
   bool ok = true;
   for (const auto& t : r.targets) {
     const config::Node at = node.child("targets").child(t.name);
-    if (t.source.empty() && r.sources.size() > 1) {
-      reportMissingSource(r, at);
-      ok = false;
-    } else if (config::resolveSource(r.sources, t.source, at) == nullptr) {
+    if (config::resolveSource(r.sources, t.source, at) == nullptr) {
       ok = false;
     }
   }

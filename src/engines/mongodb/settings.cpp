@@ -104,17 +104,6 @@ bool isSimpleName(std::string_view s, std::size_t max_len) {
   });
 }
 
-// Reports at `parent.key` when present, else at the parent's line with the key's path (an absent
-// YAML node has no position).
-void errorAt(const Node& parent, std::string_view key, const std::string& message) {
-  const Node c = parent.child(key);
-  if (c.present()) {
-    c.error(message);
-  } else {
-    parent.diag().error(parent.line(), c.path(), message);
-  }
-}
-
 // The messages of the value checks, each naming the value (the operator's own text).
 std::string fieldPathMessage(std::string_view path) {
   auto p = fieldPathProblem(path);
@@ -241,25 +230,13 @@ const config::Section<Source>& sourceSection() {
               return false;
             }
             if (!node.child("database").present() && !node.child("database_env").present()) {
-              errorAt(node, "database_env", "is required (or database: the database name)");
+              node.errorAt("database_env", "is required (or database: the database name)");
               return false;
             }
             (void)src;
             return true;
           });
   return s;
-}
-
-// config::resolveSource, except that a `source:` left out where there are several sources is
-// reported at the entry's line: the shared helper reports at the key, and an absent YAML key has
-// no position (yaml-cpp throws when asked for it).
-const Source* resolveAt(const std::vector<Source>& sources, std::string_view wanted,
-                        const Node& at) {
-  if (!wanted.empty() || sources.size() <= 1) return config::resolveSource(sources, wanted, at);
-  std::string list;
-  for (const auto& src : sources) list += (list.empty() ? "" : ", ") + src.name;
-  errorAt(at, "source", "must name one of the sources (" + list + "): there are several");
-  return nullptr;
 }
 
 // Each target and search reads a declared source (`source:` may be left out when there is only
@@ -272,7 +249,7 @@ bool resolveSources(Settings& s, const Node& node) {
   bool ok = true;
   for (auto& t : s.targets) {
     const Node at = node.child("targets").child(t.name);
-    const Source* src = resolveAt(s.sources, t.source, at);
+    const Source* src = config::resolveSource(s.sources, t.source, at);
     if (src == nullptr) {
       ok = false;
       continue;
@@ -282,7 +259,8 @@ bool resolveSources(Settings& s, const Node& node) {
     VectorSearch& vs = *t.vector_search;
     if (vs.source.empty()) {
       vs.source = t.source;
-    } else if (const Source* vsrc = resolveAt(s.sources, vs.source, at.child("vector_search"))) {
+    } else if (const Source* vsrc =
+                   config::resolveSource(s.sources, vs.source, at.child("vector_search"))) {
       vs.source = vsrc->name;
     } else {
       ok = false;
@@ -368,13 +346,13 @@ bool checkK(VectorSearch& vs, const Node& node) {
        holdsFileValue(node.child("num_candidates"), "max", vs.num_candidates_max));
   if (!k_read) return true;  // a refused value was reported; its default proves nothing
   if (vs.default_k > vs.max_k) {
-    errorAt(node, "default_k", "must not exceed max_k (" + std::to_string(vs.max_k) + ")");
+    node.errorAt("default_k", "must not exceed max_k (" + std::to_string(vs.max_k) + ")");
     return false;
   }
   if (vs.max_k > vs.num_candidates_max) {
-    errorAt(node, "max_k",
-            "must not exceed num_candidates.max (" + std::to_string(vs.num_candidates_max) +
-                "): $vectorSearch needs numCandidates >= limit");
+    node.errorAt("max_k", "must not exceed num_candidates.max (" +
+                              std::to_string(vs.num_candidates_max) +
+                              "): $vectorSearch needs numCandidates >= limit");
     return false;
   }
   return true;
@@ -390,10 +368,10 @@ bool checkReservedFields(VectorSearch& vs, const Node& node) {
   for (const auto& [key, value] : named) {
     if (!fieldPathProblem(value).empty()) continue;  // refused already
     if (!vector.empty() && value == vector) {
-      errorAt(node, key, "must not be the vector field '" + vector + "'");
+      node.errorAt(key, "must not be the vector field '" + vector + "'");
       ok = false;
     } else if (value == "score") {
-      errorAt(node, key, "'score' is reserved for the search score");
+      node.errorAt(key, "'score' is reserved for the search score");
       ok = false;
     }
   }
@@ -533,9 +511,11 @@ bool checkSearchToolNames(Settings& s, const Node& node) {
   std::set<std::string> tool_names;
   for (const auto& t : s.targets) {
     if (!t.vector_search || tool_names.insert(t.vector_search->tool).second) continue;
-    errorAt(node.child("targets").child(t.name).child("vector_search"), "tool",
-            "tool name '" + t.vector_search->tool +
-                "' is already used by another target (set vector_search.tool)");
+    node.child("targets")
+        .child(t.name)
+        .child("vector_search")
+        .errorAt("tool", "tool name '" + t.vector_search->tool +
+                             "' is already used by another target (set vector_search.tool)");
     ok = false;
   }
   return ok;

@@ -108,12 +108,13 @@ namespace {
 
 // --- Readers for keys whose value is read by code of its own (config::Section::custom) ---
 
-std::optional<bool> booleanOf(const Node& n) {
-  const std::string s = n.isScalar() ? n.yaml().Scalar() : "";
-  if (s == "true") return true;
-  if (s == "false") return false;
-  n.error("must be true or false");
-  return std::nullopt;
+// libpq's sslmode values, as config::Section choices (the pool's and each source's).
+std::vector<std::pair<std::string, std::string>> sslModes() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* m : {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}) {
+    out.emplace_back(m, m);
+  }
+  return out;
 }
 
 std::optional<std::vector<std::string>> stringsOf(const Node& n) {
@@ -228,25 +229,10 @@ const config::Section<PoolSettings>& poolSection() {
               "idle_in_transaction_session_timeout of every connection (default 10000)",
               [] { return integerSchema(100, 3600000); }, config::kOptional,
               durationReader(&P::idle_in_transaction_timeout, 100, 3600000))
-          .custom(
-              "iam_auth",
-              "RDS IAM authentication: a fresh token per connection as the password, over TLS "
-              "verify-full (default: MCPDB_PG_IAM_AUTH)",
-              [] {
-                return Json{{"type", "boolean"}};
-              },
-              config::kOptional,
-              [](P& p, const Node& n) {
-                p.iam_auth = booleanOf(n);
-                return p.iam_auth.has_value();
-              })
-          .choice("sslmode", &P::sslmode,
-                  std::vector<std::pair<std::string, std::string>>{{"disable", "disable"},
-                                                                   {"allow", "allow"},
-                                                                   {"prefer", "prefer"},
-                                                                   {"require", "require"},
-                                                                   {"verify-ca", "verify-ca"},
-                                                                   {"verify-full", "verify-full"}},
+          .boolean("iam_auth", &P::iam_auth,
+                   "RDS IAM authentication: a fresh token per connection as the password, over TLS "
+                   "verify-full (default: MCPDB_PG_IAM_AUTH)")
+          .choice("sslmode", &P::sslmode, sslModes(),
                   "libpq's sslmode (default: the DSN's; IAM forces verify-full)")
           .string("sslrootcert", &P::sslrootcert,
                   "the CA bundle a verify-ca/verify-full connection checks the server against "
@@ -278,23 +264,9 @@ const config::Section<Source>& sourceSection() {
                   "the environment variable holding its DSN (postgresql://user:password@host/db "
                   "or key=value pairs); never the DSN itself",
                   config::kRequired, config::envNameProblem)
-          .custom(
-              "iam_auth", "RDS IAM authentication for this source (default: postgres.pool's)",
-              [] {
-                return Json{{"type", "boolean"}};
-              },
-              config::kOptional,
-              [](Source& src, const Node& n) {
-                src.iam_auth = booleanOf(n);
-                return src.iam_auth.has_value();
-              })
-          .choice("sslmode", &Source::sslmode,
-                  std::vector<std::pair<std::string, std::string>>{{"disable", "disable"},
-                                                                   {"allow", "allow"},
-                                                                   {"prefer", "prefer"},
-                                                                   {"require", "require"},
-                                                                   {"verify-ca", "verify-ca"},
-                                                                   {"verify-full", "verify-full"}},
+          .boolean("iam_auth", &Source::iam_auth,
+                   "RDS IAM authentication for this source (default: postgres.pool's)")
+          .choice("sslmode", &Source::sslmode, sslModes(),
                   "libpq's sslmode for this source (default: postgres.pool's)")
           .string("sslrootcert", &Source::sslrootcert,
                   "the CA bundle for this source (default: postgres.pool's)", config::kOptional,

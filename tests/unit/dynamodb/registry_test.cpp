@@ -5,6 +5,7 @@
 #include <random>
 #include <regex>
 
+#include "support/section_coverage.hpp"
 #include "config/config.hpp"
 #include "engines/dynamodb/registry.hpp"
 #include "support/golden.hpp"
@@ -199,32 +200,10 @@ dynamodb:
 namespace mcpdb::dynamodb {
 namespace {
 
-// Every key of `yaml` is declared at that place in `schema` (properties, or the entry schema of a
-// name map), and every required key of the schema is present.
-void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
-  if (!yaml.IsMap()) return;
-  ASSERT_EQ(schema.value("type", ""), "object") << path;
-  for (const auto& kv : yaml) {
-    const std::string key = kv.first.as<std::string>();
-    const Json* sub = nullptr;
-    if (schema.contains("properties") && schema["properties"].contains(key)) {
-      sub = &schema["properties"][key];
-    } else if (schema.contains("additionalProperties") &&
-               schema["additionalProperties"].is_object()) {
-      sub = &schema["additionalProperties"];
-    }
-    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
-    expectCovered(kv.second, *sub, path + "." + key);
-  }
-  for (const auto& r : schema.value("required", Json::array())) {
-    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
-  }
-}
-
 TEST(DynamoRegistry, TheDeclarationDescribesTheBuiltInSection) {
   const YAML::Node doc = YAML::Load(std::string(defaultSectionYaml()));
   const Json schema = registrySection().jsonSchema();
-  expectCovered(doc["dynamodb"], schema, "dynamodb");
+  testsupport::expectSchemaCovers(doc["dynamodb"], schema, "dynamodb");
   EXPECT_EQ(schema["required"], Json::array({"targets"}));
   const Json target = schema["properties"]["targets"]["additionalProperties"];
   EXPECT_EQ(target["properties"]["partition_key"]["properties"]["type"]["enum"],

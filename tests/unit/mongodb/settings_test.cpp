@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "support/section_coverage.hpp"
 #include "engines/mongodb/settings.hpp"
 #include "support/golden.hpp"
 
@@ -175,39 +176,10 @@ mongodb:
   EXPECT_EQ(p.settings.find("plain")->fence, Fence::Inherit);
 }
 
-// Every key of `yaml` is declared at that place in `schema` (properties, the entry schema of a name
-// map, or the item schema of a list), and every required key of the schema is present.
-void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
-  if (yaml.IsSequence()) {
-    if (!schema.contains("items")) return;
-    for (std::size_t i = 0; i < yaml.size(); ++i) {
-      expectCovered(yaml[i], schema["items"], path + "[" + std::to_string(i) + "]");
-    }
-    return;
-  }
-  if (!yaml.IsMap()) return;
-  ASSERT_EQ(schema.value("type", ""), "object") << path;
-  for (const auto& kv : yaml) {
-    const std::string key = kv.first.as<std::string>();
-    const Json* sub = nullptr;
-    if (schema.contains("properties") && schema["properties"].contains(key)) {
-      sub = &schema["properties"][key];
-    } else if (schema.contains("additionalProperties") &&
-               schema["additionalProperties"].is_object()) {
-      sub = &schema["additionalProperties"];
-    }
-    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
-    expectCovered(kv.second, *sub, path + "." + key);
-  }
-  for (const auto& r : schema.value("required", Json::array())) {
-    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
-  }
-}
-
 TEST(MongoSettings, TheDeclarationDescribesTheBuiltInSection) {
   const YAML::Node doc = YAML::Load(std::string(defaultSectionYaml()));
   const Json schema = settingsSection().jsonSchema();
-  expectCovered(doc["mongodb"], schema, "mongodb");
+  testsupport::expectSchemaCovers(doc["mongodb"], schema, "mongodb");
   EXPECT_EQ(schema["required"], Json::array({"targets"}));
   const Json target = schema["properties"]["targets"]["additionalProperties"];
   EXPECT_EQ(target["properties"]["id_type"]["enum"], Json::array({"objectId", "string", "int"}));

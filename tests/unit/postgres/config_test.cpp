@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "support/section_coverage.hpp"
 #include "engines/postgres/module.hpp"
 #include "engines/postgres/guard/guard.hpp"
 #include "support/golden.hpp"
@@ -103,35 +104,6 @@ postgres:
   EXPECT_TRUE(p.section.search.model_statement.empty());
 }
 
-// Every key of `yaml` is declared at that place in `schema` (properties, the entry schema of a
-// name map, or the item schema of a list), and every required key of the schema is present.
-void expectCovered(const YAML::Node& yaml, const Json& schema, const std::string& path) {
-  if (yaml.IsSequence()) {
-    ASSERT_TRUE(schema.contains("items")) << path << " is not declared as a list";
-    for (std::size_t i = 0; i < yaml.size(); ++i)
-      expectCovered(yaml[i], schema["items"], path + "[" + std::to_string(i) + "]");
-    return;
-  }
-  if (!yaml.IsMap()) return;
-  ASSERT_EQ(schema.value("type", ""), "object") << path;
-  if (!schema.contains("properties") && !schema.contains("additionalProperties")) return;
-  for (const auto& kv : yaml) {
-    const std::string key = kv.first.as<std::string>();
-    const Json* sub = nullptr;
-    if (schema.contains("properties") && schema["properties"].contains(key)) {
-      sub = &schema["properties"][key];
-    } else if (schema.contains("additionalProperties") &&
-               schema["additionalProperties"].is_object()) {
-      sub = &schema["additionalProperties"];
-    }
-    ASSERT_NE(sub, nullptr) << path << "." << key << " is not declared";
-    expectCovered(kv.second, *sub, path + "." + key);
-  }
-  for (const auto& r : schema.value("required", Json::array())) {
-    EXPECT_TRUE(yaml[r.get<std::string>()].IsDefined()) << path << "." << r;
-  }
-}
-
 // Every key name of `yaml`, nested ones included, but not the names of a name map's entries (a
 // tool's name) nor parameters' keys (the SQL engines' shared kit, described by one line of the
 // tool's `parameters`).
@@ -152,7 +124,7 @@ void collectKeys(const YAML::Node& yaml, std::set<std::string>& keys, bool skip,
 TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
   const YAML::Node doc = YAML::Load(std::string(defaultSectionText()));
   const Json schema = sectionDeclaration().jsonSchema();
-  expectCovered(doc["postgres"], schema, "postgres");
+  testsupport::expectSchemaCovers(doc["postgres"], schema, "postgres");
   const Json pool = schema["properties"]["pool"];
   EXPECT_EQ(pool["properties"]["size"]["maximum"], 256);
   EXPECT_EQ(pool["properties"]["sslmode"]["enum"].size(), 6U);
