@@ -232,7 +232,7 @@ Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::Ca
   if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
   SourcePool* p = pool(source->name);
   if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
-  const Limits limits = narrowed(tool.limits, ctx.limits);
+  const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
   auto lease = p->acquire(deadline, ctx.stop);
   if (!lease) return lease.error();

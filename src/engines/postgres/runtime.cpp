@@ -413,7 +413,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (!params) return params.error();
   auto proved = requireProof(tool.statement);
   if (!proved) return proved.error();
-  const Limits limits = narrowed(tool.limits, ctx.limits);
+  const Limits& limits = ctx.limits;  // the call's, built once by the session
   auto r = run(tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits),
                /*prepare=*/true, /*release_locks=*/*proved);
   if (!r) return r.error();
@@ -526,7 +526,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   if (!s.model_statement.empty()) {
     if (auto model = requireProof(s.model_statement); !model) return model.error();
   }
-  const Limits limits = narrowed(s.limits, ctx.limits);
+  const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
   if (auto st = checkModel(**embedder, limits, ctx.stop, deadline); !st) return st.error();
   auto vec = (*embedder)->embedOne(*query);
