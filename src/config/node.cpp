@@ -167,14 +167,17 @@ std::optional<std::vector<std::string>> Node::stringList(std::string_view key,
     if (required) diag_->error(line(), c.path(), "is required");
     return std::nullopt;
   }
-  if (!c.isSequence()) {
-    c.error("must be a list of strings");
+  return c.asStringList();
+}
+
+std::optional<std::vector<std::string>> Node::asStringList() const {
+  if (!isSequence()) {
+    error("must be a list of strings");
     return std::nullopt;
   }
-  // Every element is checked, so one run reports each bad one.
   std::vector<std::string> out;
   bool ok = true;
-  for (const auto& e : c.elements()) {
+  for (const auto& e : elements()) {
     if (auto s = e.asString()) {
       out.push_back(*s);
     } else {

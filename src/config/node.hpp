@@ -79,6 +79,8 @@ class Node {
 
   // This node's own scalar value.
   std::optional<std::string> asString() const;
+  // This node as a list of strings; every element is checked, so one run reports each bad one.
+  std::optional<std::vector<std::string>> asStringList() const;
   std::optional<std::int64_t> asInteger(std::int64_t min, std::int64_t max) const;
 
   // Elements of a sequence, or entries of a map in file order.

@@ -117,24 +117,6 @@ std::vector<std::pair<std::string, std::string>> sslModes() {
   return out;
 }
 
-std::optional<std::vector<std::string>> stringsOf(const Node& n) {
-  if (!n.isSequence()) {
-    n.error("must be a list of strings");
-    return std::nullopt;
-  }
-  std::vector<std::string> out;
-  bool ok = true;
-  for (const auto& e : n.elements()) {
-    if (auto v = e.asString()) {
-      out.push_back(*v);
-    } else {
-      ok = false;
-    }
-  }
-  if (!ok) return std::nullopt;
-  return out;
-}
-
 Json integerSchema(std::int64_t min, std::int64_t max) {
   return {{"type", "integer"}, {"minimum", min}, {"maximum", max}};
 }
@@ -348,7 +330,7 @@ std::string searchPathProblem(const std::vector<std::string>& path) {
 }
 
 bool readSearchPath(Section& out, const Node& n) {
-  auto list = stringsOf(n);
+  auto list = n.asStringList();
   if (!list) return false;
   if (auto p = searchPathProblem(*list); !p.empty()) {
     n.error(p);
