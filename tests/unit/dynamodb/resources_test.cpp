@@ -12,6 +12,7 @@
 #include "engines/dynamodb/dynamodb.hpp"
 #include "engines/dynamodb/resources.hpp"
 #include "support/fake_http_server.hpp"
+#include "unit/dynamodb/module_harness.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -68,7 +69,7 @@ Json ordersTable() {
        "Projection": {"ProjectionType": "KEYS_ONLY"}}]}})");
 }
 
-class DynamoResources : public ::testing::Test {
+class DynamoResources : public ::testing::Test, protected ModuleHarness {
  protected:
   void SetUp() override {
     server_ = std::make_unique<FakeHttpServer>([this](const FakeRequest& r) {
@@ -83,22 +84,11 @@ class DynamoResources : public ::testing::Test {
           {},
           Json{{"__type", "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"}}.dump()};
     });
-    env_ = std::make_unique<Env>(Env::fromMap({{"AWS_REGION", "us-east-1"},
-                                               {"AWS_ENDPOINT_URL_DYNAMODB", server_->url()},
-                                               {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
-                                               {"AWS_SECRET_ACCESS_KEY", "secret"}}));
-    BackendOptions bo;
-    bo.retry.base = 1ms;
-    module_ = makeModule(bo);
-    config::Diagnostics diag("t.yaml");
-    cfg_ = config::parseConfig(kConfig, "t.yaml", {"dynamodb"}, diag);
-    ASSERT_TRUE(diag.ok()) << diag.errors()[0];
-    module_->configure(config::Node(cfg_.root, "", diag).child("dynamodb"), cfg_.limits);
-    ASSERT_TRUE(diag.ok()) << diag.errors()[0];
-    services_.env = env_.get();
-    services_.defaults = cfg_.limits;
-    services_.cursor_key = "test-cursor-key";
-    ASSERT_TRUE(module_->registerTools(registry_, services_).ok());
+    setUpModule(kConfig, "t.yaml",
+                Env::fromMap({{"AWS_REGION", "us-east-1"},
+                              {"AWS_ENDPOINT_URL_DYNAMODB", server_->url()},
+                              {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+                              {"AWS_SECRET_ACCESS_KEY", "secret"}}));
   }
 
   Result<Json> read(const std::string& uri, std::stop_token stop = {}) {
@@ -115,11 +105,6 @@ class DynamoResources : public ::testing::Test {
   bool orders_missing_ = false;
   std::atomic<int> requests_{0};
   std::unique_ptr<FakeHttpServer> server_;
-  std::unique_ptr<Env> env_;
-  engines::EngineModulePtr module_;
-  config::Config cfg_;
-  engines::EngineServices services_;
-  protocol::ToolRegistry registry_;
 };
 
 TEST_F(DynamoResources, OnePerTableWithoutConnecting) {

@@ -15,6 +15,7 @@
 #include "engines/dynamodb/tools.hpp"
 #include "protocol/schema.hpp"
 #include "support/fake_http_server.hpp"
+#include "unit/dynamodb/module_harness.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -82,47 +83,22 @@ aws::Clock::time_point parseAmzDate(const std::string& s) {
   return aws::Clock::from_time_t(timegm(&tm));
 }
 
-class DynamoSources : public ::testing::Test {
+class DynamoSources : public ::testing::Test, protected ModuleHarness {
  protected:
   void SetUp() override {
     main_ = std::make_unique<FakeHttpServer>(answer);
     eu_ = std::make_unique<FakeHttpServer>(answer);
-    env_ = std::make_unique<Env>(Env::fromMap({{"AWS_REGION", "us-east-1"},
-                                               {"AWS_ENDPOINT_URL_DYNAMODB", main_->url()},
-                                               {"AWS_ACCESS_KEY_ID", "AKIDMAIN"},
-                                               {"AWS_SECRET_ACCESS_KEY", "main-secret"},
-                                               {"EU_DDB_URL", eu_->url() + "/eu/"},
-                                               {"EU_KEY_ID", kEuKeyId},
-                                               {"EU_SECRET_KEY", kEuSecret},
-                                               {"EU_TOKEN", kEuToken},
-                                               {"BROKEN_DDB_URL", main_->url()},
-                                               {"BROKEN_KEY_ID", kBrokenKeyId}}));
-    BackendOptions bo;
-    bo.retry.base = 1ms;
-    module_ = makeModule(bo);
-    config::Diagnostics diag("sources.yaml");
-    cfg_ = config::parseConfig(kConfig, "sources.yaml", {"dynamodb"}, diag);
-    ASSERT_TRUE(diag.ok()) << diag.errors()[0];
-    module_->configure(config::Node(cfg_.root, "", diag).child("dynamodb"), cfg_.limits);
-    ASSERT_TRUE(diag.ok()) << diag.errors()[0];
-    services_.env = env_.get();
-    services_.defaults = cfg_.limits;
-    services_.cursor_key = "test-cursor-key";
-    ASSERT_TRUE(module_->registerTools(registry_, services_).ok());
-  }
-
-  Result<protocol::ToolOutput> call(const std::string& tool, const Json& args) {
-    const protocol::Tool* t = registry_.find(tool);
-    EXPECT_NE(t, nullptr);
-    if (t == nullptr) return makeError(Code::NotFound, "no tool");
-    auto st = protocol::validateJson(t->input_schema, args);
-    if (!st) return st.error();
-    protocol::CallContext ctx;
-    ctx.limits = t->limits;
-    ctx.deadline = std::chrono::steady_clock::now() + 5s;
-    auto r = t->handler(args, ctx);
-    audit_ = ctx.audit;
-    return r;
+    setUpModule(kConfig, "sources.yaml",
+                Env::fromMap({{"AWS_REGION", "us-east-1"},
+                              {"AWS_ENDPOINT_URL_DYNAMODB", main_->url()},
+                              {"AWS_ACCESS_KEY_ID", "AKIDMAIN"},
+                              {"AWS_SECRET_ACCESS_KEY", "main-secret"},
+                              {"EU_DDB_URL", eu_->url() + "/eu/"},
+                              {"EU_KEY_ID", kEuKeyId},
+                              {"EU_SECRET_KEY", kEuSecret},
+                              {"EU_TOKEN", kEuToken},
+                              {"BROKEN_DDB_URL", main_->url()},
+                              {"BROKEN_KEY_ID", kBrokenKeyId}}));
   }
 
   Result<protocol::ToolOutput> get(const std::string& target) {
@@ -131,12 +107,6 @@ class DynamoSources : public ::testing::Test {
 
   std::unique_ptr<FakeHttpServer> main_;
   std::unique_ptr<FakeHttpServer> eu_;
-  std::unique_ptr<Env> env_;
-  engines::EngineModulePtr module_;
-  config::Config cfg_;
-  engines::EngineServices services_;
-  protocol::ToolRegistry registry_;
-  protocol::CallAudit audit_;
 };
 
 TEST_F(DynamoSources, EachTargetReadsItsSourceAndTheAuditNamesIt) {

@@ -13,6 +13,7 @@
 #include "engines/dynamodb/tools.hpp"
 #include "protocol/schema.hpp"
 #include "support/fake_http_server.hpp"
+#include "unit/dynamodb/module_harness.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
@@ -51,29 +52,18 @@ FakeResponse awsError(const std::string& type) {
   return FakeResponse{400, {}, Json{{"__type", "com.amazonaws.dynamodb.v20120810#" + type}}.dump()};
 }
 
-class DynamoTools : public ::testing::Test {
+class DynamoTools : public ::testing::Test, protected ModuleHarness {
  protected:
   void SetUp() override {
     server_ = std::make_unique<FakeHttpServer>([this](const FakeRequest& r) {
       std::lock_guard lock(mu_);
       return handler_(r);
     });
-    env_ = std::make_unique<Env>(Env::fromMap({{"AWS_REGION", "us-east-1"},
-                                               {"AWS_ENDPOINT_URL_DYNAMODB", server_->url()},
-                                               {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
-                                               {"AWS_SECRET_ACCESS_KEY", "secret"}}));
-    BackendOptions bo;
-    bo.retry.base = 1ms;
-    module_ = makeModule(bo);
-    config::Diagnostics diag("t.yaml");
-    cfg_ = config::parseConfig(kConfig, "t.yaml", {"dynamodb"}, diag);
-    ASSERT_TRUE(diag.ok());
-    module_->configure(config::Node(cfg_.root, "", diag).child("dynamodb"), cfg_.limits);
-    ASSERT_TRUE(diag.ok()) << diag.errors()[0];
-    services_.env = env_.get();
-    services_.defaults = cfg_.limits;
-    services_.cursor_key = "test-cursor-key";
-    ASSERT_TRUE(module_->registerTools(registry_, services_).ok());
+    setUpModule(kConfig, "t.yaml",
+                Env::fromMap({{"AWS_REGION", "us-east-1"},
+                              {"AWS_ENDPOINT_URL_DYNAMODB", server_->url()},
+                              {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+                              {"AWS_SECRET_ACCESS_KEY", "secret"}}));
   }
 
   void onRequest(std::function<FakeResponse(const FakeRequest&)> h) {
@@ -82,18 +72,7 @@ class DynamoTools : public ::testing::Test {
   }
 
   Result<protocol::ToolOutput> call(const std::string& tool, const Json& args) {
-    const protocol::Tool* t = registry_.find(tool);
-    EXPECT_NE(t, nullptr);
-    if (t == nullptr) return makeError(Code::NotFound, "no tool");
-    auto st = protocol::validateJson(t->input_schema, args);
-    if (!st) return st.error();
-    protocol::CallContext ctx;
-    ctx.limits = t->limits;
-    ctx.deadline = std::chrono::steady_clock::now() + 5s;
-    ctx.audit.source = "unset";
-    auto r = t->handler(args, ctx);
-    audit_ = ctx.audit;
-    return r;
+    return ModuleHarness::call(tool, args, "unset");
   }
 
   std::mutex mu_;
@@ -101,12 +80,6 @@ class DynamoTools : public ::testing::Test {
     return reply(Json::object());
   };
   std::unique_ptr<FakeHttpServer> server_;
-  std::unique_ptr<Env> env_;
-  engines::EngineModulePtr module_;
-  config::Config cfg_;
-  engines::EngineServices services_;
-  protocol::ToolRegistry registry_;
-  protocol::CallAudit audit_;  // the last call's audit sink
 };
 
 TEST_F(DynamoTools, RegistersExactlyTheFourReadTools) {
