@@ -118,48 +118,16 @@ std::string instructionsFor(const Assembly& a) {
          "truncated, narrow the request or use the returned cursor.";
 }
 
-// Forwards server log lines to the stdio client once it asked for them (logging/setLevel).
-class ClientLogSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  void attach(std::weak_ptr<protocol::Session> session) {
-    std::lock_guard<std::mutex> lock(attach_mu_);
-    session_ = std::move(session);
-  }
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    std::shared_ptr<protocol::Session> s;
-    {
-      std::lock_guard<std::mutex> lock(attach_mu_);
-      s = session_.lock();
-    }
-    if (!s) return;
-    std::string_view level = "info";
-    switch (msg.level) {
-      case spdlog::level::trace:
-      case spdlog::level::debug: level = "debug"; break;
-      case spdlog::level::warn: level = "warning"; break;
-      case spdlog::level::err: level = "error"; break;
-      case spdlog::level::critical: level = "critical"; break;
-      default: break;
-    }
-    s->log(level, "mcp-dbserver", std::string(msg.payload.data(), msg.payload.size()));
-  }
-  void flush_() override {}
-
- private:
-  std::mutex attach_mu_;
-  std::weak_ptr<protocol::Session> session_;
-};
-
 // The logger; MCPDB_LOG_LEVEL was validated by assemble() (an invalid one logs at info until
 // assemble() refuses it, so that refusal is seen).
-void setupLogging(const Env& env, const std::shared_ptr<ClientLogSink>& client_sink) {
-  auto stderr_sink =
-      std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never);
-  std::vector<spdlog::sink_ptr> sinks{stderr_sink};
-  if (client_sink) sinks.push_back(client_sink);
-  auto logger = std::make_shared<spdlog::logger>("mcp-dbserver", sinks.begin(), sinks.end());
+//
+// The operator's log goes to stderr only, never to an MCP client as notifications/message: its
+// lines name hosts, ports, roles, databases, objects and fixes (self-check findings, connection
+// errors), which the MCP specification says log messages to a client must not carry.
+void setupLogging(const Env& env) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "mcp-dbserver",
+      std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never));
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   const auto level = parseLogLevel(env.get("MCPDB_LOG_LEVEL").value_or("info"));
   logger->set_level(level ? static_cast<spdlog::level::level_enum>(*level) : spdlog::level::info);
@@ -820,8 +788,7 @@ std::optional<Assembly> assembleForServing(const AppOptions& options, const Env&
 }
 
 int runServeStdio(const AppOptions& options, const Env& env) {
-  auto client_sink = std::make_shared<ClientLogSink>();
-  setupLogging(env, client_sink);
+  setupLogging(env);
   auto a = assembleForServing(options, env);
   if (!a) return kExitConfig;
   // Destroyed before `a` on every return below: the check holds references into it.
@@ -833,7 +800,6 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
   auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
   session->setLogOutbox(out);
-  client_sink->attach(session);
 
   // Load the embedding model in the background so the first semantic search does not pay for it,
   // but only after kPreloadDelay.
@@ -853,14 +819,13 @@ int runServeStdio(const AppOptions& options, const Env& env) {
   };
   spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
   (void)transport::runStdio(*session, out, io);
-  client_sink->attach({});
   core.pool().shutdown();
   preload.reset();
   return kExitOk;
 }
 
 int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http) {
-  setupLogging(env, nullptr);
+  setupLogging(env);
   auto listen = transport::http::parseListenAddress(http.listen);
   if (!listen) {
     std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";

@@ -136,3 +136,53 @@ test('the database restarted mid-session: the next calls reconnect (clear error 
     await client.close();
   }
 });
+
+// The operator's diagnostics (self-check findings, connection errors) name hosts, ports, roles and
+// databases; a client that asked for every log message must get none of them (MCP: log messages
+// must not carry internal system details). Every engine is pointed at names that exist nowhere,
+// so each failure has something to leak; stderr, the operator's log, must still say what failed.
+test('log notifications to a client carry no host, port, role or database', async () => {
+  const secrets = {
+    pgHost: 'pg-internal-7f3a.invalid', pgPort: '54329', pgRole: 'pgrole_7f3a', pgDb: 'pgdb_7f3a',
+    myHost: 'my-internal-7f3a.invalid', myPort: '33069', myUser: 'myuser_7f3a', myDb: 'mydb_7f3a',
+    mongoHost: 'mongo-internal-7f3a.invalid', mongoDb: 'mongodb_7f3a',
+  };
+  const s = rawServer(serverEnv({
+    MCPDB_LOG_LEVEL: 'debug',
+    POSTGRES_DSN: `postgresql://${secrets.pgRole}@${secrets.pgHost}:${secrets.pgPort}/${secrets.pgDb}?connect_timeout=2`,
+    MYSQL_DSN: `mysql://${secrets.myUser}:pw@${secrets.myHost}:${secrets.myPort}/${secrets.myDb}`,
+    MONGODB_URI: `mongodb://${secrets.mongoHost}:27999/?serverSelectionTimeoutMS=1000`,
+    MONGODB_DATABASE: secrets.mongoDb,
+  }));
+  const messages = [];
+  const replies = new Map();
+  const pump = async (untilId, timeoutMs) => {
+    while (!replies.has(untilId)) {
+      const m = await s.next(timeoutMs);
+      if (m.method === 'notifications/message') messages.push(m);
+      else if (m.id !== undefined) replies.set(m.id, m);
+    }
+  };
+  s.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}');
+  await pump(1, 5000);
+  s.send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+  s.send('{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}');
+  await pump(2, 5000);
+  const calls = [['list_document_categories', {}], ['list_document_categories_mysql', {}],
+    ['count_mongodb_documents', { target: 'demo_documents' }]];
+  calls.forEach(([name, args], i) => s.send(JSON.stringify({ jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params: { name, arguments: args } })));
+  for (let i = 0; i < calls.length; ++i) await pump(10 + i, 20000);
+  // The background self-check starts 200 ms after the start; give it time to report.
+  await new Promise((r) => setTimeout(r, 1500));
+  s.send('{"jsonrpc":"2.0","id":3,"method":"ping"}');
+  await pump(3, 5000);
+  s.child.stdin.end();
+  await s.exited();
+  for (const id of [10, 11, 12]) assert.equal(replies.get(id).result?.isError, true, `call ${id} should fail`);
+  const sent = JSON.stringify([...messages, ...replies.values()]);
+  for (const [what, value] of Object.entries(secrets)) {
+    assert.ok(!sent.includes(value), `${what} reached the client: ${sent.slice(0, 2000)}`);
+  }
+  // The operator's log on stderr keeps the diagnosis (the same run had something to leak).
+  assert.match(s.stderr(), new RegExp(secrets.pgHost.replace(/\./g, '\\.')));
+});

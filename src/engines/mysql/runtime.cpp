@@ -10,6 +10,7 @@
 #include "engines/mysql/dsn.hpp"
 #include "engines/mysql/iam.hpp"
 #include "engines/mysql/routines.hpp"
+#include "engines/sql/result_keys.hpp"
 
 namespace mcpdb::mysql {
 namespace {
@@ -252,7 +253,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->rows.size();
-  out.free_text = hasFreeTextColumn(r->columns);
+  out.free_text = carriesDatabaseText(tool.statement, r->columns);
   out.structured = resultEnvelope(*r, held->limits);
   return out;
 }
@@ -417,11 +418,17 @@ Json resultEnvelope(QueryResult& result, const Limits& limits) {
   return out;
 }
 
-bool hasFreeTextColumn(const std::vector<Column>& columns) {
+bool carriesDatabaseText(std::string_view statement, const std::vector<Column>& columns) {
   static const std::set<std::string, std::less<>> kNotText = {
       "int", "decimal", "double", "date", "time", "datetime", "timestamp", "year", "bit"};
-  return std::any_of(columns.begin(), columns.end(),
-                     [](const Column& c) { return kNotText.count(c.type) == 0; });
+  if (std::any_of(columns.begin(), columns.end(),
+                  [](const Column& c) { return kNotText.count(c.type) == 0; })) {
+    return true;
+  }
+  std::vector<std::string_view> names;
+  names.reserve(columns.size());
+  for (const auto& c : columns) names.emplace_back(c.name);
+  return !sql::namesAreStatementText(statement, names);
 }
 
 }  // namespace mcpdb::mysql

@@ -150,7 +150,8 @@ Result<std::vector<Param>> bindArguments(const std::vector<sql::ParamSpec>& para
 // The structuredContent of a query result: {columns, rows (objects by column name), row_count,
 // truncated, note?}.
 Json resultEnvelope(QueryResult& result, const Limits& limits);
-// Whether any column can hold free text (what fence: auto fences).
-bool hasFreeTextColumn(const std::vector<Column>& columns);
+// Whether the result can carry text from the database (what fence: auto fences): a column that can
+// hold free text, or a key that is not the statement's own text (sql/result_keys.hpp).
+bool carriesDatabaseText(std::string_view statement, const std::vector<Column>& columns);
 
 }  // namespace mcpdb::mysql

@@ -6,6 +6,7 @@
 
 #include "embed/embedder.hpp"
 #include "engines/postgres/guard/guard.hpp"
+#include "engines/sql/result_keys.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::postgres {
@@ -335,20 +336,26 @@ namespace {
 // Whether a result with these columns ([{name, type}], PostgreSQL type names) can carry free text:
 // any column not of a numeric, boolean, date/time, uuid or vector type (or an array of one). A
 // type this list does not know counts as text.
-bool hasFreeTextColumn(const Json& columns) {
+// Whether a result can carry text from the database (Fence::Auto fences it): a text-like column,
+// or a key that is not the statement's own text (sql/result_keys.hpp: `SELECT *` brings the
+// catalog's column names).
+bool carriesDatabaseText(std::string_view statement, const Json& columns) {
   static const std::set<std::string, std::less<>> kNotText = {
       "int2",        "int4",     "int8", "float4", "float8",  "numeric",
       "oid",         "bool",     "date", "time",   "timetz",  "timestamp",
       "timestamptz", "interval", "uuid", "vector", "halfvec", "money"};
   if (!columns.is_array()) return true;
+  std::vector<std::string_view> names;
   for (const auto& c : columns) {
     if (!c.is_object() || !c.contains("type") || !c["type"].is_string()) return true;
+    if (!c.contains("name") || !c["name"].is_string()) return true;
+    names.push_back(c["name"].get_ref<const std::string&>());
     std::string_view type = c["type"].get_ref<const std::string&>();
     if (!type.empty() && type.front() == '_') type.remove_prefix(1);  // an array of the type
     if (type.size() > 2 && type.substr(type.size() - 2) == "[]") type.remove_suffix(2);
     if (kNotText.find(type) == kNotText.end()) return true;
   }
-  return false;
+  return !sql::namesAreStatementText(statement, names);
 }
 
 }  // namespace
@@ -421,7 +428,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   protocol::ToolOutput out;
   out.rows = r->row_count;
   Json columns = std::move(r->columns);
-  out.free_text = hasFreeTextColumn(columns);
+  out.free_text = carriesDatabaseText(tool.statement, columns);
   out.structured = envelope(*r, "rows");
   out.structured["columns"] = std::move(columns);
   return out;
@@ -549,7 +556,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
   out.rows = r->row_count;
-  out.free_text = hasFreeTextColumn(r->columns);
+  out.free_text = carriesDatabaseText(s.statement, r->columns);
   out.structured = envelope(*r, "results");
   out.structured["model"] = (*embedder)->modelId();
   out.structured["distance"] = s.distance == Distance::Cosine ? "cosine"
