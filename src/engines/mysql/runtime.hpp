@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "engines/mysql/config.hpp"
 #include "engines/engine.hpp"
 #include "engines/mysql/connection.hpp"
+#include "engines/mysql/guard.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mysql {
@@ -107,8 +109,12 @@ class Runtime {
   // tool gives PermissionDenied, not a description. Never throws.
   Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
-  // OK, or PermissionDenied naming what was refused and why. Remembered for kVetInterval, then
-  // judged again (a function can be dropped and created anew with another body).
+  // OK, or PermissionDenied whose message names nothing (the agent reads it) and whose detail
+  // says what was refused and why (the operator's). A verdict is reused only while the
+  // fingerprint of everything it looked up is unchanged, checked on every call in one round trip
+  // (a view or function redefined, dropped, created under a looked-up name, or its definer
+  // changed, is judged again on the next call), and for at most kVetInterval (the definers'
+  // privileges, which the fingerprint does not cover, are read again then).
   Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
   // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
   std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
@@ -135,6 +141,8 @@ class Runtime {
   struct Vetted {
     std::chrono::steady_clock::time_point at;
     Status status;
+    std::vector<guard::Name> looked_up;  // every candidate name the verdict looked up
+    std::set<std::string> fingerprints;  // of every object found among them
   };
   Settings settings_;
   std::map<std::string, std::unique_ptr<SourcePool>> pools_;
