@@ -1,5 +1,7 @@
 #include "engines/mysql/catalog.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <utility>
 
@@ -69,7 +71,59 @@ bool anyName(const std::vector<guard::Name>& candidates) {
   return false;
 }
 
+// Statements counted server-wide (Com_*) that create, replace, rename or drop a view, a stored
+// function or a table (a table replaced by a view), or a database (which drops its views).
+constexpr std::string_view kDefinitionCounters[] = {
+    "Com_alter_function", "Com_alter_view",  "Com_create_db",    "Com_create_function",
+    "Com_create_table",   "Com_create_view", "Com_drop_db",      "Com_drop_function",
+    "Com_drop_table",     "Com_drop_view",   "Com_rename_table",
+};
+// ... and those that change what an account (a definer) may do.
+constexpr std::string_view kPrivilegeCounters[] = {
+    "Com_alter_user",  "Com_create_role", "Com_create_user", "Com_drop_role",
+    "Com_drop_user",   "Com_flush",       "Com_grant",       "Com_grant_role",
+    "Com_rename_user", "Com_revoke",      "Com_revoke_all",  "Com_revoke_role",
+};
+
+bool listed(std::string_view name, const auto& names) {
+  for (std::string_view n : names) {
+    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+Result<CatalogEpoch> readCatalogEpoch(Connection& conn) {
+  static const std::string sql = [] {
+    std::string out = "SHOW GLOBAL STATUS WHERE Variable_name IN (";
+    bool first = true;
+    auto add = [&](std::string_view n) {
+      out += (first ? "'" : ", '") + std::string(n) + "'";
+      first = false;
+    };
+    for (std::string_view n : kDefinitionCounters) add(n);
+    for (std::string_view n : kPrivilegeCounters) add(n);
+    return out + ")";
+  }();
+  auto rows = conn.queryRows(sql, 64);
+  if (!rows) return rows.error();
+  CatalogEpoch epoch;
+  for (const auto& r : *rows) {
+    if (r.size() != 2 || !r[0] || !r[1]) continue;
+    std::string& into = listed(*r[0], kPrivilegeCounters) ? epoch.privileges : epoch.definitions;
+    into += *r[0] + "=" + *r[1] + ";";
+  }
+  if (epoch.definitions.empty()) {
+    return makeError(Code::Internal, "the server reported none of its statement counters");
+  }
+  return epoch;
+}
 
 std::string quoteLiteral(std::string_view text) {
   std::string out = "'";

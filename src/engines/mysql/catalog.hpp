@@ -36,6 +36,19 @@ Result<std::vector<CatalogObject>> lookUpObjects(Connection& conn,
 Result<std::set<std::string>> fingerprintObjects(Connection& conn,
                                                  const std::vector<guard::Name>& candidates);
 
+// The server's counters of the statements that can change what a verdict depends on, as two
+// texts ("name=value;..."): `definitions` (CREATE/ALTER/DROP of views, functions, tables and
+// databases, RENAME TABLE) and `privileges` (GRANT, REVOKE, users and roles, FLUSH). One short
+// SHOW GLOBAL STATUS: when neither text moved since a verdict, no view, routine or grant changed
+// anywhere on the server (replicated DDL counts too), so the verdict holds without reading
+// information_schema, whose views table costs milliseconds per query.
+struct CatalogEpoch {
+  std::string definitions;
+  std::string privileges;
+  bool operator==(const CatalogEpoch&) const = default;
+};
+Result<CatalogEpoch> readCatalogEpoch(Connection& conn);
+
 // A string literal for the session's fixed sql_mode (backslash escapes on): 'it''s' form.
 std::string quoteLiteral(std::string_view text);
 

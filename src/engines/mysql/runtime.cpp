@@ -302,12 +302,22 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
     auto it = vetted_.find(tool.name);
     if (it != vetted_.end() && now - it->second.at < kVetInterval) cached = it->second;
   }
-  if (cached) {
-    auto current = fingerprintObjects(conn, cached->looked_up);
-    if (current && *current == cached->fingerprints) return cached->status;
+  auto epoch = readCatalogEpoch(conn);
+  if (cached && epoch) {
+    if (*epoch == cached->epoch) return cached->status;
+    // Something was defined somewhere: what this verdict read is compared (a privilege change
+    // may concern a definer: judged again).
+    if (epoch->privileges == cached->epoch.privileges) {
+      auto current = fingerprintObjects(conn, cached->looked_up);
+      if (current && *current == cached->fingerprints) {
+        std::lock_guard<std::mutex> lock(vet_mu_);
+        vetted_[tool.name].epoch = *epoch;
+        return cached->status;
+      }
+    }
   }
   RoutineChecker checker(conn, routineOptions(settings_, conn, pool));
-  Vetted fresh{now, {}, {}, {}};
+  Vetted fresh{now, {}, {}, {}, epoch ? *epoch : CatalogEpoch{}};
   for (const auto& v : checker.checkStatement(tool.statement, tool.called_functions)) {
     if (!v.allowed) {
       // The agent learns that something was refused, never which schema, view or function:
@@ -325,6 +335,7 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
       break;
     }
   }
+  if (!epoch) fresh.at = now - kVetInterval;  // without counters, never reused
   fresh.looked_up = checker.lookedUp();
   fresh.fingerprints = checker.fingerprints();
   std::lock_guard<std::mutex> lock(vet_mu_);

@@ -22,6 +22,7 @@
 #include "common/result.hpp"
 #include "engines/mysql/config.hpp"
 #include "engines/engine.hpp"
+#include "engines/mysql/catalog.hpp"
 #include "engines/mysql/connection.hpp"
 #include "engines/mysql/guard.hpp"
 #include "protocol/tool.hpp"
@@ -110,11 +111,11 @@ class Runtime {
   Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
   // OK, or PermissionDenied whose message names nothing (the agent reads it) and whose detail
-  // says what was refused and why (the operator's). A verdict is reused only while the
-  // fingerprint of everything it looked up is unchanged, checked on every call in one round trip
-  // (a view or function redefined, dropped, created under a looked-up name, or its definer
-  // changed, is judged again on the next call), and for at most kVetInterval (the definers'
-  // privileges, which the fingerprint does not cover, are read again then).
+  // says what was refused and why (the operator's). Every call first reads the server's DDL and
+  // privilege counters (readCatalogEpoch, one short round trip): unchanged since the verdict, it
+  // holds; definitions counted, the server's digest of everything the verdict looked up is
+  // compared (fingerprintObjects) and a difference, or any privilege change, is judged again on
+  // this call. At most kVetInterval old in any case (a backstop for what no counter shows).
   Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
   // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
   std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
@@ -143,6 +144,7 @@ class Runtime {
     Status status;
     std::vector<guard::Name> looked_up;  // every candidate name the verdict looked up
     std::set<std::string> fingerprints;  // of every object found among them
+    CatalogEpoch epoch;                  // the server's DDL and privilege counters before it
   };
   Settings settings_;
   std::map<std::string, std::unique_ptr<SourcePool>> pools_;

@@ -31,7 +31,7 @@ class Generator {
   // Whitespace or a comment between tokens.
   std::string gap() {
     switch (in_.ConsumeIntegralInRange<int>(0, 6)) {
-      case 0: return "";
+      case 0: return "  ";
       case 1: return "\n";
       case 2: return " /* " + word() + " */ ";
       case 3: return " -- " + word() + "\n";
@@ -54,7 +54,8 @@ class Generator {
       case 1: return name + g + "AS" + gap() + "al";
       case 2: return name + g + word();
       case 3: return "(" + g + factor(name, depth - 1) + gap() + ")";
-      case 4: return "t" + g + "JOIN" + gap() + "(" + factor(name, depth - 1) + ")" + gap() + "ON 1";
+      case 4:
+        return "t" + g + "JOIN" + gap() + "(" + factor(name, depth - 1) + ")" + gap() + "ON 1";
       case 5: return "t JOIN u ON 1," + g + factor(name, depth - 1);
       case 6: return "t JOIN u USING (id)," + g + factor(name, depth - 1);
       case 7: return "t IGNORE INDEX FOR ORDER BY (PRIMARY)," + g + factor(name, depth - 1);
@@ -79,9 +80,12 @@ class Generator {
       case 0: return "SELECT x FROM" + g + factor(name, depth);
       case 1: return "SELECT id FROM t WHERE id IN (SELECT id FROM" + g + factor(name, depth) + ")";
       case 2: return "SELECT (SELECT x FROM " + factor(name, depth) + " LIMIT 1)" + g + "AS y";
-      case 3: return "SELECT 1 FROM t WHERE EXISTS" + g + "(SELECT 1 FROM " + factor(name, depth) + ")";
-      case 4: return "SELECT id FROM t UNION ALL" + g + "(SELECT x FROM " + factor(name, depth) + ")";
-      case 5: return "WITH c AS (SELECT x FROM " + factor(name, depth) + ")" + g + "SELECT x FROM c";
+      case 3:
+        return "SELECT 1 FROM t WHERE EXISTS" + g + "(SELECT 1 FROM " + factor(name, depth) + ")";
+      case 4:
+        return "SELECT id FROM t UNION ALL" + g + "(SELECT x FROM " + factor(name, depth) + ")";
+      case 5:
+        return "WITH c AS (SELECT x FROM " + factor(name, depth) + ")" + g + "SELECT x FROM c";
       case 6: return "SELECT " + name + g + "(1) AS y FROM t";
       case 7: return "SELECT x FROM t WHERE " + name + g + "(x) > 0";
       default: return "SELECT COUNT(*) FROM t, " + factor(name, depth) + g + "GROUP BY x";

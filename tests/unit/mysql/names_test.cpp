@@ -83,8 +83,7 @@ TEST(MysqlNames, QualifiedNamesGiveTheirSchema) {
 // join whose first table is a view must give that view.
 TEST(MysqlNames, MariadbViewDefinitionsGiveEveryTable) {
   const auto c = collectNames(
-      "select `v`.`x` AS `x` from (`s`.`v` join `s`.`t` on(1)) where `s`.`f`(`v`.`x`) > 0",
-      "s");
+      "select `v`.`x` AS `x` from (`s`.`v` join `s`.`t` on(1)) where `s`.`f`(`v`.`x`) > 0", "s");
   EXPECT_TRUE(c.complete);
   for (const Name& n : {Name{"s", "v"}, Name{"s", "t"}, Name{"s", "f"}}) {
     EXPECT_TRUE(has(c, n)) << displayName(n) << " in " << all(c);
