@@ -294,6 +294,22 @@ engines::Finding toFinding(const GrantFinding& g) {
 
 }  // namespace
 
+Result<CatalogEpoch> Runtime::recentEpoch(Connection& conn, const SourcePool& pool,
+                                          Clock::time_point now) {
+  const std::string& source = pool.source().name;
+  {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    auto it = epochs_.find(source);
+    if (it != epochs_.end() && now - it->second.at < kEpochMaxAge) return it->second.epoch;
+  }
+  auto epoch = readCatalogEpoch(conn);
+  if (epoch) {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    epochs_[source] = {now, *epoch};
+  }
+  return epoch;
+}
+
 Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& pool) {
   const auto now = Clock::now();
   std::optional<Vetted> cached;
@@ -302,7 +318,7 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
     auto it = vetted_.find(tool.name);
     if (it != vetted_.end() && now - it->second.at < kVetInterval) cached = it->second;
   }
-  auto epoch = readCatalogEpoch(conn);
+  auto epoch = recentEpoch(conn, pool, now);
   if (cached && epoch) {
     if (*epoch == cached->epoch) return cached->status;
     // Something was defined somewhere: what this verdict read is compared (a privilege change

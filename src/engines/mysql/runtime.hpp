@@ -111,11 +111,13 @@ class Runtime {
   Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
   // OK, or PermissionDenied whose message names nothing (the agent reads it) and whose detail
-  // says what was refused and why (the operator's). Every call first reads the server's DDL and
-  // privilege counters (readCatalogEpoch, one short round trip): unchanged since the verdict, it
-  // holds; definitions counted, the server's digest of everything the verdict looked up is
-  // compared (fingerprintObjects) and a difference, or any privilege change, is judged again on
-  // this call. At most kVetInterval old in any case (a backstop for what no counter shows).
+  // says what was refused and why (the operator's). A call compares the server's DDL and
+  // privilege counters (readCatalogEpoch, one short round trip, read at most once per
+  // kEpochMaxAge per source, so that a busy source pays it on a few calls only) with the
+  // verdict's: unchanged, it holds; definitions counted, the server's digest of everything the
+  // verdict looked up is compared (fingerprintObjects) and a difference, or any privilege
+  // change, is judged again on this call. At most kVetInterval old in any case (a backstop for
+  // what no counter shows).
   Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
   // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
   std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
@@ -126,6 +128,9 @@ class Runtime {
   SourcePool* pool(const std::string& source);
 
   static constexpr std::chrono::seconds kVetInterval{60};
+  // How long a source's counters, once read, stand for the server's: a definition changed is
+  // judged by every call that starts later than this after the change.
+  static constexpr std::chrono::milliseconds kEpochMaxAge{50};
 
  private:
   // A connection of the tool's source whose stored functions and views passed vet(), with the
@@ -150,6 +155,14 @@ class Runtime {
   std::map<std::string, std::unique_ptr<SourcePool>> pools_;
   std::mutex vet_mu_;
   std::map<std::string, Vetted> vetted_;  // by tool name
+  struct SourceEpoch {
+    std::chrono::steady_clock::time_point at;
+    CatalogEpoch epoch;
+  };
+  std::map<std::string, SourceEpoch> epochs_;  // by source name, under vet_mu_
+  // The source's counters, read on `conn` when the last reading is older than kEpochMaxAge.
+  Result<CatalogEpoch> recentEpoch(Connection& conn, const SourcePool& pool,
+                                   std::chrono::steady_clock::time_point now);
 };
 
 // Tool arguments -> the typed parameters of the binary protocol, in declaration order

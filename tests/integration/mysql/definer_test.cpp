@@ -11,14 +11,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "engines/mysql/catalog.hpp"
 #include "engines/mysql/doctor.hpp"
+#include "engines/mysql/names.hpp"
 #include "engines/mysql/guard.hpp"
 #include "engines/mysql/routines.hpp"
+#include "engines/mysql/runtime.hpp"
 #include "integration/mysql/engine_fixture.hpp"
 #include "integration/mysql/fixture.hpp"
 
@@ -66,6 +72,12 @@ void dropAll(Connection& root) {
                                  "DROP USER IF EXISTS " + R, "DROP USER IF EXISTS " + P}) {
     (void)root.queryValue(sql);
   }
+}
+
+// A source's statement counters stand for the server's for Runtime::kEpochMaxAge after they were
+// read: a redefinition is judged by the first call that starts later.
+void waitForCounters() {
+  std::this_thread::sleep_for(Runtime::kEpochMaxAge + std::chrono::milliseconds(20));
 }
 
 const char* kWritingBody = "BEGIN INSERT INTO log () VALUES (); RETURN 1; END";
@@ -276,7 +288,8 @@ TEST_F(MysqlDefiners, AWritingDefinerIsRefusedEvenForAPureBody) {
 }
 
 // Through the engine: the tool's error names nothing (its detail does), a redefinition is judged
-// on the very next call, and an allowlisted function with a writing definer is refused.
+// by the next call (past the counters' 50 ms), and an allowlisted function with a writing definer
+// is refused.
 TEST_F(MysqlDefiners, TheEngineRefusesWithoutNamesAndJudgesRedefinitionsAtOnce) {
   auto root = openRoot();
   ASSERT_TRUE(root);
@@ -306,12 +319,14 @@ TEST_F(MysqlDefiners, TheEngineRefusesWithoutNamesAndJudgesRedefinitionsAtOnce) 
   ASSERT_TRUE(rootExec(*root, "CREATE OR REPLACE DEFINER=" + R + " FUNCTION " + S +
                                   ".f_redef() RETURNS INT MODIFIES SQL DATA " + kWritingBody));
   ASSERT_TRUE(rootExec(*root, "GRANT EXECUTE ON FUNCTION " + S + ".f_redef TO " + P));
+  waitForCounters();
   auto written = e.call("redef", Json::object());
   ASSERT_FALSE(written);
   EXPECT_NE(written.error().detail.find("may write"), std::string::npos) << written.error().detail;
   ASSERT_TRUE(rootExec(*root, "CREATE OR REPLACE DEFINER=" + W + " FUNCTION " + S +
                                   ".f_redef() RETURNS INT RETURN 1"));
   ASSERT_TRUE(rootExec(*root, "GRANT EXECUTE ON FUNCTION " + S + ".f_redef TO " + P));
+  waitForCounters();
   auto definer = e.call("redef", Json::object());
   ASSERT_FALSE(definer);
   EXPECT_NE(definer.error().detail.find("definer"), std::string::npos) << definer.error().detail;
@@ -319,6 +334,7 @@ TEST_F(MysqlDefiners, TheEngineRefusesWithoutNamesAndJudgesRedefinitionsAtOnce) 
                                   ".f_redef() RETURNS INT RETURN 1"));
   ASSERT_TRUE(rootExec(*root, "GRANT EXECUTE ON FUNCTION " + S + ".f_redef TO " + P));
   ASSERT_TRUE(rootExec(*root, "GRANT EXECUTE ON FUNCTION " + S + ".f_redef TO " + R));
+  waitForCounters();
   auto after = e.call("redef", Json::object());
   EXPECT_TRUE(after) << after.error().message << " (" << after.error().detail << ")";
 }
@@ -362,6 +378,60 @@ TEST_F(MysqlDefiners, DoctorFlagsWritingDefinersAndTheToolsReachingThem) {
   }
   EXPECT_EQ(unusable, 3);
   EXPECT_EQ(ok, 1);
+}
+
+}  // namespace
+}  // namespace mcpdb::mysql::itest
+
+namespace mcpdb::mysql::itest {
+namespace {
+
+// What the re-vetting adds to a call, measured as A/B rounds interleaved on one connection of the
+// demo principal: the demo tool's statement alone (what a call ran before: begin, prepare,
+// execute) against the same preceded by the per-call check (readCatalogEpoch), and the digest
+// read only when definitions were counted (fingerprintObjects over the statement's names).
+// Prints the figures; the assertion only guards against a check that became absurdly expensive.
+TEST(MysqlVetCost, Figures) {
+  auto c = openReader();
+  ASSERT_TRUE(c);
+  const std::string sql =
+      "SELECT id, title, body, category, tags, published FROM documents WHERE id = ?";
+  const std::vector<Param> params{std::string("doc-01")};
+  const auto names = guard::collectNames(sql, "demo").names;
+  using Clock = std::chrono::steady_clock;
+  auto micros = [](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
+  constexpr int kRounds = 300;
+  double plain = 0, checked = 0, digest = 0, epochOnly = 0;
+  bool ok = true;
+  for (int i = 0; i < kRounds; ++i) {
+    auto t0 = Clock::now();
+    ok = ok && c->run(sql, params, CallLimits{}).ok();
+    auto t1 = Clock::now();
+    auto epoch = readCatalogEpoch(*c);
+    auto t2 = Clock::now();
+    ok = ok && epoch.ok() && c->run(sql, params, CallLimits{}).ok();
+    auto t3 = Clock::now();
+    ok = ok && fingerprintObjects(*c, names).ok();
+    auto t4 = Clock::now();
+    plain += micros(t1 - t0);
+    epochOnly += micros(t2 - t1);
+    checked += micros(t3 - t1);
+    digest += micros(t4 - t3);
+  }
+  ASSERT_TRUE(ok);
+  std::printf(
+      "[vet cost] %d interleaved rounds, microseconds per call (mean):\n"
+      "  call without the check (reset, begin, prepare, execute+read): %.0f\n"
+      "  call with the check (SHOW GLOBAL STATUS first):               %.0f\n"
+      "  the check alone:                                              %.0f\n"
+      "  the digest (information_schema, only after counted DDL):      %.0f\n",
+      kRounds, plain / kRounds, checked / kRounds, epochOnly / kRounds, digest / kRounds);
+  RecordProperty("plain_us", static_cast<int>(plain / kRounds));
+  RecordProperty("checked_us", static_cast<int>(checked / kRounds));
+  RecordProperty("digest_us", static_cast<int>(digest / kRounds));
+  EXPECT_LT(epochOnly / kRounds, 20000.0);
 }
 
 }  // namespace
