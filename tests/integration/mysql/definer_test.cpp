@@ -242,7 +242,10 @@ TEST_F(MysqlDefiners, AViewIsFoundWhereverItsNameAppears) {
     (void)conn->resetSession();
     const auto verdicts = vet(*conn, sql);
     const RoutineVerdict* refusal = firstRefusal(verdicts);
-    ASSERT_NE(refusal, nullptr) << sql << ": nothing refused";
+    if (refusal == nullptr) {
+      ADD_FAILURE() << sql << ": nothing refused";  // every missed position is reported
+      continue;
+    }
     EXPECT_NE(refusal->reason.find("f_write"), std::string::npos) << sql << ": " << refusal->reason;
   }
 }
