@@ -305,7 +305,7 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   if (!result.ok() && (canceller.fired() || stop.stop_requested()) &&
       result.error().code != Code::Unavailable) {
     Error cancelled = makeError(Code::Cancelled, "call: the statement was cancelled");
-    cancelled.detail = result.error().message;  // e.g. "execute: ... (error 1317, ...)"
+    cancelled.detail = operatorText(result.error());  // e.g. "execute: ... (error 1317, ...)"
     return cancelled;
   }
   if (!result.ok() && result.error().code == Code::Unavailable) broken_ = true;

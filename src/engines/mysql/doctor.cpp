@@ -171,7 +171,7 @@ std::vector<GrantFinding> checkPrivileges(Connection& conn, const PrivilegeCheck
   auto lines = conn.queryColumn("SHOW GRANTS FOR CURRENT_USER()");
   if (!lines) {
     return {GrantFinding{Sev::Inconclusive, "mysql.grants",
-                         "SHOW GRANTS FOR CURRENT_USER() failed (" + lines.error().message +
+                         "SHOW GRANTS FOR CURRENT_USER() failed (" + operatorText(lines.error()) +
                              "): nothing was checked"}};
   }
   GrantsInput input;

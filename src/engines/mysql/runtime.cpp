@@ -365,7 +365,7 @@ std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& st
     auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
     if (!lease) {
       out.push_back({engines::Finding::Severity::Inconclusive, "mysql.connect",
-                     "mysql source '" + name + "': " + lease.error().message +
+                     "mysql source '" + name + "': " + operatorText(lease.error()) +
                          ": nothing was proved about its account"});
       continue;
     }
@@ -400,7 +400,7 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
     auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
     if (!lease) {
       out.push_back({engines::Finding::Severity::Inconclusive, "mysql.tool",
-                     "tool '" + t.name + "': " + lease.error().message});
+                     "tool '" + t.name + "': " + operatorText(lease.error())});
       continue;
     }
     {
