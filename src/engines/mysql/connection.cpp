@@ -109,6 +109,32 @@ Result<std::vector<std::optional<std::string>>> Connection::queryColumn(std::str
   return out;
 }
 
+Result<std::vector<Connection::TextRow>> Connection::queryRows(std::string_view sql,
+                                                               std::size_t max_rows) {
+  if (!usable()) return makeError(Code::Unavailable, "query: the connection is closed");
+  if (mysql_real_query(handle_.get(), sql.data(), sql.size()) != 0) return lastError("query");
+  ResPtr res(mysql_store_result(handle_.get()));
+  std::vector<TextRow> out;
+  if (res == nullptr) {
+    if (mysql_field_count(handle_.get()) != 0) return lastError("query");
+    return out;
+  }
+  const unsigned columns = mysql_num_fields(res.get());
+  while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+    if (out.size() == max_rows) {
+      return makeError(Code::ResourceExhausted,
+                       "query: more than " + std::to_string(max_rows) + " rows");
+    }
+    const unsigned long* lengths = mysql_fetch_lengths(res.get());
+    TextRow r(columns);
+    for (unsigned i = 0; i < columns && lengths != nullptr; ++i) {
+      if (row[i] != nullptr) r[i] = std::string(row[i], lengths[i]);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 // One SET for the whole session state. At connect it is read back: the server must report
 // exactly our sql_mode (nothing that changes lexing, e.g. ANSI_QUOTES or NO_BACKSLASH_ESCAPES,
 // slipped in through a server default) and a read-only session. After a reset the same SET on the
@@ -279,7 +305,7 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   if (!result.ok() && (canceller.fired() || stop.stop_requested()) &&
       result.error().code != Code::Unavailable) {
     Error cancelled = makeError(Code::Cancelled, "call: the statement was cancelled");
-    cancelled.detail = result.error().message;  // e.g. "execute: ... (error 1317, ...)"
+    cancelled.detail = operatorText(result.error());  // e.g. "execute: ... (error 1317, ...)"
     return cancelled;
   }
   if (!result.ok() && result.error().code == Code::Unavailable) broken_ = true;

@@ -91,6 +91,11 @@ class Connection {
   // Runs `sql` as plain text and reads the first column of every row (NULL as nullopt): the
   // doctor's SHOW GRANTS. Never for the agent's statements.
   Result<std::vector<std::optional<std::string>>> queryColumn(std::string_view sql);
+  // Runs `sql` as plain text and reads every column of every row (NULL as nullopt), at most
+  // `max_rows` rows (more is an error): the vetting's catalog look-ups. Never for the agent's
+  // statements.
+  using TextRow = std::vector<std::optional<std::string>>;
+  Result<std::vector<TextRow>> queryRows(std::string_view sql, std::size_t max_rows);
 
   // Clears what a call may have left in the session (user variables, named locks, prepared
   // statements, temporary tables, its transaction) and sets the session up again. On failure the

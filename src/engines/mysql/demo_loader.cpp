@@ -321,7 +321,11 @@ std::string countsText(const Counts& c) {
 Result<std::string> loadMysql(const std::vector<DemoDocument>& docs,
                               const engines::DemoLoadContext& ctx) {
   if (ctx.env == nullptr) return makeError(Code::Internal, "no environment");
-  return demo_detail::loadInto(docs, *ctx.env, demo_detail::kDemoTable);
+  auto loaded = demo_detail::loadInto(docs, *ctx.env, demo_detail::kDemoTable);
+  if (loaded) return loaded;
+  // The loader's output is the operator's: the server's own text (kept out of agent-facing
+  // messages, in the detail) is shown with it.
+  return makeError(loaded.error().code, operatorText(loaded.error()));
 }
 
 }  // namespace

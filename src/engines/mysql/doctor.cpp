@@ -115,33 +115,75 @@ std::optional<std::vector<Account>> parseRoleList(const std::string& text) {
   return out;
 }
 
+// MariaDB 10.11+ PUBLIC, MySQL's @@mandatory_roles; nullopt when they cannot be read.
+std::optional<std::vector<Account>> implicitRoles(Connection& conn) {
+  if (conn.server().flavour == Flavour::MariaDB) {
+    if (conn.server().version_number >= 101100) {
+      return std::vector<Account>{Account{"PUBLIC", "", false, true}};
+    }
+    return std::vector<Account>{};
+  }
+  auto mandatory = conn.queryValue("SELECT @@GLOBAL.mandatory_roles");
+  return mandatory ? parseRoleList(*mandatory) : std::nullopt;
+}
+
+// "user@host" (the host after the last '@') or a role's name.
+Account definerAccount(std::string_view definer) {
+  const auto at = definer.rfind('@');
+  if (at == std::string_view::npos) return Account{std::string(definer), "", false, false};
+  return Account{std::string(definer.substr(0, at)), std::string(definer.substr(at + 1)), true,
+                 false};
+}
+
 }  // namespace
+
+std::optional<std::string> definerRefusal(Connection& conn, std::string_view definer) {
+  const Account account = definerAccount(definer);
+  const std::string shown = accountSql(account);
+  if (account.user.empty()) return "its definer is not named: nothing can be proved about it";
+  auto lines = readLines(conn, "SHOW GRANTS FOR " + shown);
+  if (!lines) {
+    return "the grants of its definer " + shown +
+           " cannot be read by this account (SHOW GRANTS for another account needs SELECT on "
+           "the mysql schema): grant that, make it SQL SECURITY INVOKER, or give it a "
+           "read-only definer";
+  }
+  auto implicit = implicitRoles(conn);
+  if (!implicit) return "the roles every account holds could not be read (@@mandatory_roles)";
+  GrantsInput input;
+  input.lines = std::move(*lines);
+  input.implicit_roles = std::move(*implicit);
+  input.role_grants = [&conn](const Account& role) {
+    return readLines(conn, "SHOW GRANTS FOR " + accountSql(role));
+  };
+  input.routine_is_read_only = [](const Level& routine) {
+    return routine.kind == ObjectKind::Function;
+  };
+  for (const GrantFinding& f : checkGrants(input)) {
+    if (f.severity == Sev::Ok) continue;
+    return "its definer " + shown + " is not proved read-only: " + f.message;
+  }
+  return std::nullopt;
+}
 
 std::vector<GrantFinding> checkPrivileges(Connection& conn, const PrivilegeCheckOptions& options) {
   std::vector<GrantFinding> extra;
   auto lines = conn.queryColumn("SHOW GRANTS FOR CURRENT_USER()");
   if (!lines) {
     return {GrantFinding{Sev::Inconclusive, "mysql.grants",
-                         "SHOW GRANTS FOR CURRENT_USER() failed (" + lines.error().message +
+                         "SHOW GRANTS FOR CURRENT_USER() failed (" + operatorText(lines.error()) +
                              "): nothing was checked"}};
   }
   GrantsInput input;
   for (auto& line : *lines) {
     if (line) input.lines.push_back(std::move(*line));
   }
-  if (conn.server().flavour == Flavour::MariaDB) {
-    if (conn.server().version_number >= 101100)
-      input.implicit_roles.push_back(Account{"PUBLIC", "", false, true});
+  if (auto roles = implicitRoles(conn)) {
+    input.implicit_roles = std::move(*roles);
   } else {
-    auto mandatory = conn.queryValue("SELECT @@GLOBAL.mandatory_roles");
-    auto roles = mandatory ? parseRoleList(*mandatory) : std::nullopt;
-    if (roles) {
-      input.implicit_roles = std::move(*roles);
-    } else {
-      extra.push_back(GrantFinding{Sev::Inconclusive, "mysql.role",
-                                   "@@mandatory_roles could not be read: the roles every account "
-                                   "holds were not checked"});
-    }
+    extra.push_back(GrantFinding{Sev::Inconclusive, "mysql.role",
+                                 "@@mandatory_roles could not be read: the roles every account "
+                                 "holds were not checked"});
   }
   ServerRoleReader server(conn);
   RoleReader reader = [&server](const Account& role) { return server.read(role); };
@@ -156,6 +198,58 @@ std::vector<GrantFinding> checkPrivileges(Connection& conn, const PrivilegeCheck
     findings.insert(findings.end(), extra.begin(), extra.end());
   }
   return findings;
+}
+
+std::vector<GrantFinding> definerFindings(Connection& conn, RoutineChecker& checker) {
+  auto rows = conn.queryRows(
+      "SELECT 'VIEW', TABLE_SCHEMA, TABLE_NAME, DEFINER FROM information_schema.VIEWS "
+      "WHERE SECURITY_TYPE = 'DEFINER' UNION ALL "
+      "SELECT ROUTINE_TYPE, ROUTINE_SCHEMA, ROUTINE_NAME, DEFINER FROM information_schema.ROUTINES "
+      "WHERE SECURITY_TYPE = 'DEFINER' AND ROUTINE_TYPE = 'FUNCTION'",
+      kMaxCatalogRows);
+  if (!rows) {
+    return {GrantFinding{Sev::Inconclusive, "mysql.definer",
+                         "the definer-rights views and functions could not be listed (" +
+                             operatorText(rows.error()) + "): their definers were not checked"}};
+  }
+  std::vector<GrantFinding> out;
+  std::map<std::string, std::optional<std::string>> definers;
+  for (const auto& r : *rows) {
+    if (r.size() != 4 || !r[0] || !r[1] || !r[2] || !r[3]) continue;
+    auto it = definers.find(*r[3]);
+    if (it == definers.end()) it = definers.emplace(*r[3], definerRefusal(conn, *r[3])).first;
+    if (!it->second) continue;
+    const bool isView = *r[0] == "VIEW";
+    const guard::Name name{*r[1], *r[2]};
+    RoutineVerdict v;
+    if (isView) {
+      auto views = checker.checkViews({name});
+      if (!views.empty()) v = views.front();
+    } else {
+      v = checker.checkFunction(name[0], name[1]);
+    }
+    const std::string shown = (isView ? "view " : "function ") + guard::displayName(name) +
+                              " runs with its definer's rights (SQL SECURITY DEFINER), and " +
+                              *it->second;
+    const std::string fix =
+        isView ? "recreate " + guard::displayName(name) +
+                     " with SQL SECURITY INVOKER or a read-only DEFINER, or revoke this "
+                     "account's SELECT on it"
+               : "ALTER FUNCTION " + quoteName(name[0]) + "." + quoteName(name[1]) +
+                     " SQL SECURITY INVOKER;";
+    if (v.kind == RefusalKind::MayWrite) {
+      out.push_back(
+          {Sev::Violation, "mysql.definer", shown + "; what it runs may write: " + v.reason, fix});
+    } else if (v.kind == RefusalKind::Definer) {
+      out.push_back({Sev::Warning, "mysql.definer",
+                     shown + "; it reads today, but a tool reaching it is refused", fix});
+    } else {
+      // What it runs could not be read: whether it writes is not known.
+      out.push_back({Sev::Inconclusive, "mysql.definer",
+                     shown + "; what it runs could not be checked: " + v.reason, fix});
+    }
+  }
+  return out;
 }
 
 std::function<bool(const Level& routine)> routineCheckHook(RoutineChecker& checker) {

@@ -34,6 +34,23 @@ struct PrivilegeCheckOptions {
 std::vector<GrantFinding> checkPrivileges(Connection& conn,
                                           const PrivilegeCheckOptions& options = {});
 
+// Why `definer` (as information_schema shows it: "user@host", or a role's bare name) is not
+// proved read-only, or nullopt when it is: the same analysis as the principal's (checkGrants), on
+// SHOW GRANTS FOR the definer, its roles and the implicit ones. EXECUTE on a stored function is
+// not counted (whatever a definer-rights body calls is vetted where it is reached); everything
+// else that writes, or a line or role that cannot be read, leaves it unproved. The message names
+// the definer (operator-facing) and, when its grants could not be read, the privilege that would
+// let the principal read them.
+std::optional<std::string> definerRefusal(Connection& conn, std::string_view definer);
+
+// The definer-rights (SQL SECURITY DEFINER) views and functions the principal can see whose
+// definer is not proved read-only (definerRefusal): a Violation when the object's definition, or
+// what it reaches, may write (then the principal writes through it, whatever its own grants),
+// Inconclusive when what it runs cannot be read or found, a Warning when it only reads (a tool
+// reaching it is refused all the same). Nothing when all are proved; Inconclusive when they
+// cannot be listed.
+std::vector<GrantFinding> definerFindings(Connection& conn, RoutineChecker& checker);
+
 // The routine_is_read_only hook backed by `checker`: a stored function whose body (and everything
 // it calls) passes the guard, or that is allowlisted. Procedures and packages are never exempt:
 // no configured statement can call them, so EXECUTE on them is never needed.

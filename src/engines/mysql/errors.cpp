@@ -97,10 +97,13 @@ Error classifyError(unsigned errorNumber, std::string_view sqlstate, std::string
                         std::to_string(errorNumber);
   if (!sqlstate.empty()) message += ", SQLSTATE " + withInvalidUtf8Replaced(sqlstate.substr(0, 5));
   message += ")";
+  Error e = makeError(code, std::move(message));
+  // Object names (schemas, tables, columns, accounts) are catalog text: the operator's, never the
+  // agent's (issue 28): they go to the detail only.
   if (known != kKnown.end() && known->messageIsSafe && !serverMessage.empty()) {
-    message += ": " + withInvalidUtf8Replaced(serverMessage.substr(0, 300));
+    e.detail = withInvalidUtf8Replaced(serverMessage.substr(0, 300));
   }
-  return makeError(code, std::move(message));
+  return e;
 }
 
 }  // namespace mcpdb::mysql

@@ -1,8 +1,9 @@
 #pragma once
 // MySQL/MariaDB errors as Status codes with safe messages. Server messages often quote the data
-// that failed ("Incorrect string value: '\xC3(' for column ..."), so a message passes through
-// only for the error numbers whose text names objects, never values; every other error is
-// described by its class, number and SQLSTATE alone.
+// that failed ("Incorrect string value: '\xC3(' for column ..."), so a message is kept only for
+// the error numbers whose text names objects, never values, and then only in the error's detail
+// (the operator's: object names are catalog text, never shown to the agent); the message is the
+// class, number and SQLSTATE alone.
 
 #include <string_view>
 

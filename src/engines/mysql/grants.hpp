@@ -19,6 +19,7 @@ struct GrantFinding {
     Ok,            // proved: only reads remain
     Violation,     // a write path; `fix` removes it
     Inconclusive,  // a line or role could not be read: nothing was proved
+    Warning,       // not a write path, but weaker than it should be (definerFindings)
   };
   Severity severity = Severity::Inconclusive;
   std::string check;     // "mysql.privilege", "mysql.grant_option", "mysql.role", "mysql.grants"

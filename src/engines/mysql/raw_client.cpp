@@ -130,7 +130,7 @@ Result<MysqlPtr> connectRaw(const Dsn& dsn, std::chrono::seconds ioTimeout) {
                          plan->password.c_str(), orNull(dsn.database), dsn.port, orNull(dsn.socket),
                          0) == nullptr) {
     Error e = lastErrorOf(m.get(), "connect");
-    e.detail = redactedDsn(dsn);
+    e.detail = e.detail.empty() ? redactedDsn(dsn) : e.detail + "; " + redactedDsn(dsn);
     return e;
   }
   if (plan->require_tls) {

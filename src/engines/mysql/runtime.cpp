@@ -9,6 +9,7 @@
 #include "engines/mysql/doctor.hpp"
 #include "engines/mysql/dsn.hpp"
 #include "engines/mysql/iam.hpp"
+#include "engines/mysql/catalog.hpp"
 #include "engines/mysql/routines.hpp"
 #include "engines/sql/result_keys.hpp"
 
@@ -284,38 +285,79 @@ RoutineCheckOptions routineOptions(const Settings& settings, const Connection& c
 
 engines::Finding toFinding(const GrantFinding& g) {
   using S = engines::Finding::Severity;
-  const S severity = g.severity == GrantFinding::Severity::Ok          ? S::Ok
-                     : g.severity == GrantFinding::Severity::Violation ? S::Violation
-                                                                       : S::Inconclusive;
+  using G = GrantFinding::Severity;
+  const S severity = g.severity == G::Ok          ? S::Ok
+                     : g.severity == G::Violation ? S::Violation
+                     : g.severity == G::Warning   ? S::Warning
+                                                  : S::Inconclusive;
   return {severity, g.check, g.message, g.fix};
 }
 
 }  // namespace
 
+Result<CatalogEpoch> Runtime::recentEpoch(Connection& conn, const SourcePool& pool,
+                                          Clock::time_point now) {
+  const std::string& source = pool.source().name;
+  {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    auto it = epochs_.find(source);
+    if (it != epochs_.end() && now - it->second.at < kEpochMaxAge) return it->second.epoch;
+  }
+  auto epoch = readCatalogEpoch(conn);
+  if (epoch) {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    epochs_[source] = {now, *epoch};
+  }
+  return epoch;
+}
+
 Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& pool) {
-  if (tool.called_functions.empty() && tool.relations.empty()) return {};
   const auto now = Clock::now();
+  std::optional<Vetted> cached;
   {
     std::lock_guard<std::mutex> lock(vet_mu_);
     auto it = vetted_.find(tool.name);
-    if (it != vetted_.end() && now - it->second.at < kVetInterval) return it->second.status;
+    if (it != vetted_.end() && now - it->second.at < kVetInterval) cached = it->second;
+  }
+  auto epoch = recentEpoch(conn, pool, now);
+  if (cached && epoch) {
+    if (*epoch == cached->epoch) return cached->status;
+    // Something was defined somewhere: what this verdict read is compared (a privilege change
+    // may concern a definer: judged again).
+    if (epoch->privileges == cached->epoch.privileges) {
+      auto current = fingerprintObjects(conn, cached->looked_up);
+      if (current && *current == cached->fingerprints) {
+        std::lock_guard<std::mutex> lock(vet_mu_);
+        vetted_[tool.name].epoch = *epoch;
+        return cached->status;
+      }
+    }
   }
   RoutineChecker checker(conn, routineOptions(settings_, conn, pool));
-  Status status;
-  auto verdicts = checker.checkFunctions(tool.called_functions);
-  auto views = checker.checkViews(tool.relations);
-  verdicts.insert(verdicts.end(), views.begin(), views.end());
-  for (const auto& v : verdicts) {
+  Vetted fresh{now, {}, {}, {}, epoch ? *epoch : CatalogEpoch{}};
+  for (const auto& v : checker.checkStatement(tool.statement, tool.called_functions)) {
     if (!v.allowed) {
-      status = makeError(Code::PermissionDenied, "tool '" + tool.name + "' reaches " +
-                                                     guard::displayName(v.name) +
-                                                     ", which is refused: " + v.reason);
+      // The agent learns that something was refused, never which schema, view or function:
+      // catalog names are the operator's (doctor, check-config, the error's detail).
+      Error e = makeError(Code::PermissionDenied,
+                          "tool '" + tool.name +
+                              "' reaches a view or stored function that is refused (it may "
+                              "write, or could not be checked); the operator can see which "
+                              "with `mcp-dbserver doctor`");
+      e.detail = (v.name.size() == 2 && !v.name[1].empty()
+                      ? "reaches " + guard::displayName(v.name) + ", which is refused: "
+                      : std::string()) +
+                 v.reason;
+      fresh.status = e;
       break;
     }
   }
+  if (!epoch) fresh.at = now - kVetInterval;  // without counters, never reused
+  fresh.looked_up = checker.lookedUp();
+  fresh.fingerprints = checker.fingerprints();
   std::lock_guard<std::mutex> lock(vet_mu_);
-  vetted_[tool.name] = {now, status};
-  return status;
+  vetted_[tool.name] = fresh;
+  return fresh.status;
 }
 
 std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& stop) {
@@ -324,14 +366,24 @@ std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& st
     auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
     if (!lease) {
       out.push_back({engines::Finding::Severity::Inconclusive, "mysql.connect",
-                     "mysql source '" + name + "': " + lease.error().message +
+                     "mysql source '" + name + "': " + operatorText(lease.error()) +
                          ": nothing was proved about its account"});
       continue;
     }
     RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), *p));
     PrivilegeCheckOptions options;
     options.routine_is_read_only = routineCheckHook(checker);
-    for (const auto& g : mcpdb::mysql::checkPrivileges(lease->conn(), options)) {
+    auto findings = mcpdb::mysql::checkPrivileges(lease->conn(), options);
+    auto definers = definerFindings(lease->conn(), checker);
+    if (std::any_of(definers.begin(), definers.end(), [](const GrantFinding& g) {
+          return g.severity != GrantFinding::Severity::Warning;
+        })) {
+      // A definer-rights object that may write is a write path of this account too.
+      std::erase_if(findings,
+                    [](const GrantFinding& g) { return g.severity == GrantFinding::Severity::Ok; });
+    }
+    findings.insert(findings.end(), definers.begin(), definers.end());
+    for (const auto& g : findings) {
       engines::Finding f = toFinding(g);
       if (pools_.size() > 1) f.message = "source '" + name + "': " + f.message;
       out.push_back(std::move(f));
@@ -349,7 +401,7 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
     auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
     if (!lease) {
       out.push_back({engines::Finding::Severity::Inconclusive, "mysql.tool",
-                     "tool '" + t.name + "': " + lease.error().message});
+                     "tool '" + t.name + "': " + operatorText(lease.error())});
       continue;
     }
     {
@@ -357,9 +409,12 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
       vetted_.erase(t.name);  // doctor judges now, not from memory
     }
     if (auto st = vet(t, lease->conn(), *p); !st) {
-      out.push_back({engines::Finding::Severity::Unusable, "mysql.tool", st.error().message,
+      out.push_back({engines::Finding::Severity::Unusable, "mysql.tool",
+                     "tool '" + t.name + "' " + st.error().detail,
                      "list the function in mysql.allowed_functions once checked that it only "
-                     "reads, or let the account read its definition"});
+                     "reads (and runs as SQL SECURITY INVOKER or with a read-only definer), let "
+                     "the account read its definition, or give a definer-rights object a "
+                     "read-only definer"});
     } else {
       out.push_back({engines::Finding::Severity::Ok, "mysql.tool",
                      "tool '" + t.name +

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -21,7 +22,9 @@
 #include "common/result.hpp"
 #include "engines/mysql/config.hpp"
 #include "engines/engine.hpp"
+#include "engines/mysql/catalog.hpp"
 #include "engines/mysql/connection.hpp"
+#include "engines/mysql/guard.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mysql {
@@ -107,8 +110,14 @@ class Runtime {
   // tool gives PermissionDenied, not a description. Never throws.
   Result<StatementShape> describeTool(const QueryTool& tool, protocol::CallContext& ctx);
   // The stored functions and views `tool` reaches, vetted on the live server (routines.hpp):
-  // OK, or PermissionDenied naming what was refused and why. Remembered for kVetInterval, then
-  // judged again (a function can be dropped and created anew with another body).
+  // OK, or PermissionDenied whose message names nothing (the agent reads it) and whose detail
+  // says what was refused and why (the operator's). A call compares the server's DDL and
+  // privilege counters (readCatalogEpoch, one short round trip, read at most once per
+  // kEpochMaxAge per source, so that a busy source pays it on a few calls only) with the
+  // verdict's: unchanged, it holds; definitions counted, the server's digest of everything the
+  // verdict looked up is compared (fingerprintObjects) and a difference, or any privilege
+  // change, is judged again on this call. At most kVetInterval old in any case (a backstop for
+  // what no counter shows).
   Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
   // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
   std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
@@ -119,6 +128,9 @@ class Runtime {
   SourcePool* pool(const std::string& source);
 
   static constexpr std::chrono::seconds kVetInterval{60};
+  // How long a source's counters, once read, stand for the server's: a definition changed is
+  // judged by every call that starts later than this after the change.
+  static constexpr std::chrono::milliseconds kEpochMaxAge{50};
 
  private:
   // A connection of the tool's source whose stored functions and views passed vet(), with the
@@ -135,11 +147,22 @@ class Runtime {
   struct Vetted {
     std::chrono::steady_clock::time_point at;
     Status status;
+    std::vector<guard::Name> looked_up;  // every candidate name the verdict looked up
+    std::set<std::string> fingerprints;  // of every object found among them
+    CatalogEpoch epoch;                  // the server's DDL and privilege counters before it
   };
   Settings settings_;
   std::map<std::string, std::unique_ptr<SourcePool>> pools_;
   std::mutex vet_mu_;
   std::map<std::string, Vetted> vetted_;  // by tool name
+  struct SourceEpoch {
+    std::chrono::steady_clock::time_point at;
+    CatalogEpoch epoch;
+  };
+  std::map<std::string, SourceEpoch> epochs_;  // by source name, under vet_mu_
+  // The source's counters, read on `conn` when the last reading is older than kEpochMaxAge.
+  Result<CatalogEpoch> recentEpoch(Connection& conn, const SourcePool& pool,
+                                   std::chrono::steady_clock::time_point now);
 };
 
 // Tool arguments -> the typed parameters of the binary protocol, in declaration order

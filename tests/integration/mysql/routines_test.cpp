@@ -107,15 +107,22 @@ TEST(MysqlRoutines, UnknownOrInvisibleFunctionIsRefused) {
   EXPECT_TRUE(contains(invisible.reason, "unknown function or not visible")) << invisible.reason;
 }
 
-// The operator's allowlist wins over a hidden or writing body, by exact schema and any-case name;
-// a function calling an allowlisted one passes.
+// The operator's allowlist wins over a hidden or writing body, by exact schema and any-case name,
+// but not over the definer a function runs as: mcpdb_doc_writer's definer (the routines account)
+// is proved read-only, so its INSERT would fail; mcpdb_doc_hidden runs as root, whose grants this
+// account cannot even read. A function calling an allowlisted one passes.
 TEST(MysqlRoutines, AllowlistedByName) {
   auto t = checkerFor("MYSQL_DOCTOR_DSN_ROUTINES", {"demo.MCPDB_DOC_HIDDEN", "mcpdb_doc_writer"});
   ASSERT_TRUE(t->checker);
-  const auto hidden = one(*t->checker, {"mcpdb_doc_hidden"});
-  EXPECT_TRUE(hidden.allowed) << hidden.reason;
-  EXPECT_TRUE(contains(hidden.reason, "allowlisted")) << hidden.reason;
+  const auto writer = one(*t->checker, {"MCPDB_DOC_WRITER"});
+  EXPECT_TRUE(writer.allowed) << writer.reason;
+  EXPECT_TRUE(contains(writer.reason, "allowlisted")) << writer.reason;
   EXPECT_TRUE(one(*t->checker, {"mcpdb_doc_calls_writer"}).allowed);
+  const auto hidden = one(*t->checker, {"mcpdb_doc_hidden"});
+  EXPECT_FALSE(hidden.allowed);
+  EXPECT_TRUE(contains(hidden.reason, "is allowlisted by name, but it runs with its definer's"))
+      << hidden.reason;
+  EXPECT_TRUE(contains(hidden.reason, "SELECT on the mysql schema")) << hidden.reason;
   // Another schema's function of the same name is not covered.
   EXPECT_FALSE(one(*t->checker, {"other", "mcpdb_doc_hidden"}).allowed);
 }
@@ -154,14 +161,15 @@ TEST(MysqlRoutines, GuardListsWhatTheCheckerJudges) {
 }
 
 // Functions nested deeper than kMaxRoutineDepth are refused, not followed for ever (made by the
-// admin account, which is their definer and so can read them).
+// admin account, which is their definer and so can read them; SQL SECURITY INVOKER, since the
+// admin account writes).
 TEST(MysqlRoutines, DeepNestingIsRefused) {
   const int n = kMaxRoutineDepth + 2;
   for (int i = n; i >= 0; --i) {
     const std::string body =
         i == n ? "RETURN 1" : "RETURN demo.mytest_doc_chain_" + std::to_string(i + 1) + "() + 1";
     adminExec("CREATE OR REPLACE FUNCTION demo.mytest_doc_chain_" + std::to_string(i) +
-              "() RETURNS INT " + body);
+              "() RETURNS INT SQL SECURITY INVOKER " + body);
   }
   auto t = checkerFor("MYSQL_ADMIN_DSN");
   ASSERT_TRUE(t->checker);

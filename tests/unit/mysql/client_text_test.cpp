@@ -84,10 +84,12 @@ TEST(MysqlErrors, ClassesAndSafeMessages) {
   EXPECT_EQ(e.message.find("SECRETVALUE"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("1366"), std::string::npos);
   EXPECT_NE(e.message.find("22007"), std::string::npos);
-  // A privilege error names objects only: kept, for the operator and the agent.
+  // A privilege error names objects only: kept for the operator (detail), never for the agent.
   const Error p = classifyError(1142, "42000",
                                 "SELECT command denied to user 'r'@'h' for table `t`", "execute");
-  EXPECT_NE(p.message.find("command denied"), std::string::npos);
+  EXPECT_NE(p.detail.find("command denied"), std::string::npos);
+  EXPECT_EQ(p.message.find("`t`"), std::string::npos) << p.message;
+  EXPECT_EQ(p.message.find("'r'@'h'"), std::string::npos) << p.message;
 }
 
 TEST(MysqlParams, RefusesInvalidTextAndNonFiniteDoubles) {

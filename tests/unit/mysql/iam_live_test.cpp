@@ -47,7 +47,7 @@ TEST(MysqlIamLive, TokenIsRefusedAsAWrongPasswordAndNeverQuoted) {
   EXPECT_EQ(calls, 1);
   const Error& e = conn.error();
   EXPECT_EQ(e.code, Code::PermissionDenied) << e.message;
-  EXPECT_NE(e.message.find("Access denied"), std::string::npos) << e.message;
+  EXPECT_NE(e.detail.find("Access denied"), std::string::npos) << e.detail;
   for (const std::string& s : {e.message, e.detail}) {
     EXPECT_EQ(s.find("FAKETOKEN"), std::string::npos) << s;
     EXPECT_EQ(s.find("X-Amz"), std::string::npos) << s;
