@@ -16,7 +16,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVER="${1:-$ROOT/build/release/src/mcp-dbserver}"
 SIZE="${2:-300000000}"
 [[ -x $SERVER && $SIZE =~ ^[0-9]+$ ]] || { echo "usage: wide_value.sh [SERVER] [VALUE_BYTES]" >&2; exit 2; }
-eval "$(bash "$ROOT/scripts/servers.sh" env)"
+[[ -n ${POSTGRES_DSN:-} && -n ${MCPDB_PG_ADMIN_DSN:-} ]] || eval "$(bash "$ROOT/scripts/servers.sh" env)"
 [[ -n ${POSTGRES_DSN:-} && -n ${MCPDB_PG_ADMIN_DSN:-} ]] ||
   { echo "POSTGRES_DSN and MCPDB_PG_ADMIN_DSN must be set: bash scripts/servers.sh start" >&2; exit 1; }
 reader=$(psql "$POSTGRES_DSN" -Atc 'SELECT current_user')
@@ -67,8 +67,8 @@ IFS= read -r _ <&"${SRV[0]}"
 hwm_two=$(kib VmHWM)
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
-cut=$(grep -o '"cut":\[[^]]*\]' <<<"$one" | head -1)
-truncated=$(grep -o '"truncated":[a-z]*' <<<"$one" | head -1)
+cut=$(grep -o '"cut":\[[^]]*\]' <<<"$one" | head -1 || true)
+truncated=$(grep -o '"truncated":[a-z]*' <<<"$one" | head -1 || true)
 echo "value of $SIZE bytes against a 262144-byte cap: ${truncated:-no result} ${cut:-(no cut list)} in ${took} ms"
 echo "RSS idle $((idle / 1024)) MiB; peak after one call $((hwm_one / 1024)) MiB (+$(((hwm_one - idle) / 1024)) MiB);" \
   "after two at once $((hwm_two / 1024)) MiB (+$(((hwm_two - idle) / 1024)) MiB)"
