@@ -67,6 +67,23 @@ bool planShapeChanged(const PGresult* r) {
          std::string_view(where) == "RevalidateCachedQuery";
 }
 
+// Whether the wrapper's result still has the shape the statement's description gave: its columns
+// and the NULL map, each passed-through column of its described type, and each guarded one too
+// when that is a built-in type (a guarded column of a domain comes back as the domain's base type:
+// CASE resolves to it). A statement changed since (a table altered under SELECT *) fails the call,
+// and the next one describes it again.
+bool sameShape(const PGresult* r, const CappedStatement& capped) {
+  constexpr Oid kFirstUserOid = 16384;  // FirstNormalObjectId: built-in types are below
+  if (PQnfields(r) != static_cast<int>(capped.columns.size()) + 1) return false;
+  for (std::size_t c = 0; c < capped.columns.size(); ++c) {
+    const Oid described = capped.columns[c].second;
+    if ((!capped.guarded[c] || described < kFirstUserOid) &&
+        PQftype(r, static_cast<int>(c)) != described)
+      return false;
+  }
+  return true;
+}
+
 // The JSON key of a result column: its name, suffixed when an earlier column has the same key
 // (duplicate names would overwrite each other in a JSON object).
 std::string columnKey(const std::vector<std::string>& keys, const std::string& name) {
@@ -81,7 +98,7 @@ std::string columnKey(const std::vector<std::string>& keys, const std::string& n
 class StatementRun {
  public:
   StatementRun(Exchange& ex, const ExecRequest& request)
-      : ex_(ex), request_(request), unlocked_(!request.release_locks), budget_(request.limits) {}
+      : ex_(ex), request_(request), budget_(request.limits) {}
 
   bool send();
   // BEGIN's results; true when the server answered it.
@@ -103,6 +120,7 @@ class StatementRun {
   Error classify(std::string_view state) const;
   void settleParse(PendingParse& p);
   void describeColumns(const PGresult* r);
+  void findCuts(const PGresult* r);
   bool fits(const PGresult* r);
   Json convertRow(const PGresult* r) const;
   void addRow(const PGresult* r);
@@ -112,12 +130,13 @@ class StatementRun {
   const ExecRequest& request_;
   std::array<PendingParse, 4> parses_;  // BEGIN, the statement, the unlock, ROLLBACK
   bool capped_ = false;
-  bool replan_ = false;  // a prepared statement's result shape changed: see planShapeChanged
-  bool unlocked_;        // the unlock ran (a late cap-cancel may have stopped it)
+  bool replan_ = false;    // a prepared statement's result shape changed: see planShapeChanged
+  bool unlocked_ = false;  // the unlock ran (a late cap-cancel may have stopped it)
   RowBudget budget_;
   ExecResult out_;
   std::vector<std::string> keys_;
   std::vector<Oid> col_types_;
+  std::vector<bool> cut_row_;  // per column of the row being added: cut (see findCuts)
 };
 
 // One batch, one sync, one round trip: BEGIN READ ONLY, the statement, the release of any
@@ -141,8 +160,7 @@ bool StatementRun::send() {
   return sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses_[0]) &&
          sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
                      params.types.data(), values.data(), parses_[1]) &&
-         (!request_.release_locks ||
-          sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses_[2])) &&
+         sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses_[2]) &&
          sendCommand(conn, prepared, kRollback, 0, nullptr, nullptr, parses_[3]) &&
          PQpipelineSync(conn) == 1;  // flushes the batch
 }
@@ -150,8 +168,13 @@ bool StatementRun::send() {
 // A failed command: the first error wins; the cancel we sent for a cap is not an error.
 void StatementRun::failed(const PGresult* r) {
   replan_ = replan_ || planShapeChanged(r);
-  if (capped_ && sqlstateOf(r) == "57014") return;
-  ex_.recordFailure(r, [this](std::string_view state) { return classify(state); });
+  // The wrapper's alias list no longer matches the statement's columns (source_cap.hpp: a
+  // column more makes its end marker ambiguous, one fewer leaves an alias without a column).
+  const std::string state = sqlstateOf(r);
+  if (request_.capped != nullptr && (state == "42702" || state == "42P10"))
+    ex_.outcome().reshaped = true;
+  if (capped_ && state == "57014") return;
+  ex_.recordFailure(r, [this](std::string_view s) { return classify(s); });
 }
 
 Error StatementRun::classify(std::string_view state) const {
@@ -198,29 +221,61 @@ void StatementRun::readRows() {
 
 void StatementRun::describeColumns(const PGresult* r) {
   if (!keys_.empty() || PQnfields(r) == 0) return;
-  for (int c = 0; c < PQnfields(r); ++c) {
+  const CappedStatement* capped = request_.capped;
+  // The wrapper's result is the statement's columns and its NULL map; the names are the keys the
+  // description made, so keying them again gives the same keys.
+  const int n = capped != nullptr ? static_cast<int>(capped->columns.size()) : PQnfields(r);
+  if (capped != nullptr && !sameShape(r, *capped)) {
+    ex_.setError(makeError(Code::Internal, "the statement's result columns changed; retry"));
+    ex_.outcome().reshaped = true;
+    cap();  // nothing of this result is returned
+    return;
+  }
+  for (int c = 0; c < n; ++c) {
     std::string key = columnKey(keys_, PQfname(r, c));
+    const Oid type = capped != nullptr ? capped->columns[c].second : PQftype(r, c);
     keys_.push_back(key);
-    col_types_.push_back(PQftype(r, c));
-    out_.columns.push_back(Json{{"name", key}, {"type", typeName(PQftype(r, c), request_.types)}});
+    col_types_.push_back(type);
+    out_.columns.push_back(Json{{"name", key}, {"type", typeName(type, request_.types)}});
+  }
+  cut_row_.assign(keys_.size(), false);
+}
+
+// Which values of the row are cut: a guarded column that is null although the statement's value
+// was not (the wrapper left it in the database), or whose text is longer than the call's byte cap
+// (a call narrower than the tool's cap the wrapper was written for).
+void StatementRun::findCuts(const PGresult* r) {
+  const CappedStatement* capped = request_.capped;
+  if (capped == nullptr) return;
+  const int n = static_cast<int>(keys_.size());
+  const std::string_view nulls(PQgetvalue(r, 0, n), static_cast<std::size_t>(PQgetlength(r, 0, n)));
+  std::size_t g = 0;  // index of the column among the guarded ones
+  for (int c = 0; c < n; ++c) {
+    cut_row_[c] = false;
+    if (!capped->guarded[c]) continue;
+    const bool was_null = g < nulls.size() && nulls[g] == '1';
+    ++g;
+    cut_row_[c] = PQgetisnull(r, 0, c) != 0 ? !was_null
+                                            : static_cast<std::uint64_t>(PQgetlength(r, 0, c)) >
+                                                  request_.limits.max_bytes;
   }
 }
 
 // Whether the row may fit under the caps before it is converted. The row's text as libpq holds it
 // bounds its JSON from below: no type's JSON is less than half its text (bytea's hex becomes
 // base64: two thirds), except json with padding whitespace, which is then counted at half its
-// stored length. A row that cannot fit is never converted.
+// stored length. A row that cannot fit is never converted. A cut value counts as null.
 bool StatementRun::fits(const PGresult* r) {
   std::uint64_t raw = 0;
   for (int c = 0; c < static_cast<int>(keys_.size()); ++c)
-    raw += static_cast<std::uint64_t>(PQgetlength(r, 0, c));
+    if (!cut_row_[c]) raw += static_cast<std::uint64_t>(PQgetlength(r, 0, c));
   return budget_.admits(raw / kRawPerJsonByte);
 }
 
 Json StatementRun::convertRow(const PGresult* r) const {
   Json row = Json::object();
   for (int c = 0; c < static_cast<int>(keys_.size()); ++c) {
-    if (PQgetisnull(r, 0, c) != 0) {
+    if (cut_row_[c] || PQgetisnull(r, 0, c) != 0) {
       row[keys_[c]] = nullptr;
     } else {
       row[keys_[c]] = valueToJson(
@@ -233,7 +288,13 @@ Json StatementRun::convertRow(const PGresult* r) const {
 }
 
 void StatementRun::addRow(const PGresult* r) {
-  if (!fits(r) || !budget_.add(convertRow(r))) cap();
+  findCuts(r);
+  if (!fits(r) || !budget_.add(convertRow(r))) {
+    cap();
+    return;
+  }
+  for (int c = 0; c < static_cast<int>(keys_.size()); ++c)
+    if (cut_row_[c]) out_.cut.push_back(Json{{"row", budget_.rows() - 1}, {"column", keys_[c]}});
 }
 
 // A cap is reached: stop the server producing the rest.
@@ -249,7 +310,7 @@ bool StatementRun::readEnd() {
   ex_.waiter().startCleanup();
   auto on_failure = [this](const PGresult* r) { failed(r); };
   settleParse(parses_[2]);
-  if (request_.release_locks) unlocked_ = ex_.readCommand(PGRES_TUPLES_OK, on_failure) || unlocked_;
+  unlocked_ = ex_.readCommand(PGRES_TUPLES_OK, on_failure);
   settleParse(parses_[3]);
   (void)ex_.readCommand(PGRES_COMMAND_OK, on_failure);
   return ex_.readSync();
@@ -272,27 +333,35 @@ Result<ExecResult> StatementRun::finish() {
     ex_.outcome().broken = ex_.outcome().stale = true;
   }
   if (ex_.error()) return *ex_.error();
-  out_.truncated = budget_.truncated();
+  out_.truncated = budget_.truncated() || !out_.cut.empty();
   out_.note = budget_.note();
+  if (!out_.cut.empty()) {
+    const std::size_t n = out_.cut.size();
+    out_.note += (out_.note.empty() ? "" : " ") + std::to_string(n) +
+                 (n == 1 ? " value" : " values") + " longer than the byte cap (max_bytes, " +
+                 std::to_string(request_.limits.max_bytes) + " bytes) " +
+                 (n == 1 ? "was" : "were") + " left in the database and " +
+                 (n == 1 ? "is" : "are") + " null in its row; `cut` lists each by row and column.";
+  }
   out_.row_count = budget_.rows();
   out_.bytes = budget_.bytes();
   out_.rows = budget_.takeRows();
   return std::move(out_);
 }
 
-// The batch of describeReadOnly: BEGIN READ ONLY, Parse, Describe, ROLLBACK, one sync.
+// The batch of describeReadOnly: BEGIN READ ONLY, Parse, Describe, the unlock, ROLLBACK, one sync.
 class DescriptionRun {
  public:
   DescriptionRun(Exchange& ex, const DescribeRequest& request) : ex_(ex), request_(request) {}
 
   bool send();
   // Each command's results, in order; true when the server answered BEGIN. (Judged after all
-  // four, as it always was: a connection lost at BEGIN leaves the rest unread anyway.)
+  // five: a connection lost at BEGIN leaves the rest unread anyway.)
   bool readFirst();
   // The sync's; true when the batch ended with it.
   bool readRest() { return ex_.readSync(); }
   void settleErrors(bool synced);
-  bool unlocked() const { return true; }  // nothing to unlock: nothing was executed
+  bool unlocked() const { return unlocked_; }
   Result<StatementShape> finish();
 
  private:
@@ -303,6 +372,7 @@ class DescriptionRun {
   const DescribeRequest& request_;
   StatementShape shape_;
   bool described_ = false;
+  bool unlocked_ = false;  // the unlock ran (skipped by the server after a failed Parse)
 };
 
 bool DescriptionRun::send() {
@@ -315,6 +385,7 @@ bool DescriptionRun::send() {
          PQsendPrepare(conn, "", text.c_str(), static_cast<int>(request_.param_types.size()),
                        request_.param_types.data()) == 1 &&
          PQsendDescribePrepared(conn, "") == 1 &&
+         PQsendQueryParams(conn, kUnlockAll, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
          PQsendQueryParams(conn, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
          PQpipelineSync(conn) == 1;
 }
@@ -330,9 +401,9 @@ void DescriptionRun::failed(const PGresult* r) {
   });
 }
 
-// BEGIN, Parse, Describe, ROLLBACK: each command's results end with a null result.
+// BEGIN, Parse, Describe, the unlock, ROLLBACK: each command's results end with a null result.
 bool DescriptionRun::readFirst() {
-  enum Command { kBegin, kParse, kDescribe, kRollback, kCommands };
+  enum Command { kBegin, kParse, kDescribe, kUnlock, kRollback, kCommands };
   auto on_failure = [this](const PGresult* r) { failed(r); };
   bool begun = false;  // the server answered BEGIN
   for (int command = kBegin; command < kCommands && ex_.readable(); ++command) {
@@ -340,8 +411,11 @@ bool DescriptionRun::readFirst() {
       while (auto r = ex_.waiter().next()) readShape(r.get());
       continue;
     }
-    if (command == kRollback)
-      ex_.waiter().startCleanup();  // only ROLLBACK is left: never cancelled
+    if (command == kUnlock) {
+      ex_.waiter().startCleanup();  // only the unlock and ROLLBACK are left: never cancelled
+      unlocked_ = ex_.readCommand(PGRES_TUPLES_OK, on_failure);
+      continue;
+    }
     const bool answered = ex_.readCommand(PGRES_COMMAND_OK, on_failure);
     begun = begun || (answered && command == kBegin);
   }

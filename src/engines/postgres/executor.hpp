@@ -19,6 +19,7 @@
 #include "common/result.hpp"
 #include "engines/postgres/params.hpp"
 #include "engines/postgres/pool.hpp"
+#include "engines/postgres/source_cap.hpp"
 #include "engines/postgres/type_map.hpp"
 
 namespace mcpdb::postgres {
@@ -28,8 +29,11 @@ struct ExecResult {
   Json rows = Json::array();     // objects keyed by column name
   std::uint64_t row_count = 0;
   std::uint64_t bytes = 0;
-  bool truncated = false;
+  bool truncated = false;  // a cap cut rows or values
   std::string note;
+  // Values left in the database because their text form was longer than the byte cap:
+  // [{row, column}], row an index into rows; each is null in its row.
+  Json cut = Json::array();
 };
 
 // What happened to the connection, for the caller's pool handling.
@@ -37,6 +41,9 @@ struct ExecOutcome {
   bool broken = false;       // the connection must not be reused
   bool stale = false;        // nothing ran, or a prepared plan went stale: safe to retry elsewhere
   bool cancel_sent = false;  // a PQcancel was issued (stop, deadline or row/byte cap)
+  // The wrapped statement (ExecRequest::capped) no longer fits the description it was written
+  // from (a table altered under SELECT *): describe it again and run the call once more.
+  bool reshaped = false;
   // The server's primary message of the first failed command. It can quote a parameter value, so
   // only `doctor`'s all-NULL EXPLAIN reads it (tool_check.cpp); never sent or logged.
   std::string server_message;
@@ -57,18 +64,22 @@ struct ExecRequest {
   // the connection (prepared in the same batch the first time), so the server parses and plans it
   // once per connection. Null: every command unnamed.
   PreparedStatements* prepared = nullptr;
-  // Whether pg_advisory_unlock_all() runs before the ROLLBACK. False only for a statement the
-  // read-only proof followed all the way down: nothing it reaches can take an advisory lock.
-  bool release_locks = true;
+  // Set when `sql` is capped->sql, the configured statement wrapped by capAtSource: the result's
+  // last column is the wrapper's NULL map and is not returned, the columns are reported with the
+  // statement's own types, and a guarded value that is over the byte cap (cut at the source for
+  // the tool's cap, or here for a narrower call's) is returned as null and listed in `cut`.
+  const CappedStatement* capped = nullptr;
 };
 
-// BEGIN READ ONLY; the statement through the extended protocol with its parameters bound; the
-// unlock (when due); ROLLBACK: sent as one libpq pipeline with one sync (one network round trip).
-// Rows are fetched one at a time into a RowBudget (row and byte caps; the rest of a capped result
-// is cancelled on the server). The transaction always ends with ROLLBACK. After an error the
+// BEGIN READ ONLY; the statement through the extended protocol with its parameters bound;
+// pg_advisory_unlock_all(); ROLLBACK: sent as one libpq pipeline with one sync (one network round
+// trip). The unlock runs after every statement, whatever the proof found: it is the defence that
+// holds when the proof misses a function that takes a session-level advisory lock. Rows are
+// fetched one at a time into a RowBudget (row and byte caps; the rest of a capped result is
+// cancelled on the server). The transaction always ends with ROLLBACK. After an error the
 // connection is brought back to idle (pipeline drained, ROLLBACK of the failed transaction block,
-// and the unlock if it was due) or marked broken. The request's stop token and deadline cancel
-// the running statement with PQcancel. Never throws.
+// then the unlock the server skipped) or marked broken. The request's stop token and deadline
+// cancel the running statement with PQcancel. Never throws.
 Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, const ExecRequest& request,
                                    ExecOutcome& outcome);
 
@@ -90,8 +101,10 @@ struct DescribeRequest {
 
 // Describes the statement without executing it: BEGIN READ ONLY; Parse as the connection's
 // unnamed statement with the request's parameter types; Describe it (libpq's PQsendPrepare +
-// PQsendDescribePrepared); ROLLBACK; one pipeline, one sync. Nothing is bound or executed, and the
-// pooled named statements are untouched. Honours stop and deadline as executeReadOnly does and
+// PQsendDescribePrepared); pg_advisory_unlock_all(); ROLLBACK; one pipeline, one sync. Nothing is
+// bound or executed, and the pooled named statements are untouched. The unlock is there because
+// Parse can already run user code (a domain's CHECK coerces a literal while the statement is
+// parsed). Honours stop and deadline as executeReadOnly does and
 // leaves the connection idle (or marked broken). Never throws.
 Result<StatementShape> describeReadOnly(PGconn* conn, PGcancel* cancel,
                                         const DescribeRequest& request, ExecOutcome& outcome);

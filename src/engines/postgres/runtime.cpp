@@ -25,14 +25,16 @@ constexpr std::size_t kMaxRememberedStatements = 1024;
 Json envelope(ExecResult& r, const std::string& rows_key) {
   Json out{{rows_key, std::move(r.rows)}, {"row_count", r.row_count}, {"truncated", r.truncated}};
   if (r.truncated) out["note"] = r.note;
+  if (!r.cut.empty()) out["cut"] = std::move(r.cut);
   return out;
 }
 
 }  // namespace
 
 ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool new_connection) {
-  if (age > 2 * interval) return ProofAge::Expired;
-  if (age > interval || (new_connection && age > kReproveAfterConnect)) return ProofAge::Refresh;
+  if (age > interval) return ProofAge::Expired;
+  if (age * 4 > interval * 3 || (new_connection && age > kReproveAfterConnect))
+    return ProofAge::Refresh;
   return ProofAge::Fresh;
 }
 
@@ -76,9 +78,11 @@ Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
 
 Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
                                 const Limits& limits, const std::stop_token& stop,
-                                Clock::time_point deadline, bool prepare, bool release_locks) {
+                                Clock::time_point deadline, bool prepare,
+                                const CappedStatement* capped, bool* reshaped) {
+  const std::string& text = capped != nullptr ? capped->sql : sql;
   // Defence in depth: the template was checked at startup; it is checked again before every run.
-  auto placeholders = checkStatement(sql);
+  auto placeholders = checkStatement(text);
   if (!placeholders) return placeholders.error();
   if (*placeholders != params.values.size()) {
     return makeError(Code::Internal,
@@ -89,14 +93,14 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     if (!lease) return lease.error();
     ExecOutcome outcome;
     const ExecRequest request{
-        .sql = sql,
+        .sql = text,
         .params = params,
         .limits = limits,
         .stop = stop,
         .deadline = deadline,
         .types = pool_->types(),
         .prepared = section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr,
-        .release_locks = release_locks};
+        .capped = capped};
     auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
@@ -105,6 +109,7 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
       pool_->dropIdle();
       continue;
     }
+    if (reshaped != nullptr) *reshaped = outcome.reshaped;
     return r;
   }
 }
@@ -145,6 +150,9 @@ Result<std::vector<Json>> Runtime::catalogQuery(const Json& request, const std::
 
 Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::stop_token& stop) {
   std::optional<Error> run_error;  // a failure to reach the catalog is reported as it is
+  // The proof's age counts from its first catalog read: a change committed after that may be
+  // missed by it.
+  const Clock::time_point started = Clock::now();
   auto catalog = [&](const Json& request) -> Result<std::vector<Json>> {
     auto rows = catalogQuery(request, stop);
     if (!rows) run_error = rows.error();
@@ -162,7 +170,7 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::sto
   auto shared = std::make_shared<const proof::Report>(std::move(*report));
   std::unique_lock<std::shared_mutex> lock(proof_mu_);
   proof_ = shared;
-  proved_at_ = Clock::now();
+  proved_at_ = started;
   opened_at_proof_ = pool_->connectionsOpened();
   return shared;
 }
@@ -239,25 +247,31 @@ void Runtime::reproveLoop(const std::stop_token& stop) {
       if (!reprove_cv_.wait(lock, stop, [this] { return reprove_wanted_; })) return;
       reprove_wanted_ = false;
     }
-    bool ok = true;
+    Result<std::shared_ptr<const proof::Report>> made = Error{Code::Internal, ""};
     {
-      // Another caller (doctor, an expired proof) may be proving: then this attempt waits for it
-      // and proves once more, which is harmless.
+      // Another caller (doctor, startup) may be proving: then this attempt waits for it and
+      // proves once more, which is harmless.
       std::lock_guard<std::mutex> proving(prove_mu_);
-      ok = proveLocked(stop).ok();
+      made = proveLocked(stop);
     }
-    if (!ok && !stop.stop_requested()) {
+    if (!made && !stop.stop_requested()) {
       std::fprintf(stderr,
-                   "[postgres] the read-only proof could not be made again; calls go on with the "
-                   "last one until it is %llds old, then each call tries itself\n",
-                   static_cast<long long>(2 * section_.proof.interval.count()));
-      std::lock_guard<std::mutex> lock(reprove_mu_);
+                   "[postgres] the read-only proof could not be made again; once the last one is "
+                   "%llds old, calls fail until it is\n",
+                   static_cast<long long>(section_.proof.interval.count()));
+    }
+    std::lock_guard<std::mutex> lock(reprove_mu_);
+    ++reprove_done_;
+    reprove_error_.reset();
+    if (!made) {
+      reprove_error_ = made.error();
       reprove_failed_at_ = Clock::now();
     }
+    proved_cv_.notify_all();
   }
 }
 
-Result<bool> Runtime::requireProof(const std::string& sql) {
+std::shared_ptr<const proof::Report> Runtime::usableProof() {
   std::shared_ptr<const proof::Report> current;
   ProofAge age = ProofAge::Expired;
   {
@@ -268,28 +282,48 @@ Result<bool> Runtime::requireProof(const std::string& sql) {
                           pool_->connectionsOpened() != opened_at_proof_);
     }
   }
+  if (age == ProofAge::Fresh) return current;
+  requestReproof();
+  return age == ProofAge::Refresh ? current : nullptr;
+}
+
+// One prover for every waiting call (no herd on the catalog); each call waits at most until its
+// own deadline, so a hung catalog query stalls no call beyond it. An attempt that fails ends the
+// wait of every call that waited for it with that failure; after one, the next attempt is made
+// no sooner than a second later (requestReproof), and calls meanwhile fail at once.
+Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::time_point deadline,
+                                                                      const std::stop_token& stop) {
+  const auto expired = [this] {
+    return Error{Code::Unavailable,
+                 "the read-only proof of the PostgreSQL statements is being made again and was "
+                 "not ready before the call's deadline, so the statement did not run; retry",
+                 "no proof younger than postgres.proof.interval_s (" +
+                     std::to_string(section_.proof.interval.count()) + " s) was made in time"};
+  };
+  for (;;) {
+    std::unique_lock<std::mutex> lock(reprove_mu_);
+    const std::uint64_t seen = reprove_done_;
+    if (reprove_error_ && Clock::now() - reprove_failed_at_ < kReproveAfterConnect)
+      return *reprove_error_;
+    lock.unlock();
+    if (auto current = usableProof()) return current;  // asks for one when none may be used
+    lock.lock();
+    if (!proved_cv_.wait_until(lock, stop, deadline, [&] { return reprove_done_ != seen; })) {
+      if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
+      return expired();
+    }
+    if (reprove_error_) return *reprove_error_;
+    // Made: usable unless it began longer than an interval ago (a very slow attempt); then again.
+  }
+}
+
+Status Runtime::requireProof(const std::string& sql, Clock::time_point deadline,
+                             const std::stop_token& stop) {
+  std::shared_ptr<const proof::Report> current = usableProof();
   if (!current) {
-    auto first = latestProof();
-    if (!first) return first.error();
-    current = *first;
-  } else if (age == ProofAge::Expired) {
-    // Every attempt to make it again has failed for a whole interval: no statement runs on a
-    // proof that old. One caller proves; the others wait for it and use what it made.
-    std::lock_guard<std::mutex> proving(prove_mu_);
-    std::shared_ptr<const proof::Report> latest;
-    {
-      std::shared_lock<std::shared_mutex> lock(proof_mu_);
-      latest = proof_;
-    }
-    if (latest != current) {
-      current = latest;  // made while this call waited for the lock
-    } else {
-      auto made = proveLocked();
-      if (!made) return made.error();
-      current = *made;
-    }
-  } else if (age == ProofAge::Refresh) {
-    requestReproof();  // made in the background; this call goes on with the last one
+    auto made = awaitFreshProof(deadline, stop);
+    if (!made) return made.error();
+    current = *made;
   }
   const auto it = current->verdicts.find(sql);
   if (it == current->verdicts.end()) {
@@ -299,7 +333,7 @@ Result<bool> Runtime::requireProof(const std::string& sql) {
     return makeError(Code::PermissionDenied,
                      "refused by the read-only proof: " + it->second->message());
   }
-  return current->opaque.contains(sql);
+  return {};
 }
 
 Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& params,
@@ -370,7 +404,7 @@ Result<StatementShape> Runtime::describeStatement(const std::string& sql,
     return makeError(Code::Internal,
                      "the statement's placeholders do not match its bound parameters");
   }
-  if (auto proved = requireProof(sql); !proved) return proved.error();
+  if (auto proved = requireProof(sql, deadline, stop); !proved) return proved.error();
   for (int attempt = 0;; ++attempt) {
     auto lease = leaseConnection(deadline, stop);
     if (!lease) return lease.error();
@@ -414,15 +448,63 @@ Result<std::map<Oid, std::string>> Runtime::typeNames(const std::vector<Oid>& oi
   return out;
 }
 
+Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
+    const QueryTool& tool, const BoundParams& params, const std::stop_token& stop,
+    Clock::time_point deadline) {
+  std::shared_ptr<const proof::Report> proof;
+  {
+    std::shared_lock<std::shared_mutex> lock(proof_mu_);
+    proof = proof_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(capped_mu_);
+    if (auto it = capped_.find(tool.statement); it != capped_.end() && it->second.proof == proof)
+      return it->second.statement;
+  }
+  auto shape = describeStatement(tool.statement, params.types, stop, deadline);
+  if (!shape) return shape.error();
+  auto capped = std::make_shared<const CappedStatement>(
+      capAtSource(tool.statement, shape->columns, tool.limits.max_bytes));
+  std::shared_ptr<const CappedStatement> use = capped;
+  if (!checkStatement(capped->sql)) {
+    // A statement the wrapper cannot hold (e.g. one ending in a semicolon and a comment).
+    std::fprintf(stderr,
+                 "[postgres] tool %s: its values are capped as they arrive, not in the database "
+                 "(the statement cannot be wrapped)\n",
+                 tool.name.c_str());
+    use = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(capped_mu_);
+  capped_[tool.statement] = Capped{use, proof};
+  return use;
+}
+
+void Runtime::forgetCapped(const std::string& sql) {
+  std::lock_guard<std::mutex> lock(capped_mu_);
+  capped_.erase(sql);
+}
+
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
-  auto proved = requireProof(tool.statement);
-  if (!proved) return proved.error();
   const Limits& limits = ctx.limits;  // the call's, built once by the session
-  auto r = run(tool.statement, *params, limits, ctx.stop, ctx.deadlineFor(limits),
-               /*prepare=*/true, /*release_locks=*/*proved);
+  const Clock::time_point deadline = ctx.deadlineFor(limits);
+  if (auto proved = requireProof(tool.statement, deadline, ctx.stop); !proved)
+    return proved.error();
+  Result<ExecResult> r = Error{Code::Internal, ""};
+  for (int attempt = 0;; ++attempt) {
+    auto capped = cappedStatement(tool, *params, ctx.stop, deadline);
+    if (!capped) return capped.error();
+    bool reshaped = false;
+    r = run(tool.statement, *params, limits, ctx.stop, deadline, /*prepare=*/true, capped->get(),
+            &reshaped);
+    if (r || !*capped) break;
+    forgetCapped(tool.statement);  // described again by the next call
+    // The statement's columns changed under the wrapper: nothing was returned; this call
+    // describes it again and runs once more.
+    if (!reshaped || attempt > 0) break;
+  }
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
@@ -528,13 +610,13 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
     return makeError(Code::FailedPrecondition,
                      "semantic search is unavailable: " + embedder.error().message);
   }
-  auto proved = requireProof(s.statement);
-  if (!proved) return proved.error();
-  if (!s.model_statement.empty()) {
-    if (auto model = requireProof(s.model_statement); !model) return model.error();
-  }
   const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
+  if (auto proved = requireProof(s.statement, deadline, ctx.stop); !proved) return proved.error();
+  if (!s.model_statement.empty()) {
+    if (auto model = requireProof(s.model_statement, deadline, ctx.stop); !model)
+      return model.error();
+  }
   if (auto st = checkModel(**embedder, limits, ctx.stop, deadline); !st) return st.error();
   auto vec = (*embedder)->embedOne(*query);
   if (!vec) return vec.error();
@@ -550,8 +632,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   text += ']';
   params.values[0] = std::move(text);
 
-  auto r = run(s.statement, params, limits, ctx.stop, deadline, /*prepare=*/true,
-               /*release_locks=*/*proved);
+  auto r = run(s.statement, params, limits, ctx.stop, deadline);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <stop_token>
 #include <string>
@@ -39,10 +40,11 @@ using EmbedderFn = std::function<Result<std::shared_ptr<embed::Embedder>>()>;
 // the guard's denylist, so the read-only proof refuses any statement that reaches it.
 bool mitigatedByProof(const Json& rows, std::string_view managed);
 
-// What a call does with the last proof, by its age: use it (Fresh); use it and have it made again
-// in the background (Refresh: older than the interval, or a new pooled connection was opened
-// since and it is older than a second); make it again first, failing closed when that fails
-// (Expired: older than twice the interval, so every background attempt since has failed).
+// What a call does with the last proof, by its age (measured from when the proof began reading
+// the catalog): use it (Fresh); use it and have it made again in the background (Refresh: older
+// than three quarters of the interval, so that a busy server has the next one before this one
+// expires, or a new pooled connection was opened since and it is older than a second); never run
+// on it (Expired: older than the interval): the call waits for the new proof, up to its deadline.
 enum class ProofAge { Fresh, Refresh, Expired };
 ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool new_connection);
 
@@ -59,11 +61,12 @@ class Runtime {
   // before anything ran (e.g. the server restarted), idle connections are dropped and the call is
   // retried once on a new connection.
   // `prepare` false: never as a pooled prepared statement (for rare statements, e.g. the proof's).
-  // `release_locks` false: no pg_advisory_unlock_all() after it (only for a statement the proof
-  // followed all the way down; see proof::Report::opaque).
+  // `capped`: run its wrapper of `sql` instead (source_cap.hpp), the guardrail verdict on that;
+  // `reshaped` (when given) tells a failure because the wrapper no longer fits the statement.
   Result<ExecResult> run(const std::string& sql, const BoundParams& params, const Limits& limits,
                          const std::stop_token& stop, Clock::time_point deadline,
-                         bool prepare = true, bool release_locks = true);
+                         bool prepare = true, const CappedStatement* capped = nullptr,
+                         bool* reshaped = nullptr);
 
   // Tool handlers (never throw).
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
@@ -94,15 +97,14 @@ class Runtime {
   Result<ExecResult> explain(const std::string& sql, const BoundParams& params,
                              ExecOutcome& outcome);
 
-  // The read-only proof of the configured statements (proof.hpp), made on first use and again,
-  // in the background, once it is older than postgres.proof.interval_s or the pool has opened a
-  // new connection since; calls go on with the last proof meanwhile and never wait for a new one,
-  // unless the last one is older than twice the interval (every attempt since failed): then the
-  // call proves again itself, and fails closed when it cannot. Ok when `sql` is proved read-only;
-  // PermissionDenied naming the object and the reason when it is refused; Unavailable when no proof
-  // can be made. The value says whether advisory locks must be released after it (it reaches
-  // code the proof accepted without reading it).
-  Result<bool> requireProof(const std::string& sql);
+  // The read-only proof of the configured statements (proof.hpp), made on first use and again, in
+  // the background, before it is postgres.proof.interval_s old (judgeProofAge). No call runs on a
+  // proof older than the interval: a call that finds one waits for the background prover (one
+  // proof for every waiting call) until `deadline` or `stop`, and fails closed (Unavailable) when
+  // the proof is not made by then or the attempt fails. Ok when `sql` is proved read-only;
+  // PermissionDenied naming the object and the reason when it is refused.
+  Status requireProof(const std::string& sql, Clock::time_point deadline = noDeadline(),
+                      const std::stop_token& stop = {});
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
   Result<std::shared_ptr<const proof::Report>> proveNow();
   // Makes a fresh proof and reports it as one finding ("pg.proof"): Ok with its figures, a Warning
@@ -123,6 +125,15 @@ class Runtime {
  private:
   // A pooled connection; a declared source's errors say which source failed.
   Result<Pool::Lease> leaseConnection(Clock::time_point deadline, const std::stop_token& stop);
+  // The tool's statement wrapped for the tool's byte cap (source_cap.hpp), from its description
+  // (one round trip, made again under each new proof or after a failed call); null when the
+  // wrapper does not pass the guardrail (then the statement runs as written, its values capped
+  // only as they arrive).
+  Result<std::shared_ptr<const CappedStatement>> cappedStatement(const QueryTool& tool,
+                                                                 const BoundParams& params,
+                                                                 const std::stop_token& stop,
+                                                                 Clock::time_point deadline);
+  void forgetCapped(const std::string& sql);
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline);
 
@@ -134,6 +145,14 @@ class Runtime {
   // Wakes the background prover (started on first use); never waits for it.
   void requestReproof();
   void reproveLoop(const std::stop_token& stop);
+  // The last proof when it may be used now (not older than the interval), after asking for the
+  // next one when it is due; null when a call must wait for a new one.
+  std::shared_ptr<const proof::Report> usableProof();
+  // Waits for the background prover to make a proof a call may use, until `deadline` or `stop`.
+  Result<std::shared_ptr<const proof::Report>> awaitFreshProof(Clock::time_point deadline,
+                                                               const std::stop_token& stop);
+  // What requireProof's default deadline stands for: an hour from now (no call waits longer).
+  static Clock::time_point noDeadline() { return Clock::now() + std::chrono::hours(1); }
 
   Section section_;
   Env env_;
@@ -146,13 +165,23 @@ class Runtime {
   std::shared_ptr<const proof::Report> proof_;
   Clock::time_point proved_at_{};
   std::uint64_t opened_at_proof_ = 0;  // pool_->connectionsOpened() when proof_ was made
+  struct Capped {
+    std::shared_ptr<const CappedStatement> statement;  // null: runs unwrapped
+    std::shared_ptr<const proof::Report> proof;        // the proof it was described under
+  };
+  std::mutex capped_mu_;
+  std::unordered_map<std::string, Capped> capped_;  // by the configured statement
   std::mutex model_mu_;
   std::string model_checked_;  // "<model id>/<dimension>" verified against the model table
   Clock::time_point model_checked_at_{};
-  std::mutex reprove_mu_;  // guards reprove_wanted_, reprove_failed_at_, reprover_'s start
-  std::condition_variable_any reprove_cv_;
+  // Guards reprove_wanted_, reprove_failed_at_, reprove_done_, reprove_error_, reprover_'s start.
+  std::mutex reprove_mu_;
+  std::condition_variable_any reprove_cv_;  // the prover waits on it for a request
+  std::condition_variable_any proved_cv_;   // calls wait on it for an attempt to end
   bool reprove_wanted_ = false;
   Clock::time_point reprove_failed_at_{};
+  std::uint64_t reprove_done_ = 0;      // background attempts ended (made or failed)
+  std::optional<Error> reprove_error_;  // why the last one failed; empty when it made a proof
   // Last member: stopped and joined before anything it uses is destroyed.
   std::jthread reprover_;
 };

@@ -42,6 +42,15 @@ Json queryOutputSchema() {
              {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
              {"required", {"name", "type"}}}}};
   s["required"].push_back("columns");
+  s["properties"]["cut"] = Json{
+      {"type", "array"},
+      {"description",
+       "Present when values longer than the byte cap were left in the database: each is null in "
+       "its row (rows[row][column]); truncated is true."},
+      {"items",
+       {{"type", "object"},
+        {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
+        {"required", {"row", "column"}}}}};
   return s;
 }
 

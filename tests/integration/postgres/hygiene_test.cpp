@@ -154,5 +154,149 @@ TEST(PostgresHygiene, PreparedStatementsSurviveTheCleanup) {
   EXPECT_EQ(count, "1");
 }
 
+// The per-call unlock through the serving path, for code the proof accepts: an allowlisted
+// function (the proof takes the operator's word for it, as it would for anything it missed)
+// takes a session-level advisory lock; whichever way the call ends, no lock outlives it, in
+// sequence on the one pooled connection. Describing a statement (a schema resource) runs Parse,
+// where a domain's CHECK already runs when a literal of an array of the domain is coerced: that
+// lock does not outlive the description either.
+constexpr const char* kLockSchema = R"(
+SET client_min_messages = warning;
+CREATE SCHEMA IF NOT EXISTS hygiene_lock;
+CREATE OR REPLACE FUNCTION hygiene_lock.take(k bigint, pause float8 DEFAULT 0) RETURNS bigint
+  LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_lock(k); PERFORM pg_sleep(pause); RETURN k; END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+                 WHERE n.nspname = 'hygiene_lock' AND t.typname = 'locking') THEN
+    CREATE DOMAIN hygiene_lock.locking AS int CHECK (hygiene_lock.take(VALUE) > 0);
+  END IF;
+END $$;
+GRANT USAGE ON SCHEMA hygiene_lock TO mcp_reader;
+GRANT EXECUTE ON FUNCTION hygiene_lock.take(bigint, float8) TO mcp_reader;
+)";
+
+constexpr const char* kLockYaml = R"(
+postgres:
+  pool: {size: 1}
+  proof:
+    allow_functions:
+      - function: hygiene_lock.take
+        reason: a test stand-in for code the proof cannot see takes a lock
+  tools:
+    pid:
+      description: The backend.
+      statement: SELECT pg_backend_pid() AS pid
+    takes:
+      description: Takes a lock and returns.
+      statement: SELECT hygiene_lock.take($1) AS k
+      parameters: [{name: k, type: integer, description: Key.}]
+    takes_then_fails:
+      description: Takes a lock, then divides by zero.
+      statement: SELECT hygiene_lock.take($1) AS k, 1 / ($1 - $1) AS boom
+      parameters: [{name: k, type: integer, description: Key.}]
+    takes_per_row:
+      description: Takes a lock per row (row cap).
+      statement: SELECT hygiene_lock.take($1 + g % 3) AS k, g FROM generate_series(1, 100000) g
+      parameters: [{name: k, type: integer, description: Key.}]
+      limits: {max_rows: 1}
+    takes_then_waits:
+      description: Takes a lock, then sleeps (cancellation and timeout).
+      statement: SELECT hygiene_lock.take($1, 30) AS k
+      parameters: [{name: k, type: integer, description: Key.}]
+      limits: {timeout_ms: 400}
+    domain_array:
+      description: A literal of an array of a domain whose CHECK takes a lock.
+      statement: SELECT '{4261}'::hygiene_lock.locking[] AS a
+)";
+
+std::string callPid(Runtime& rt) {
+  auto r = call(rt, "pid", Json::object());
+  if (!r.ok()) return "<" + r.error().message + ">";
+  return std::to_string(r->structured["rows"][0]["pid"].get<std::int64_t>());
+}
+
+// The advisory locks of the whole cluster on the keys these tests use.
+std::string locksOnTestKeys() {
+  return adminQuery(
+             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid BETWEEN 4250 AND "
+             "4269")
+      .value_or("?");
+}
+
+TEST(PostgresHygiene, NoAdvisoryLockOutlivesAServedCall) {
+  ASSERT_EQ(superuserExec(kLockSchema), "");
+  auto rt = makeRuntime(kLockYaml);
+  ASSERT_TRUE(rt->requireProof("SELECT hygiene_lock.take($1) AS k").ok());
+  const std::string pid = callPid(*rt);
+  struct Step {
+    const char* tool;
+    int key;
+    bool ok;
+  } steps[] = {{"takes", 4251, true},
+               {"takes", 4251, true},
+               {"takes_then_fails", 4252, false},
+               {"takes_per_row", 4253, true},
+               {"takes_then_waits", 4257, false},
+               {"takes", 4258, true}};
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.tool);
+    auto r = call(*rt, s.tool, Json{{"k", s.key}});
+    EXPECT_EQ(r.ok(), s.ok) << (r.ok() ? "" : r.error().message);
+    EXPECT_EQ(locksOnTestKeys(), "0");
+  }
+  // Cancelled mid-statement, while the lock is held.
+  std::stop_source stop;
+  std::jthread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(150));
+    stop.request_stop();
+  });
+  auto cancelled =
+      call(*rt, "takes_then_waits", Json{{"k", 4259}}, stop.get_token(),
+           Limits{.max_rows = 10, .max_bytes = 1 << 20, .timeout = milliseconds(20000)});
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.error().code, Code::Cancelled) << cancelled.error().message;
+  EXPECT_EQ(locksOnTestKeys(), "0");
+  // The calls ran on the pool's one connection, or on its successor when one had to be dropped.
+  const std::string now = callPid(*rt);
+  EXPECT_EQ(advisoryLocks(now), "0");
+  if (now != pid) {
+    EXPECT_EQ(advisoryLocks(pid), "0");
+  }
+  EXPECT_EQ(superuserExec("DROP SCHEMA hygiene_lock CASCADE"), "");
+}
+
+TEST(PostgresHygiene, NoAdvisoryLockOutlivesADescription) {
+  ASSERT_EQ(superuserExec(kLockSchema), "");
+  auto rt = makeRuntime(kLockYaml);
+  const std::string sql = "SELECT '{4261}'::hygiene_lock.locking[] AS a";
+  const std::string pid = callPid(*rt);
+  std::stop_source never;
+  auto shape = rt->describeStatement(sql, {}, never.get_token(), Clock::now() + milliseconds(5000));
+  // Refused by the proof (a domain CHECK it judges) or described: either way no lock remains.
+  if (shape.ok()) {
+    EXPECT_EQ(shape->columns.size(), 1U);
+  }
+  EXPECT_EQ(locksOnTestKeys(), "0");
+  {
+    // The executor itself, as a description reaches it: Parse runs the CHECK.
+    auto lease = rt->pool().acquire(Clock::now() + milliseconds(5000), never.get_token());
+    ASSERT_TRUE(lease.ok());
+    ExecOutcome outcome;
+    auto direct = describeReadOnly(lease->conn(), lease->cancel(),
+                                   {.sql = sql,
+                                    .param_types = {},
+                                    .stop = never.get_token(),
+                                    .deadline = Clock::now() + milliseconds(5000)},
+                                   outcome);
+    ASSERT_TRUE(direct.ok()) << direct.error().message;
+    EXPECT_EQ(adminQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND "
+                         "objid = 4261 AND pid = " +
+                         pid),
+              "0");
+    EXPECT_EQ(locksOnTestKeys(), "0");
+  }
+  EXPECT_EQ(superuserExec("DROP SCHEMA hygiene_lock CASCADE"), "");
+}
+
 }  // namespace
 }  // namespace mcpdb::postgres::itest

@@ -49,16 +49,21 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// How old a proof may get before a call uses it, refreshes it in the background, or refuses to
-// run on it without proving again (the fail-closed bound on a proof no attempt could renew).
-TEST(ProofAge, FreshThenRefreshedInTheBackgroundThenExpired) {
+// How old a proof may get before a call uses it, has the next one made in the background, or
+// refuses to run on it (then it waits for the new one): never older than the interval.
+TEST(ProofAge, FreshThenRefreshedAheadThenNeverUsedPastTheInterval) {
   const seconds interval{300};
   EXPECT_EQ(judgeProofAge(seconds(0), interval, false), ProofAge::Fresh);
-  EXPECT_EQ(judgeProofAge(seconds(300), interval, false), ProofAge::Fresh);
-  EXPECT_EQ(judgeProofAge(seconds(301), interval, false), ProofAge::Refresh);
-  EXPECT_EQ(judgeProofAge(seconds(600), interval, false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(seconds(225), interval, false), ProofAge::Fresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(225'001), interval, false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(seconds(300), interval, false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(300'001), interval, false), ProofAge::Expired);
+  EXPECT_EQ(judgeProofAge(milliseconds(300'001), interval, true), ProofAge::Expired);
   EXPECT_EQ(judgeProofAge(seconds(601), interval, false), ProofAge::Expired);
-  EXPECT_EQ(judgeProofAge(seconds(601), interval, true), ProofAge::Expired);
+  // A short interval: a proof of one second is never used past its second.
+  EXPECT_EQ(judgeProofAge(milliseconds(700), seconds(1), false), ProofAge::Fresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(800), seconds(1), false), ProofAge::Refresh);
+  EXPECT_EQ(judgeProofAge(milliseconds(1001), seconds(1), true), ProofAge::Expired);
 }
 
 TEST(ProofAge, ANewConnectionRefreshesAfterASecond) {
