@@ -185,7 +185,7 @@ class FakeAnalysis {
     switch (in_.ConsumeIntegralInRange<int>(0, 9)) {
       case 0: return mcpdb::makeError(mcpdb::Code::Unavailable, "the connection went away");
       case 1: return proof::Analysis{false, "", "SQLSTATE 42P01: no such relation", "42P01"};
-      case 2: return proof::Analysis{true, in_.ConsumeRandomLengthString(100), ""};
+      case 2: return proof::Analysis{true, in_.ConsumeRandomLengthString(100), "", ""};
       default: break;
     }
     std::string tree = "({QUERY :rtable ({RANGETBLENTRY :relid " + id() + " :coltypes (o " + id() +
@@ -193,7 +193,7 @@ class FakeAnalysis {
                        " :opfuncid " + id() + " :opresulttype " + id() +
                        "}}) :sortClause ({SORTGROUPCLAUSE :eqop " + id() + " :sortop " + id() +
                        "})})";
-    return proof::Analysis{true, tree, ""};
+    return proof::Analysis{true, tree, "", ""};
   }
 
  private:
