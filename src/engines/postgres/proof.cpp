@@ -277,10 +277,10 @@ class Prover {
     const auto start = std::chrono::steady_clock::now();
     Report report;
     std::vector<std::pair<std::string, std::string>> roots;  // statement, node id
+    bool any_allowed = false;
     // Types no text names yet every statement may use (literals, parameters as bound, the
     // polymorphic pseudo-types): what is defined over them belongs to every closure.
     nodes_["implicit"] = Node{"a type every statement may use", std::nullopt, false, {}};
-    for (std::int64_t t : kEveryStatementTypes) addOid("implicit", "type", t);
     for (const std::string& sql : statements) {
       if (report.verdicts.contains(sql)) continue;
       report.verdicts[sql] = std::nullopt;
@@ -291,6 +291,11 @@ class Prover {
       if (!v.allowed) root.refused = "is refused by the SQL guard: " + v.message;
       nodes_[id] = std::move(root);
       if (v.allowed) addReferences(id, v.references, path_);
+      any_allowed = any_allowed || v.allowed;
+    }
+    // Only when some statement is to be judged: no statements, no catalog query.
+    if (any_allowed) {
+      for (std::int64_t t : kEveryStatementTypes) addOid("implicit", "type", t);
     }
     // The first net: everything the statements name, and the closure of the types they reach.
     if (auto st = follow(report); !st) return st.error();
