@@ -111,6 +111,11 @@ void PQfreemem(void* ptr) {
 
 // ---- cancellation ------------------------------------------------------------------------------
 
+PQnoticeReceiver PQsetNoticeReceiver(PGconn* conn, PQnoticeReceiver proc, void* arg) {
+  MCPDB_REAL(PQsetNoticeReceiver);
+  return real != nullptr ? real(conn, proc, arg) : nullptr;
+}
+
 PGcancel* PQgetCancel(PGconn* conn) {
   MCPDB_REAL(PQgetCancel);
   return real != nullptr ? real(conn) : nullptr;

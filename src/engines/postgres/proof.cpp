@@ -8,6 +8,7 @@
 
 #include "engines/postgres/guard/denylist.hpp"
 #include "engines/postgres/guard/guard.hpp"
+#include "engines/postgres/query_tree.hpp"
 
 namespace mcpdb::postgres::proof {
 
@@ -20,12 +21,12 @@ ids AS (
        pg_catalog.jsonb_array_elements_text(req.r->(k.kind || '_oids')) AS x
 ),
 names AS (
-  SELECT k.kind, w.i, w.e->'n' AS name, w.e->'p' AS path
+  SELECT k.kind, w.i, w.e->'n' AS name, w.e->'p' AS path, (w.e->>'m')::boolean AS main
   FROM req, (VALUES ('funcs'), ('attrs'), ('ops'), ('rels'), ('types'), ('tsm')) AS k(kind),
        pg_catalog.jsonb_array_elements(req.r->k.kind) WITH ORDINALITY AS w(e, i)
 ),
 named_nsp AS (
-  SELECT n.kind, n.i, n.name, s.oid AS nsp
+  SELECT n.kind, n.i, n.name, n.main, s.oid AS nsp
   FROM names n JOIN pg_catalog.pg_namespace s
     ON CASE WHEN pg_catalog.jsonb_array_length(n.name) = 1
             THEN s.nspname::text IN (SELECT pg_catalog.jsonb_array_elements_text(n.path))
@@ -39,6 +40,9 @@ UNION ALL
 SELECT 'name', n.kind || ':' || n.i::text, pg_catalog.jsonb_build_object('op', o.oid::int8)
 FROM named_nsp n JOIN pg_catalog.pg_operator o ON o.oprnamespace = n.nsp AND o.oprname = n.name->>-1
 WHERE n.kind = 'ops'
+  AND (pg_catalog.jsonb_array_length(n.name) > 1 OR NOT n.main OR (o.oprnamespace = 'pg_catalog'::pg_catalog.regnamespace AND o.oprowner = 10)
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_operator b WHERE b.oprname = o.oprname
+                        AND b.oprnamespace = 'pg_catalog'::pg_catalog.regnamespace AND b.oprowner = 10))
 UNION ALL
 SELECT 'name', n.kind || ':' || n.i::text, pg_catalog.jsonb_build_object('rel', c.oid::int8)
 FROM named_nsp n JOIN pg_catalog.pg_class c ON c.relnamespace = n.nsp AND c.relname = n.name->>-1
@@ -53,6 +57,7 @@ SELECT 'fn', p.oid::text, pg_catalog.jsonb_build_object(
   'schema', s.nspname::text, 'name', p.proname::text, 'lang', l.lanname::text,
   'volatile', p.provolatile::text, 'secdef', p.prosecdef, 'kind', p.prokind::text,
   'builtin', b.builtin,
+  'types', (SELECT pg_catalog.jsonb_agg(DISTINCT x::int8) FROM pg_catalog.unnest(p.proargtypes::pg_catalog.oid[] || p.prorettype) AS x),
   'ext', CASE WHEN NOT b.builtin THEN (SELECT e.extname::text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
           WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
             AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1) END,
@@ -73,7 +78,9 @@ JOIN pg_catalog.pg_language l ON l.oid = p.prolang
 CROSS JOIN LATERAL (SELECT s.nspname = 'pg_catalog' AND p.proowner = 10 AS builtin) b
 WHERE i.kind = 'fn'
 UNION ALL
-SELECT 'op', o.oid::text, pg_catalog.jsonb_build_object('label', pg_catalog.quote_ident(s.nspname) || '.' || o.oprname::text || '(' || pg_catalog.format_type(o.oprleft, NULL) || ', ' || pg_catalog.format_type(o.oprright, NULL) || ')', 'code', o.oprcode::oid::int8)
+SELECT 'op', o.oid::text, pg_catalog.jsonb_build_object('label', pg_catalog.quote_ident(s.nspname) || '.' || o.oprname::text || '(' || pg_catalog.format_type(o.oprleft, NULL) || ', ' || pg_catalog.format_type(o.oprright, NULL) || ')', 'code', o.oprcode::oid::int8,
+  'estimators', pg_catalog.jsonb_build_array(o.oprrest::oid::int8, o.oprjoin::oid::int8),
+  'types', pg_catalog.jsonb_build_array(o.oprleft::int8, o.oprright::int8, o.oprresult::int8))
 FROM ids i JOIN pg_catalog.pg_operator o ON o.oid = i.oid JOIN pg_catalog.pg_namespace s ON s.oid = o.oprnamespace
 WHERE i.kind = 'op'
 UNION ALL
@@ -84,6 +91,8 @@ SELECT 'rel', c.oid::text, pg_catalog.jsonb_build_object(
           WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid
             AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e' LIMIT 1),
   'rls', c.relrowsecurity,
+  'cols', (SELECT pg_catalog.jsonb_agg(DISTINCT a.atttypid::int8) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+  'rowtype', c.reltype::int8,
   'viewdef', CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) END,
   'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
   'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND d.objid = w.oid WHERE w.ev_class = c.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass),
@@ -99,21 +108,35 @@ FROM ids i JOIN pg_catalog.pg_class c ON c.oid = i.oid JOIN pg_catalog.pg_namesp
 WHERE i.kind = 'rel'
 UNION ALL
 SELECT 'type', t.oid::text, pg_catalog.jsonb_build_object(
-  'label', pg_catalog.format_type(t.oid, NULL), 'kind', t.typtype::text,
-  'input', t.typinput::oid::int8,
-  'casts', (SELECT pg_catalog.jsonb_agg(DISTINCT k.castfunc::int8) FROM pg_catalog.pg_cast k WHERE k.casttarget = t.oid AND k.castfunc <> 0),
+  'label', pg_catalog.format_type(t.oid, NULL), 'kind', t.typtype::text, 'builtin', tb.builtin,
+  'io', CASE WHEN NOT tb.builtin THEN pg_catalog.jsonb_build_array(t.typinput::oid::int8, t.typoutput::oid::int8, t.typreceive::oid::int8, t.typsend::oid::int8,
+          t.typmodin::oid::int8, t.typmodout::oid::int8, t.typsubscript::oid::int8) END,
+  'elem', CASE WHEN NOT tb.builtin THEN pg_catalog.jsonb_build_array(t.typelem::int8, t.typarray::int8) END,
+  'attrs', CASE WHEN NOT tb.builtin AND t.typrelid <> 0 THEN (SELECT pg_catalog.jsonb_agg(DISTINCT a.atttypid::int8) FROM pg_catalog.pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) END,
+  'range', CASE WHEN NOT tb.builtin THEN (SELECT pg_catalog.jsonb_build_array(r.rngsubtype::int8, r.rngcanonical::oid::int8, r.rngsubdiff::oid::int8) FROM pg_catalog.pg_range r WHERE r.rngtypid = t.oid OR r.rngmultitypid = t.oid LIMIT 1) END,
+  'casts', CASE WHEN NOT tb.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT k.castfunc::int8) FROM pg_catalog.pg_cast k
+            WHERE (k.casttarget = t.oid OR k.castsource = t.oid) AND k.castfunc <> 0) END,
+  'cast_types', CASE WHEN NOT tb.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT CASE WHEN k.casttarget = t.oid THEN k.castsource ELSE k.casttarget END::int8)
+            FROM pg_catalog.pg_cast k WHERE k.casttarget = t.oid OR k.castsource = t.oid) END,
+  'ops', (SELECT pg_catalog.jsonb_agg(o.oid::int8) FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace os ON os.oid = o.oprnamespace
+          WHERE (o.oprleft = t.oid OR o.oprright = t.oid) AND NOT (os.nspname = 'pg_catalog' AND o.oprowner = 10)
+            AND (NOT tb.builtin OR (os.nspname::text IN (SELECT pg_catalog.jsonb_array_elements_text(req.r->'path'))
+                                    AND o.oprname::text IN (SELECT pg_catalog.jsonb_array_elements_text(req.r->'op_names'))
+                                    AND EXISTS (SELECT 1 FROM pg_catalog.pg_operator b WHERE b.oprname = o.oprname
+                                                  AND b.oprnamespace = 'pg_catalog'::pg_catalog.regnamespace AND b.oprowner = 10)))),
+  'procs', CASE WHEN NOT tb.builtin THEN (SELECT pg_catalog.jsonb_agg(DISTINCT a.amproc::oid::int8) FROM pg_catalog.pg_amproc a
+            WHERE a.amproclefttype = t.oid OR a.amprocrighttype = t.oid) END,
   'base', CASE WHEN t.typtype = 'd' THEN t.typbasetype::int8 END,
   'checks', (SELECT pg_catalog.jsonb_agg(pg_catalog.pg_get_constraintdef(k.oid)) FROM pg_catalog.pg_constraint k WHERE k.contypid = t.oid AND k.contype = 'c'),
   'deps_fn', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass),
   'deps_op', (SELECT pg_catalog.jsonb_agg(DISTINCT d.refobjid::int8) FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_depend d ON d.deptype = 'n' AND d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid = k.oid WHERE k.contypid = t.oid AND d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass))
-FROM ids i JOIN pg_catalog.pg_type t ON t.oid = i.oid
+FROM req, ids i JOIN pg_catalog.pg_type t ON t.oid = i.oid
+CROSS JOIN LATERAL (SELECT (t.typnamespace = 'pg_catalog'::pg_catalog.regnamespace AND t.typowner = 10)
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+             WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND d.objid = t.oid
+               AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
+               AND e.extname::text IN (SELECT pg_catalog.jsonb_array_elements_text(req.r->'trusted'))) AS builtin) tb
 WHERE i.kind = 'type'
-UNION ALL
-SELECT 'implicit', k.oid::text, pg_catalog.jsonb_build_object('fn', k.castfunc::int8)
-FROM req, pg_catalog.pg_cast k JOIN pg_catalog.pg_proc p ON p.oid = k.castfunc
-JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace
-WHERE (req.r->>'implicit')::boolean AND k.castcontext IN ('i', 'a')
-  AND NOT (s.nspname = 'pg_catalog' AND p.proowner = 10)
 )sql";
 // clang-format on
 
@@ -127,8 +150,25 @@ using guard::Name;
 //    refused);
 //  - gen_random_uuid: fresh bytes from the operating system's random source;
 //  - clock_timestamp, timeofday: the current time.
-constexpr std::string_view kHarmlessVolatile[] = {"random", "gen_random_uuid", "clock_timestamp",
-                                                  "timeofday"};
+//  - pg_relation_size, pg_table_size, pg_indexes_size, pg_total_relation_size, pg_database_size,
+//    pg_tablespace_size: the size of files on disk (VOLATILE because files change under a
+//    snapshot; they read file sizes and write nothing);
+//  - system, bernoulli: the TABLESAMPLE methods shipped with PostgreSQL (their handlers return
+//    the sampling routines, which read pages and a seeded random state of their own).
+constexpr std::string_view kHarmlessVolatile[] = {
+    "random",           "gen_random_uuid",    "clock_timestamp", "timeofday",
+    "pg_relation_size", "pg_table_size",      "pg_indexes_size", "pg_total_relation_size",
+    "pg_database_size", "pg_tablespace_size", "system",          "bernoulli"};
+
+// pg_type ids (pg_type.dat) of the types every statement may use without naming them: those of
+// literals and of bound parameters (bool, bytea, name, int8, int2, int4, text, oid, json, float4,
+// float8, unknown, varchar, numeric, jsonb, and the array types a call binds) and the polymorphic
+// pseudo-types (any, anyelement, anyarray, anynonarray, anyenum, anyrange, anymultirange,
+// anycompatible and its kin, record), over which a user-defined operator or cast applies to
+// every type.
+constexpr std::int64_t kEveryStatementTypes[] = {
+    16,   17,   19,   20,   21,   23,   25,   26,   114,  700,  701,  705,  1043, 1700, 3802, 1000,
+    1016, 1009, 1022, 2276, 2283, 2277, 2776, 3500, 3831, 4537, 5077, 5078, 5079, 5080, 4538, 2249};
 
 // The depth at which the proof gives up (a view over a view ... this deep is refused).
 constexpr int kMaxLevels = 64;
@@ -217,7 +257,6 @@ struct Node {
   std::optional<std::string> refused;  // the reason
   bool shown = true;                   // part of a "via" chain (names are not)
   std::vector<std::string> edges;
-  bool opaque = false;  // accepted without looking inside
 };
 
 struct PendingName {
@@ -228,8 +267,8 @@ struct PendingName {
 
 class Prover {
  public:
-  Prover(const Settings& settings, const CatalogFn& catalog)
-      : settings_(settings), catalog_(catalog) {
+  Prover(const Settings& settings, const CatalogFn& catalog, const AnalyzeFn& analyze)
+      : settings_(settings), catalog_(catalog), analyze_(analyze) {
     path_ = settings_.search_path;
   }
 
@@ -237,7 +276,10 @@ class Prover {
     const auto start = std::chrono::steady_clock::now();
     Report report;
     std::vector<std::pair<std::string, std::string>> roots;  // statement, node id
-    nodes_["implicit"] = Node{"an implicit cast", std::nullopt, false, {}};
+    bool any_allowed = false;
+    // Types no text names yet every statement may use (literals, parameters as bound, the
+    // polymorphic pseudo-types): what is defined over them belongs to every closure.
+    nodes_["implicit"] = Node{"a type every statement may use", std::nullopt, false, {}};
     for (const std::string& sql : statements) {
       if (report.verdicts.contains(sql)) continue;
       report.verdicts[sql] = std::nullopt;
@@ -248,34 +290,140 @@ class Prover {
       if (!v.allowed) root.refused = "is refused by the SQL guard: " + v.message;
       nodes_[id] = std::move(root);
       if (v.allowed) addReferences(id, v.references, path_);
+      any_allowed = any_allowed || v.allowed;
     }
+    // Only when some statement is to be judged: no statements, no catalog query.
+    if (any_allowed) {
+      for (std::int64_t t : kEveryStatementTypes) addOid("implicit", "type", t);
+    }
+    // The first net: everything the statements name, and the closure of the types they reach.
+    if (auto st = follow(report); !st) return st.error();
+    // The second net, only for statements the first one proved (preparing one can already run a
+    // type's input function or a domain's check): what PostgreSQL resolved each one to.
+    std::vector<Unseen> unseen;
+    for (const auto& [sql, id] : roots) {
+      if (attribute(id)) continue;
+      auto analysed = analyse(sql, id, report, unseen);
+      if (!analysed) return analysed.error();
+    }
+    if (auto st = follow(report); !st) return st.error();
+    // A type PostgreSQL used that the closure did not reach: its input function or check ran
+    // when the statement was prepared, unjudged. Built-in types run only built-in code.
+    for (const Unseen& u : unseen) {
+      if (builtin_types_.contains(u.type)) continue;
+      nodes_[u.node].refused = "uses " + nodes_[u.type].label +
+                               ", which the proof's closure of the statement's types did not "
+                               "reach (so it was not judged before the statement was prepared)";
+    }
+    for (const auto& [sql, id] : roots) report.verdicts[sql] = attribute(id);
+    report.objects = described_.size();
+    report.analysed = analysed_;
+    report.unfit = unfit_;
+    report.unexpected = unexpected_;
+    report.took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    return report;
+  }
+
+  // What the second net found for a statement that the first one had not reached.
+  struct Unseen {
+    std::string node;  // the statement's analysis node
+    std::string type;  // "type:N"
+  };
+
+ private:
+  // Catalog round trips until nothing is pending.
+  Status follow(Report& report) {
     for (int level = 0; hasPending(); ++level) {
       if (level >= kMaxLevels) {
         return makeError(Code::FailedPrecondition,
                          "the objects the statements reach nest deeper than " +
                              std::to_string(kMaxLevels) + " levels");
       }
-      auto rows = catalog_(request(level == 0));
+      auto rows = catalog_(request());
       ++report.round_trips;
       if (!rows) return rows.error();
       absorb(*rows);
     }
-    for (const auto& [sql, id] : roots) {
-      report.verdicts[sql] = attribute(id);
-      if (!report.verdicts[sql] && reachesOpaque(id)) report.opaque.insert(sql);
-    }
-    report.objects = described_.size();
-    report.took = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - start);
-    return report;
+    return {};
   }
 
- private:
+  // Every object id PostgreSQL's analysis of the statement names becomes an edge of the
+  // statement's graph, judged by the same rules; one the first net had not reached is counted
+  // (and, for a user-defined type, refused once described). False only when the analysis could
+  // not be asked for at all.
+  Status analyse(const std::string& sql, const std::string& root, Report& report,
+                 std::vector<Unseen>& unseen) {
+    const std::string node = root + ":analysis";
+    nodes_[node] = Node{"PostgreSQL's analysis of the statement", std::nullopt, true, {}};
+    if (!analyze_) {
+      nodes_[node].refused = "could not be asked for (no analysis is configured)";
+      nodes_[root].edges.push_back(node);
+      return {};
+    }
+    const std::set<std::string> reached = reach(root);
+    nodes_[root].edges.push_back(node);
+    auto analysis = analyze_(sql);
+    ++report.analyses;
+    if (!analysis) return analysis.error();
+    if (!analysis->prepared) {
+      // A statement that does not fit the catalog cannot be prepared at call time either (the
+      // same text, types and path): the call gets the server's own error. Any other failure (a
+      // timeout, a lock) is refused: nothing says what the statement would call.
+      if (analysis->sqlstate.size() == 5 && analysis->sqlstate.starts_with("42")) {
+        ++unfit_;
+        return {};
+      }
+      nodes_[node].refused =
+          "failed: PostgreSQL could not prepare the statement (" + analysis->failure + ")";
+      return {};
+    }
+    auto tree = readQueryTree(analysis->tree);
+    if (!tree) {
+      nodes_[node].refused = "could not be read: " + tree.error().message;
+      return {};
+    }
+    ++analysed_;
+    const auto add = [&](const char* prefix, const std::set<std::int64_t>& ids) {
+      for (std::int64_t oid : ids) {
+        const std::string id = std::string(prefix) + ":" + std::to_string(oid);
+        if (!reached.contains(id)) {
+          ++unexpected_;
+          if (std::string_view(prefix) == "type") unseen.push_back(Unseen{node, id});
+        }
+        addOid(node, prefix, oid);
+      }
+    };
+    add("fn", tree->functions);
+    add("op", tree->operators);
+    add("rel", tree->relations);
+    add("type", tree->types);
+    return {};
+  }
+
+  // Every node a statement's graph reaches now.
+  std::set<std::string> reach(const std::string& root) const {
+    std::set<std::string> seen;
+    std::vector<std::string> stack{root};
+    while (!stack.empty()) {
+      const std::string id = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const auto it = nodes_.find(id);
+      if (it == nodes_.end()) continue;
+      for (const std::string& e : it->second.edges) stack.push_back(e);
+    }
+    return seen;
+  }
+
   void addReferences(const std::string& from, const guard::References& r,
                      const std::vector<std::string>& path) {
     for (const Name& n : r.functions) addName(from, Kind::Funcs, n, path, "function ");
     for (const Name& n : r.attribute_functions) addName(from, Kind::Attrs, n, path, "function ");
-    for (const Name& n : r.operators) addName(from, Kind::Ops, n, path, "operator ");
+    for (const Name& n : r.operators) {
+      if (!n.empty()) op_names_.insert(n.back());
+      addName(from, Kind::Ops, n, path, "operator ");
+    }
     for (const Name& n : r.relations) addName(from, Kind::Rels, n, path, "relation ");
     for (const Name& n : r.types) addName(from, Kind::Types, n, path, "type ");
     for (const Name& n : r.tablesample) addName(from, Kind::Tsm, n, path, "TABLESAMPLE method ");
@@ -320,14 +468,14 @@ class Prover {
     return false;
   }
 
-  Json request(bool first) {
+  Json request() {
     Json req = Json::object();
     asked_names_ = std::move(pending_names_);
     pending_names_.clear();
     for (const auto& [kind, key] : kKinds) {
       Json list = Json::array();
       for (const PendingName& p : asked_names_[kind])
-        list.push_back({{"n", p.name}, {"p", p.path}});
+        list.push_back({{"n", p.name}, {"p", p.path}, {"m", p.path == path_}});
       req[key] = std::move(list);
     }
     asked_oids_ = std::move(pending_oids_);
@@ -337,7 +485,9 @@ class Prover {
       for (std::int64_t oid : asked_oids_[prefix]) list.push_back(oid);
       req[std::string(prefix) + "_oids"] = std::move(list);
     }
-    req["implicit"] = first;
+    req["path"] = path_;
+    req["trusted"] = settings_.trusted_extensions;
+    req["op_names"] = op_names_;
     return req;
   }
 
@@ -363,8 +513,6 @@ class Prover {
           for (const char* prefix : {"fn", "op", "rel", "type"})
             addOid(from, prefix, oidOf(info, prefix));
         }
-      } else if (k == "implicit") {
-        addOid("implicit", "fn", oidOf(info, "fn"));
       } else if (k == "fn" || k == "op" || k == "rel" || k == "type") {
         // Only answers to what was asked: an object id the request did not name is ignored.
         const auto oid = number(ref);
@@ -414,6 +562,8 @@ class Prover {
     Node& node = nodes_[id];
     const std::string signature = text(info, "label");
     node.label = "function " + signature;
+    // Its argument and result types join the closure (what is defined over them may be called).
+    addOids(id, "type", info, "types");
     const std::string name = text(info, "name");
     const std::string ext = text(info, "ext");
     const bool builtin = flag(info, "builtin");
@@ -425,10 +575,7 @@ class Prover {
       node.refused = "is on the denylist (" + std::string(d->reason) + ")";
       return;
     }
-    if (allowlisted(signature)) {  // the operator vouches for it, with a reason
-      node.opaque = true;
-      return;
-    }
+    if (allowlisted(signature)) return;  // the operator vouches for it, with a reason
     if (flag(info, "secdef")) {
       node.refused = "is SECURITY DEFINER: it runs with its owner's privileges";
       return;
@@ -444,9 +591,7 @@ class Prover {
       }
       return;  // judged by its catalog properties; nothing below it is followed
     }
-    // Not trusted: follow what it reaches. Its argument and result types first (a domain argument
-    // runs the domain's constraints), and an aggregate's support functions.
-    addOids(id, "type", info, "deps_type");
+    // Not trusted: follow what it reaches, and an aggregate's support functions.
     addOids(id, "fn", info, "agg");
     const std::string lang = text(info, "lang");
     if (lang != "sql") {
@@ -489,6 +634,9 @@ class Prover {
   void judgeOperator(const std::string& id, const Json& info) {
     nodes_[id].label = "operator " + text(info, "label");
     addOid(id, "fn", oidOf(info, "code"));
+    // Its selectivity estimators run while a statement using it is planned.
+    addOids(id, "fn", info, "estimators");
+    addOids(id, "type", info, "types");
   }
 
   void judgeRelation(const std::string& id, const Json& info) {
@@ -511,6 +659,9 @@ class Prover {
       node.refused = "is read through a foreign-data wrapper, which connects elsewhere";
       return;
     }
+    // The types of its columns and its row type join the statement's closure.
+    addOids(id, "type", info, "cols");
+    addOid(id, "type", oidOf(info, "rowtype"));
     if (kind == "v" &&
         !addBody(id, text(info, "viewdef"), guard::BodyKind::View, path_, "a definition")) {
       return;
@@ -544,8 +695,26 @@ class Prover {
 
   void judgeType(const std::string& id, const Json& info) {
     nodes_[id].label = "type " + text(info, "label");
-    addOid(id, "fn", oidOf(info, "input"));
+    // Built-in, or of a trusted extension: judged like the built-ins (what they define is
+    // judged by its catalog properties where reached), so only what users added over it counts.
+    if (flag(info, "builtin")) builtin_types_.insert(id);
+    // Whatever the statement's text says, PostgreSQL may call over a type in the closure: its
+    // input/output functions (and type modifier, subscript), casts from and to it, operators taking
+    // it (those it supplies for USING, IN, DISTINCT, sorting and grouping among them) and the
+    // support functions of operator classes over it. Built-in types list only what users added.
+    addOids(id, "fn", info, "io");
     addOids(id, "fn", info, "casts");
+    addOids(id, "fn", info, "procs");
+    addOids(id, "op", info, "ops");
+    // The types it is made of or turns into: an array's element and the type's own array, a
+    // composite's attributes, a domain's base, a range's subtype, the other side of its casts.
+    addOids(id, "type", info, "elem");
+    addOids(id, "type", info, "attrs");
+    addOids(id, "type", info, "cast_types");
+    if (const auto range = oids(info, "range"); !range.empty()) {
+      addOid(id, "type", range[0]);
+      for (std::size_t i = 1; i < range.size(); ++i) addOid(id, "fn", range[i]);
+    }
     addOid(id, "type", oidOf(info, "base"));
     addOids(id, "fn", info, "deps_fn");
     addOids(id, "op", info, "deps_op");
@@ -558,21 +727,6 @@ class Prover {
         if (!addBody(id, expr, guard::BodyKind::Expression, path_, "a check")) return;
       }
     }
-  }
-
-  bool reachesOpaque(const std::string& root) const {
-    std::set<std::string> seen;
-    std::vector<std::string> stack{root};
-    while (!stack.empty()) {
-      const std::string id = std::move(stack.back());
-      stack.pop_back();
-      if (!seen.insert(id).second) continue;
-      const auto it = nodes_.find(id);
-      if (it == nodes_.end()) continue;
-      if (it->second.opaque) return true;
-      for (const std::string& e : it->second.edges) stack.push_back(e);
-    }
-    return false;
   }
 
   // The first refused object a statement reaches (depth first, in the order found), with the
@@ -600,6 +754,16 @@ class Prover {
 
   const Settings& settings_;
   const CatalogFn& catalog_;
+  const AnalyzeFn& analyze_;
+  std::set<std::string> builtin_types_;  // "type:N" of types PostgreSQL ships
+  // Operator names a user-defined operator over a built-in type may be reached by: the ones
+  // PostgreSQL supplies itself (USING, IN, CASE, NULLIF, IS DISTINCT FROM, BETWEEN, LIKE, row
+  // comparisons) and every name the statements and bodies write.
+  std::set<std::string> op_names_ = {
+      "=", "<>", "<", ">", "<=", ">=", "~~", "~~*", "!~~", "!~~*", "~", "!~"};
+  int analysed_ = 0;
+  int unfit_ = 0;
+  std::size_t unexpected_ = 0;
   std::vector<std::string> path_;
   std::unordered_map<std::string, Node> nodes_;
   std::map<Kind, std::vector<PendingName>> pending_names_, asked_names_;
@@ -616,12 +780,12 @@ std::string Refusal::message() const {
 }
 
 Result<Report> prove(const std::vector<std::string>& statements, const Settings& settings,
-                     const CatalogFn& catalog) {
+                     const CatalogFn& catalog, const AnalyzeFn& analyze) {
   // The prover reads every answer defensively and throws on none (its fuzz target drives it with
   // malformed answers and checks this code is never returned); the catch keeps a mistake there
   // from ending the process on the background thread that proves again. Fails closed.
   try {
-    Prover prover(settings, catalog);
+    Prover prover(settings, catalog, analyze);
     return prover.run(statements);
   } catch (const std::exception&) {
     return makeError(Code::Internal, "the read-only proof failed on an unexpected catalog answer");

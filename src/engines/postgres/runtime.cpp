@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "embed/embedder.hpp"
+#include "engines/postgres/analysis.hpp"
 #include "engines/postgres/guard/guard.hpp"
 #include "engines/sql/result_keys.hpp"
 #include "protocol/schema.hpp"
@@ -148,6 +149,33 @@ Result<std::vector<Json>> Runtime::catalogQuery(const Json& request, const std::
   return rows;
 }
 
+Result<proof::Analysis> Runtime::analyzeStatement(const std::string& sql,
+                                                  const std::stop_token& stop) {
+  // The parameter types each configured use of the statement binds (0: the server infers it).
+  std::set<std::vector<Oid>> bindings;
+  for (const QueryTool& t : section_.tools) {
+    if (t.statement != sql) continue;
+    std::vector<Oid> types;
+    for (const ParamSpec& p : t.parameters)
+      types.push_back(p.is_array ? arrayOid(p.scalar.type) : scalarOid(p.scalar.type));
+    bindings.insert(std::move(types));
+  }
+  if (section_.search.enabled && section_.search.statement == sql) {
+    std::vector<Oid> types = {0, oid::kInt8};  // the query vector ($1::vector), k
+    for (const SearchFilter& f : section_.search.filters) types.push_back(scalarOid(f.scalar.type));
+    bindings.insert(std::move(types));
+  }
+  if (bindings.empty()) bindings.insert(std::vector<Oid>{});  // the model check; a test's
+  const std::vector<std::vector<Oid>> lists(bindings.begin(), bindings.end());
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+  auto lease = leaseConnection(deadline, stop);
+  if (!lease) return lease.error();
+  bool broken = false;
+  auto r = postgres::analyzeStatement(lease->conn(), sql, lists, broken);
+  if (broken) lease->markBroken();
+  return r;
+}
+
 Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::stop_token& stop) {
   std::optional<Error> run_error;  // a failure to reach the catalog is reported as it is
   // The proof's age counts from its first catalog read: a change committed after that may be
@@ -158,7 +186,12 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::sto
     if (!rows) run_error = rows.error();
     return rows;
   };
-  auto report = proof::prove(configuredStatements(), section_.proof, catalog);
+  auto analyze = [&](const std::string& sql) -> Result<proof::Analysis> {
+    auto a = analyzeStatement(sql, stop);
+    if (!a) run_error = a.error();
+    return a;
+  };
+  auto report = proof::prove(configuredStatements(), section_.proof, catalog, analyze);
   if (!report) {
     if (run_error) return *run_error;
     Error e = report.error();
@@ -169,10 +202,39 @@ Result<std::shared_ptr<const proof::Report>> Runtime::proveLocked(const std::sto
   }
   auto shared = std::make_shared<const proof::Report>(std::move(*report));
   std::unique_lock<std::shared_mutex> lock(proof_mu_);
+  logNewRefusals(proof_.get(), *shared);
   proof_ = shared;
   proved_at_ = started;
   opened_at_proof_ = pool_->connectionsOpened();
   return shared;
+}
+
+void Runtime::logNewRefusals(const proof::Report* before, const proof::Report& now) const {
+  // The agent's error says only that the proof refused; the operator's log says what and why,
+  // once per change (not once per call or per proof).
+  const auto named = [&](const std::string& sql) {
+    std::string names;
+    for (const QueryTool& t : section_.tools) {
+      if (t.statement == sql) names += (names.empty() ? "" : ", ") + t.name;
+    }
+    if (section_.search.enabled &&
+        (section_.search.statement == sql || section_.search.model_statement == sql)) {
+      names += (names.empty() ? "" : ", ") + section_.search.tool;
+    }
+    return names.empty() ? std::string("a statement") : names;
+  };
+  for (const auto& [sql, verdict] : now.verdicts) {
+    if (!verdict) continue;
+    if (before != nullptr) {
+      const auto it = before->verdicts.find(sql);
+      if (it != before->verdicts.end() && it->second &&
+          it->second->message() == verdict->message()) {
+        continue;
+      }
+    }
+    std::fprintf(stderr, "[postgres] the read-only proof refuses %s: %s\n", named(sql).c_str(),
+                 verdict->message().c_str());
+  }
 }
 
 engines::Finding Runtime::proofFinding() {
@@ -330,8 +392,12 @@ Status Runtime::requireProof(const std::string& sql, Clock::time_point deadline,
     return makeError(Code::PermissionDenied, "the statement is not one the read-only proof covers");
   }
   if (it->second) {
-    return makeError(Code::PermissionDenied,
-                     "refused by the read-only proof: " + it->second->message());
+    // The agent learns that the proof refused the statement; what it reaches and why (schema,
+    // function, view and type names, catalog-controlled text) stays in the operator's detail.
+    return Error{Code::PermissionDenied,
+                 "refused by the read-only proof: the statement reaches something that could "
+                 "write or keep state (the server's log and `doctor` say what)",
+                 it->second->message()};
   }
   return {};
 }

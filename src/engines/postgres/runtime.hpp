@@ -115,6 +115,10 @@ class Runtime {
   // One level of a proof: proof::kCatalogSql with `request` as its $1, through run() (guarded,
   // read-only, never a pooled prepared statement).
   Result<std::vector<Json>> catalogQuery(const Json& request, const std::stop_token& stop = {});
+  // The proof's second net for one statement: PostgreSQL's analysis of it on a pooled
+  // connection (analysis.hpp), once per way the configured tools bind its parameters.
+  Result<proof::Analysis> analyzeStatement(const std::string& sql,
+                                           const std::stop_token& stop = {});
   // The statements the proof covers: every tool's, the search statement and the model check.
   std::vector<std::string> configuredStatements() const;
 
@@ -142,6 +146,8 @@ class Runtime {
   Result<std::size_t> checkStatement(const std::string& sql);
   // proveNow() with prove_mu_ already held; `stop` ends its catalog queries early.
   Result<std::shared_ptr<const proof::Report>> proveLocked(const std::stop_token& stop = {});
+  // Writes each refusal of `now` that `before` did not have to stderr (the operator's log).
+  void logNewRefusals(const proof::Report* before, const proof::Report& now) const;
   // Wakes the background prover (started on first use); never waits for it.
   void requestReproof();
   void reproveLoop(const std::stop_token& stop);

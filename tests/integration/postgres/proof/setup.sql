@@ -62,10 +62,30 @@ CREATE FUNCTION prooftest.check_fn(x int) RETURNS bool LANGUAGE sql
   AS 'SELECT pg_try_advisory_lock(x) OR true';
 CREATE DOMAIN prooftest.dom AS int CHECK (prooftest.check_fn(VALUE));
 
+-- Issue 28: code PostgreSQL calls though no text names it. leaves_lock leaves a session-level
+-- advisory lock (key 2802801) whenever it runs; the reader may execute it, so that a gap in the
+-- proof would show in pg_locks (proof_test.cpp checks none is ever held).
+CREATE FUNCTION prooftest.leaves_lock(x int) RETURNS bool LANGUAGE sql
+  AS 'SELECT pg_try_advisory_lock(2802801) OR true';
+CREATE DOMAIN prooftest.ldom AS int CHECK (prooftest.leaves_lock(VALUE));
+CREATE TYPE prooftest.lcomp AS (a prooftest.ldom);
+CREATE TYPE prooftest.lnest AS (c prooftest.lcomp);
+CREATE TABLE prooftest.lrow (a prooftest.ldom);
+CREATE TABLE prooftest.lcol (id int, d prooftest.ldom);
+CREATE VIEW prooftest.v_lcol AS SELECT id, d FROM prooftest.lcol;
+-- A user-defined `=` on a type no statement below reads, on the search_path: it must not make
+-- every `=` refused.
+CREATE TYPE prooftest.other AS ENUM ('z');
+CREATE FUNCTION prooftest.other_eq(a prooftest.other, b prooftest.other) RETURNS bool
+  LANGUAGE sql AS 'SELECT pg_try_advisory_lock(2802801) IS NOT NULL';
+CREATE OPERATOR prooftest.= (LEFTARG = prooftest.other, RIGHTARG = prooftest.other,
+  FUNCTION = prooftest.other_eq);
+
 -- Nothing here is executable by PUBLIC (doctor's checks run against the same cluster meanwhile):
 -- the proof needs no privilege, and the reader may run only what the call-time tests run.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA prooftest FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION prooftest.pure(int), prooftest.plpg() TO mcp_reader;
+GRANT EXECUTE ON FUNCTION prooftest.pure(int), prooftest.plpg(), prooftest.leaves_lock(int),
+  prooftest.other_eq(prooftest.other, prooftest.other) TO mcp_reader;
 GRANT USAGE ON SCHEMA prooftest TO mcp_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA prooftest TO mcp_reader;
 COMMIT;
