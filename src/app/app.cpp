@@ -205,6 +205,29 @@ int toolLine(const YAML::Node& root, std::string_view engine, const std::string&
   return 0;
 }
 
+// Each `server.max_calls_by_source` key must name a source some tool reads (a bulkhead the server
+// makes), or the operator's limit would silently not apply; engines not registered are skipped.
+void checkCallsBySource(const Assembly& a, const std::vector<bool>& registered,
+                        const config::Node& root) {
+  std::vector<std::string> known;
+  for (const auto& t : a.registry->tools()) known.push_back(protocol::bulkheadKey(*t));
+  for (const auto& entry : a.config.server.max_calls_by_source) {
+    const std::string& key = entry.first;
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string engine = key.substr(0, key.find('/'));
+    bool engine_registered = false;
+    for (std::size_t i = 0; i < a.modules.size(); ++i) {
+      if (a.modules[i]->name() == engine && registered[i]) engine_registered = true;
+    }
+    if (!engine_registered) continue;
+    root.child("server")
+        .child("max_calls_by_source")
+        .child(key)
+        .error("names no source any tool reads" + didYouMean(key, known) +
+               " (a tool whose arguments pick the source counts as \"" + engine + "/*\")");
+  }
+}
+
 }  // namespace
 
 std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules) {
@@ -327,6 +350,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
       }
     }
   }
+  checkCallsBySource(a, registered, root);
   const Surface surface = surfaceOf(a.modules, registered, *a.registry);
   for (const auto& c : a.http.auth.clients) {
     for (const auto& problem : scopeProblems(c.scope, surface)) {
@@ -771,6 +795,8 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
   so.page_size = a.config.server.page_size;
   so.workers = a.config.server.workers;
   so.max_queue = a.config.server.max_queue;
+  so.calls_per_source = a.config.server.max_calls_per_source;
+  so.calls_by_source = a.config.server.max_calls_by_source;
   so.parse.max_bytes = a.config.server.max_message_bytes;
   so.max_result_memory = a.config.server.max_result_memory;
   so.fence = a.config.server.fence;

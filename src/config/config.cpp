@@ -11,6 +11,7 @@
 
 #include "common/utf8.hpp"
 #include "config/secret_patterns.hpp"
+#include "config/sources.hpp"
 #include "config/yaml_shape.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -162,10 +163,35 @@ void checkKeys(const YAML::Node& node, std::string& path, Diagnostics& diag) {
   }
 }
 
+// `max_calls_by_source: {postgres/reports: 2, dynamodb/*: 4}`: a source's own bulkhead size. The
+// engine and source names are checked here by their rules; whether such a source has tools is
+// checked once the tools are registered (the app).
+void readCallsBySource(const Node& node, ServerSettings& out) {
+  if (!node.present()) return;
+  if (!node.isMap()) {
+    node.error("must map \"<engine>/<source>\" to a number of calls, e.g. `postgres/reports: 2`");
+    return;
+  }
+  for (const auto& [key, value] : node.entries()) {
+    const auto slash = key.find('/');
+    const std::string source = slash == std::string::npos ? "" : key.substr(slash + 1);
+    if (slash == std::string::npos || slash == 0 ||
+        (source != "*" && !sourceNameProblem(source).empty())) {
+      value.error(
+          "is not \"<engine>/<source>\" (or \"<engine>/*\" for the tools whose "
+          "arguments pick the source), e.g. postgres/reports");
+      continue;
+    }
+    if (auto n = value.asInteger(1, 100000))
+      out.max_calls_by_source[key] = static_cast<std::size_t>(*n);
+  }
+}
+
 void readServer(const Node& server, ServerSettings& out) {
   if (!server.present() ||
-      !server.expectMap({"self_check", "workers", "max_queue", "max_message_bytes", "page_size",
-                         "drain_ms", "require_environment", "max_result_memory", "fence"})) {
+      !server.expectMap({"self_check", "workers", "max_queue", "max_calls_per_source",
+                         "max_calls_by_source", "max_message_bytes", "page_size", "drain_ms",
+                         "require_environment", "max_result_memory", "fence"})) {
     return;
   }
   if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
@@ -175,6 +201,9 @@ void readServer(const Node& server, ServerSettings& out) {
   }
   if (auto v = server.integer("workers", 1, 256)) out.workers = static_cast<std::size_t>(*v);
   if (auto v = server.integer("max_queue", 0, 100000)) out.max_queue = static_cast<std::size_t>(*v);
+  if (auto v = server.integer("max_calls_per_source", 1, 100000))
+    out.max_calls_per_source = static_cast<std::size_t>(*v);
+  readCallsBySource(server.child("max_calls_by_source"), out);
   if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
     out.max_message_bytes = static_cast<std::size_t>(*v);
   if (auto v = server.integer("page_size", 1, 1000)) out.page_size = static_cast<std::size_t>(*v);

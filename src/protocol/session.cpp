@@ -53,6 +53,16 @@ std::optional<std::size_t> listStart(const Json& params) {
   return static_cast<std::size_t>(std::stoul(text));
 }
 
+// A call refused by its source's bulkhead: names the source as the operator named it (never a
+// host), and says that other sources still answer.
+std::string sourceBusyText(const Bulkhead& bulkhead) {
+  return "Error (resource_exhausted): " + std::to_string(bulkhead.limit()) + " calls to " +
+         bulkhead.name() +
+         " are running or waiting, as many as one source may (server.max_calls_per_source); it "
+         "may be slow or unreachable. Tools of other sources are not affected. Retry in a "
+         "moment.";
+}
+
 Json toolErrorResult(const std::string& text) {
   return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})},
               {"isError", true}};
@@ -163,6 +173,48 @@ ServerCore::ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry
       pool_(options_.workers, options_.max_queue) {
   const std::string info = serialize(Json{{"name", options_.name}, {"version", options_.version}});
   server_info_meta_ = R"("_meta":{")" + std::string(meta_key::kServerInfo) + R"(":)" + info + "}";
+  makeBulkheads();
+}
+
+std::string bulkheadKey(const Tool& tool) {
+  return tool.engine + "/" + (tool.source.empty() ? std::string("*") : tool.source);
+}
+
+// The size of a source's bulkhead: the operator's, or half the workers, so however many of its
+// calls hang, the other half stays for every other source. 0: none, when the server reads one
+// source only and no size is set: there is nothing to keep apart, the pool's limits are its own.
+std::size_t ServerCore::callsFor(const std::string& key, std::size_t sources) const {
+  if (const auto set = options_.calls_by_source.find(key); set != options_.calls_by_source.end())
+    return set->second;
+  if (options_.calls_per_source > 0) return options_.calls_per_source;
+  if (sources <= 1) return 0;
+  return std::max<std::size_t>(1, options_.workers / 2);
+}
+
+// One bulkhead per source the tools read, resolved once per tool so a call only looks its tool up.
+void ServerCore::makeBulkheads() {
+  std::map<std::string, const Tool*, std::less<>> first_of;  // a tool of each source, by key
+  for (const auto& tool : registry_->tools()) first_of.emplace(bulkheadKey(*tool), tool.get());
+  std::map<std::string, Bulkhead*, std::less<>> by_key;
+  for (const auto& [key, tool] : first_of) {
+    const std::size_t limit = callsFor(key, first_of.size());
+    if (limit == 0) continue;
+    const std::string name = tool->source.empty()
+                                 ? "the " + tool->engine + " sources"
+                                 : "the " + tool->engine + " source '" + tool->source + "'";
+    bulkheads_.push_back(std::make_unique<Bulkhead>(name, limit));
+    by_key.emplace(key, bulkheads_.back().get());
+  }
+  for (const auto& tool : registry_->tools()) {
+    if (auto it = by_key.find(bulkheadKey(*tool)); it != by_key.end())
+      bulkhead_of_.emplace(tool.get(), it->second);
+  }
+}
+
+Bulkhead* ServerCore::bulkheadFor(const Tool& tool) const {
+  if (bulkhead_of_.empty()) return nullptr;  // one source: nothing to look up per call
+  const auto it = bulkhead_of_.find(&tool);
+  return it == bulkhead_of_.end() ? nullptr : it->second;
 }
 
 ServerCore::~ServerCore() {
@@ -578,6 +630,21 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     on_gone = std::make_shared<OnGone>(
         gone, std::function<void()>([source]() mutable { source.request_stop(); }));
   }
+  // The source's own share first, before a worker or a queue slot: a hung source holds only its
+  // bulkhead, never the workers every other source needs.
+  std::shared_ptr<Bulkhead::Slot> slot;  // none when the server has no bulkheads
+  if (Bulkhead* bulkhead = core_.bulkheadFor(*found)) {
+    Bulkhead::Slot taken = bulkhead->tryAcquire();
+    if (taken) slot = std::make_shared<Bulkhead::Slot>(std::move(taken));
+    if (!slot) {
+      finishCall(key);
+      record.outcome = "source_busy";
+      core_.notify(record);
+      out->send(makeResultResponse(id, finishResult(toolErrorResult(sourceBusyText(*bulkhead)),
+                                                    modern, /*cacheable=*/false)));
+      return;
+    }
+  }
   // Share ownership of the registered tool so it outlives this call even across a reload.
   std::shared_ptr<const Tool> tool;
   for (const auto& t : core_.registry().tools()) {
@@ -586,12 +653,13 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   auto self = shared_from_this();
   std::function<void()> job = [self, id, tool, arguments = std::move(arguments),
                                progress_token = std::move(progress_token), stop, out, on_gone,
-                               modern]() mutable {
-    self->runCall(id, tool, arguments, std::move(progress_token), stop, out, modern);
+                               modern, slot]() mutable {
+    self->runCall(id, tool, arguments, std::move(progress_token), stop, out, modern, slot.get());
   };
   const bool queued =
       dispatch_ ? dispatch_(job, tool->watches_input) : core_.pool().trySubmit(std::move(job));
   if (!queued) {
+    if (slot) slot->release();
     finishCall(key);
     record.outcome = "busy";
     core_.notify(record);
@@ -604,7 +672,7 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
 
 void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
                       const Json& arguments, Json progress_token, const std::stop_token& stop,
-                      const std::shared_ptr<Outbox>& out, bool modern) {
+                      const std::shared_ptr<Outbox>& out, bool modern, Bulkhead::Slot* slot) {
   const auto started = Clock::now();
   const std::string key = id.dump();
   CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0,
@@ -613,6 +681,7 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
     if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
   };
   if (stop.stop_requested()) {
+    if (slot != nullptr) slot->release();
     finishCall(key);
     record.outcome = "cancelled";
     core_.notify(record);
@@ -652,6 +721,8 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
       result = makeError(Code::Internal, "internal error in tool '" + tool->name + "'");
     }
   }
+  // The source is free again before anyone reads the answer, so a client's next call finds it so.
+  if (slot != nullptr) slot->release();
   record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   record.source = std::move(ctx.audit.source);
   record.truncated = ctx.audit.truncated;
@@ -858,14 +929,25 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     on_gone = std::make_shared<OnGone>(
         gone, std::function<void()>([source]() mutable { source.request_stop(); }));
   }
+  // A description may ask the database: it takes the bulkhead of the (first) tool it describes,
+  // whose limits it also runs under (it asks no more of the database than the tool).
+  const Tool* described = core_.registry().find(resource->tools.front());
+  std::shared_ptr<Bulkhead::Slot> slot;
+  if (Bulkhead* bulkhead = described != nullptr ? core_.bulkheadFor(*described) : nullptr) {
+    Bulkhead::Slot taken = bulkhead->tryAcquire();
+    if (taken) slot = std::make_shared<Bulkhead::Slot>(std::move(taken));
+    if (!slot) {
+      finishCall(key);
+      out->send(makeErrorResponse(id, rpc::kInternalError, sourceBusyText(*bulkhead)));
+      return;
+    }
+  }
   auto self = shared_from_this();
-  std::function<void()> job = [self, id, key, resource, out, modern, on_gone,
+  std::function<void()> job = [self, id, key, resource, out, modern, on_gone, described, slot,
                                stop = source.get_token()]() {
     CallContext ctx;
     ctx.stop = stop;
-    // The limits of the (first) tool it describes: a description asks no more of the database.
-    if (const Tool* t = self->core_.registry().find(resource->tools.front()))
-      ctx.limits = t->limits;
+    if (described != nullptr) ctx.limits = described->limits;
     ctx.deadline = std::chrono::steady_clock::now() + ctx.limits.timeout;
     ctx.principal = self->principal_;
     Result<Json> description = makeError(Code::Internal, "the resource was not read");
@@ -874,6 +956,7 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     } catch (const std::exception&) {
       description = makeError(Code::Internal, "internal error reading '" + resource->uri + "'");
     }
+    if (slot) slot->release();
     if (stop.stop_requested()) {
       self->finishCall(key);  // cancelled: no answer
       if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
@@ -892,6 +975,7 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     out->send(response);
   };
   if (!(dispatch_ ? dispatch_(job, false) : core_.pool().trySubmit(std::move(job)))) {
+    if (slot) slot->release();
     finishCall(key);
     out->send(makeErrorResponse(id, rpc::kInternalError,
                                 "the server is busy with other calls; retry in a moment"));

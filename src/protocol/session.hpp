@@ -15,10 +15,12 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/memory_budget.hpp"
 #include "common/json.hpp"
+#include "protocol/bulkhead.hpp"
 #include "protocol/era.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/resource.hpp"
@@ -115,6 +117,12 @@ struct ServerOptions {
   std::size_t page_size = 50;  // tools per tools/list page
   std::size_t workers = 8;     // concurrent tool calls
   std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
+  // Calls one source may have running or queued at once (its bulkhead, protocol/bulkhead.hpp);
+  // 0: half the workers (at least 1), or no limit of its own when the tools read one source only.
+  // `calls_by_source` overrides it for a source named "<engine>/<source>" ("<engine>/*": the tools
+  // of an engine whose arguments pick the source).
+  std::size_t calls_per_source = 0;
+  std::map<std::string, std::size_t, std::less<>> calls_by_source;
   // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves
   // kResultCopies times its byte cap while it runs and its answer is written.
   std::uint64_t max_result_memory = std::uint64_t{512} << 20;
@@ -138,6 +146,11 @@ class ServerCore {
   const ServerOptions& options() const { return options_; }
   const ToolRegistry& registry() const { return *registry_; }
   WorkerPool& pool() { return pool_; }
+  // The bulkhead of the source `tool` reads; nullptr for a tool not in the registry, and when the
+  // server reads one source only without a size set for it (nothing to keep apart).
+  Bulkhead* bulkheadFor(const Tool& tool) const;
+  // Every source's bulkhead (metrics, tests).
+  const std::vector<std::unique_ptr<Bulkhead>>& bulkheads() const { return bulkheads_; }
   MemoryBudget& resultMemory() { return result_memory_; }
   void addObserver(std::shared_ptr<CallObserver> observer) {
     observers_.push_back(std::move(observer));
@@ -156,12 +169,20 @@ class ServerCore {
   ServerOptions options_;
   std::mutex pages_mu_;
   std::map<std::pair<std::size_t, bool>, std::string> pages_;
+  void makeBulkheads();
+  std::size_t callsFor(const std::string& key, std::size_t sources) const;
+
   std::string server_info_meta_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
   MemoryBudget result_memory_;
+  std::vector<std::unique_ptr<Bulkhead>> bulkheads_;
+  std::unordered_map<const Tool*, Bulkhead*> bulkhead_of_;
   WorkerPool pool_;
 };
+
+// The key of the bulkhead `tool` takes: "<engine>/<source>", or "<engine>/*" without a source.
+std::string bulkheadKey(const Tool& tool);
 
 // MCP logging levels, in order (RFC 5424 names as MCP uses them).
 int logLevelRank(std::string_view level);  // -1 when unknown
@@ -228,7 +249,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out, bool modern);
   void runCall(const Json& id, const std::shared_ptr<const Tool>& tool, const Json& arguments,
                Json progress_token, const std::stop_token& stop, const std::shared_ptr<Outbox>& out,
-               bool modern);
+               bool modern, Bulkhead::Slot* slot);
   void listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
                      bool modern) const;
   void listTemplates(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,

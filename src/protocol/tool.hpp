@@ -68,9 +68,13 @@ struct Tool {
   std::string title;        // short human title
   std::string description;  // written for an LLM: what it returns, when to use it, its bounds
   std::string engine;       // "postgres", "dynamodb", "mongodb", ...
-  Json input_schema;        // JSON Schema (object); arguments are validated against it first
-  Json output_schema;       // JSON Schema of structuredContent
-  Limits limits;            // effective limits for this tool
+  // The named source its calls read (its engine's `sources:` key), whose bulkhead it takes
+  // (protocol/bulkhead.hpp); empty when a call's arguments pick the source (a DynamoDB or MongoDB
+  // target): such tools share one bulkhead for their whole engine.
+  std::string source;
+  Json input_schema;   // JSON Schema (object); arguments are validated against it first
+  Json output_schema;  // JSON Schema of structuredContent
+  Limits limits;       // effective limits for this tool
   ToolHandler handler;
   // The handler keeps the input_watch contract (common/input_watch.hpp): it watches the reader's
   // descriptors while it sleeps and releases the reading role before blocking otherwise, so a

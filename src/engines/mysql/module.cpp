@@ -87,6 +87,7 @@ class MysqlModule final : public engines::EngineModule {
       out.title = t.title;
       out.description = t.description + describeLimits(t.limits);
       out.engine = "mysql";
+      if (const Source* s = settings_.sourceOf(t)) out.source = s->name;  // its bulkhead
       out.input_schema = sql::paramsInputSchema(t.parameters);
       out.output_schema = queryOutputSchema();
       out.limits = t.limits;

@@ -65,6 +65,7 @@ class PostgresModule final : public engines::EngineModule {
       out.title = t.title;
       out.description = t.description + describeLimits(t.limits);
       out.engine = "postgres";
+      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
       out.input_schema = inputSchema(t);
       out.output_schema = queryOutputSchema();
       out.limits = t.limits;
@@ -90,6 +91,7 @@ class PostgresModule final : public engines::EngineModule {
       out.description = s.description + " k is 1.." + std::to_string(s.k_max) + " (default " +
                         std::to_string(s.k_default) + ")." + describeLimits(s.limits);
       out.engine = "postgres";
+      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
       out.input_schema = searchInputSchema(s);
       out.output_schema = searchOutputSchema(s);
       out.limits = s.limits;

@@ -38,14 +38,16 @@ Admission::Verdict Admission::admit(std::uint64_t id, std::weak_ptr<Evictable> c
   const std::size_t unauth_cap =
       limits_.max_connections > limits_.reserved ? limits_.max_connections - limits_.reserved : 1;
   while (!order_.empty() && order_.size() >= unauth_cap) evictOldest(nullptr, v.evict);
-  // Every slot taken: make room by closing the oldest unauthenticated connection, if any.
+  // Every slot taken: make room by closing the oldest unauthenticated connection, or else an idle
+  // authenticated one of the key holding the most.
   const std::size_t closing = v.evict.size();
   if (open >= limits_.max_connections + closing) {
-    if (order_.empty()) {
+    if (!order_.empty()) {
+      evictOldest(nullptr, v.evict);
+    } else if (!evictIdle(nullptr, v.evict)) {
       v.reason = "connections_full";
       return v;
     }
-    evictOldest(nullptr, v.evict);
   }
   order_.push_back(Entry{id, std::move(conn), trusted ? std::string() : source});
   by_id_[id] = std::prev(order_.end());
@@ -73,14 +75,67 @@ void Admission::evictOldest(const std::string* source,
   }
 }
 
-void Admission::authenticated(std::uint64_t id) {
+bool Admission::evictIdle(const std::string* key, std::vector<std::shared_ptr<Evictable>>& out) {
+  std::vector<std::pair<std::size_t, std::string>> keys;  // the keys to try, in order
+  if (key != nullptr) {
+    keys.emplace_back(0, *key);
+  } else {
+    for (const auto& [k, n] : per_key_) keys.emplace_back(n, k);
+    std::sort(keys.begin(), keys.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+  }
+  for (const auto& candidate : keys) {
+    for (auto it = keyed_.begin(); it != keyed_.end(); ++it) {
+      if (it->second.key != candidate.second) continue;
+      auto conn = it->second.conn.lock();
+      if (!conn || !conn->claimIfIdle()) continue;
+      out.push_back(std::move(conn));
+      forgetKeyed(it->first);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Admission::forgetKeyed(std::uint64_t id) {
+  const auto it = keyed_.find(id);
+  if (it == keyed_.end()) return;
+  auto n = per_key_.find(it->second.key);
+  if (n != per_key_.end() && --n->second == 0) per_key_.erase(n);
+  keyed_.erase(it);
+}
+
+Admission::KeyVerdict Admission::authenticated(std::uint64_t id, std::weak_ptr<Evictable> conn,
+                                               const std::string& key) {
+  KeyVerdict v;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_id_.find(id);
-  if (it != by_id_.end()) erase(it->second);
+  if (auto it = by_id_.find(id); it != by_id_.end()) erase(it->second);
+  if (auto it = keyed_.find(id); it != keyed_.end()) {
+    if (it->second.key == key) return v;
+    forgetKeyed(id);
+  }
+  if (!key.empty() && limits_.per_key > 0) {
+    const auto n = per_key_.find(key);
+    if (n != per_key_.end() && n->second >= limits_.per_key && !evictIdle(&key, v.evict)) {
+      v.admitted = false;
+      return v;
+    }
+  }
+  keyed_.emplace(id, Keyed{key, std::move(conn)});
+  ++per_key_[key];
+  return v;
 }
 
 void Admission::closed(std::uint64_t id) {
-  authenticated(id);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = by_id_.find(id); it != by_id_.end()) erase(it->second);
+  forgetKeyed(id);
+}
+
+std::size_t Admission::ofKey(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto n = per_key_.find(key);
+  return n == per_key_.end() ? 0 : n->second;
 }
 
 std::size_t Admission::unauthenticated() const {

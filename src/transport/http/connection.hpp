@@ -57,8 +57,9 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   std::uint64_t id() const { return id_; }
 
   // Closed to make room for newer connections (admission.hpp): only while still unauthenticated
-  // when the close runs on this connection's thread.
+  // when the close runs on this connection's thread, or when claimed while idle.
   void evict() override;
+  bool claimIfIdle() override;
   // The TLS handshake (TLS only), then the first request.
   void start();
 
@@ -95,7 +96,9 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
 
   // ---- reading (connection_read.hpp)
   std::chrono::milliseconds headerTimeout() const;
-  void markAuthenticated();
+  // The connection carries `key`'s requests (empty: auth is off); false when the key already
+  // holds as many connections as it may, none of them idle (admission.hpp).
+  bool markAuthenticated(const std::string& key);
   void readHeader();
   void onHeader(beast::error_code ec);
   void readBody();
@@ -178,6 +181,11 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   std::string peer_ip_;
   std::uint64_t id_;
   bool authenticated_ = false;  // a request on it presented a valid key (or auth is off)
+  std::string key_;             // whose (the client's name; empty when auth is off)
+  // Between requests (waiting for the next one's header) it is idle, and the admission may claim
+  // it to close it for a newer connection (admission.hpp); set and read from other threads.
+  enum IdleState : int { kBusy, kIdle, kClaimed };
+  std::atomic<int> idle_{kBusy};
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bool keep_alive_ = false;

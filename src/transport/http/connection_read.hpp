@@ -28,8 +28,14 @@ inline std::string newRequestId() {
 template <class Stream>
 void Connection<Stream>::evict() {
   net::post(stream_.get_executor(), [self = this->shared_from_this()] {
-    if (!self->authenticated_) self->close();
+    if (!self->authenticated_ || self->idle_.load() == kClaimed) self->close();
   });
+}
+
+template <class Stream>
+bool Connection<Stream>::claimIfIdle() {
+  int expected = kIdle;
+  return idle_.compare_exchange_strong(expected, kClaimed);
 }
 
 template <class Stream>
@@ -55,10 +61,14 @@ std::chrono::milliseconds Connection<Stream>::headerTimeout() const {
 }
 
 template <class Stream>
-void Connection<Stream>::markAuthenticated() {
-  if (authenticated_) return;
+bool Connection<Stream>::markAuthenticated(const std::string& key) {
+  if (authenticated_ && key == key_) return true;
+  auto verdict = srv_.admission.authenticated(id_, this->weak_from_this(), key);
+  for (auto& old : verdict.evict) old->evict();
+  if (!verdict.admitted) return false;
   authenticated_ = true;
-  srv_.admission.authenticated(id_);
+  key_ = key;
+  return true;
 }
 
 template <class Stream>
@@ -69,6 +79,7 @@ void Connection<Stream>::readHeader() {
   // The whole header must arrive within the idle timeout: a slow client (slowloris) holds one
   // connection slot for that long at most, and never blocks other connections' threads.
   beast::get_lowest_layer(stream_).expires_after(headerTimeout());
+  idle_.store(kIdle);
   bhttp::async_read_header(
       stream_, buffer_, *parser_,
       [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });
@@ -76,6 +87,8 @@ void Connection<Stream>::readHeader() {
 
 template <class Stream>
 void Connection<Stream>::onHeader(beast::error_code ec) {
+  // Claimed while idle, to make room for a newer connection: closed, whatever arrived.
+  if (idle_.exchange(kBusy) == kClaimed) return close();
   if (ec) return onReadError(ec);
   auto& req = parser_->get();
   if (beast::iequals(req[bhttp::field::expect], "100-continue")) {

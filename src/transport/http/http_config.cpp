@@ -73,7 +73,8 @@ void parseHttpSettings(const config::Node& s, HttpSettings& out) {
                     "max_unauthenticated_per_source",
                     "reserved_connections",
                     "connection_rate",
-                    "max_sessions_per_client"})) {
+                    "max_sessions_per_client",
+                    "max_connections_per_client"})) {
     return;
   }
   if (auto v = s.stringList("allowed_hosts")) {
@@ -116,6 +117,13 @@ void parseHttpSettings(const config::Node& s, HttpSettings& out) {
     out.unauthenticated_timeout = std::chrono::milliseconds(*v);
   if (auto v = s.integer("max_unauthenticated_per_source", 1, 100000))
     out.max_unauthenticated_per_source = static_cast<std::size_t>(*v);
+  if (auto v = s.integer("max_connections_per_client", 1, 100000)) {
+    if (static_cast<std::size_t>(*v) > out.max_connections) {
+      s.child("max_connections_per_client").error("must be at most max_connections");
+    } else {
+      out.max_connections_per_client = static_cast<std::size_t>(*v);
+    }
+  }
   if (auto v = s.integer("reserved_connections", 0, 100000)) {
     if (static_cast<std::size_t>(*v) >= out.max_connections) {
       s.child("reserved_connections").error("must be less than max_connections");

@@ -1,6 +1,7 @@
 #pragma once
 // The `http:` config section and the listen address of `serve --http ADDR:PORT`.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +78,13 @@ struct HttpSettings {
   double connection_burst = 200;
   std::size_t reservedConnections() const {
     return reserved_connections.value_or(max_connections / 4);
+  }
+  // Authenticated connections one client (key) may hold (issue #28; default: half of
+  // max_connections, at least 1). At the cap, and when every slot is taken, idle connections of
+  // the key holding the most are closed to make room (admission.hpp).
+  std::optional<std::size_t> max_connections_per_client;
+  std::size_t connectionsPerClient() const {
+    return max_connections_per_client.value_or(std::max<std::size_t>(1, max_connections / 2));
   }
   std::size_t threads = 2;
   // Proxies (IP literals or CIDR blocks) whose X-Forwarded-For names the client; empty: the

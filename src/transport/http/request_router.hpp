@@ -64,8 +64,22 @@ std::optional<Caller> Connection<Stream>::admitCaller(const std::string& method)
         method, "unauthorized: send a configured API key as 'Authorization: Bearer <key>'");
     return std::nullopt;
   }
-  markAuthenticated();
+  if (!markAuthenticated(caller->anonymous ? std::string() : caller->name)) {
+    // The key's connections all have requests in flight: this one is refused and closed.
+    keep_alive_ = false;
+    srv_.refuse(&*caller, "connections_per_client", 429, method, request_id_);
+    respondError(429,
+                 "too many connections for this client: it holds " +
+                     std::to_string(srv_.admission.perKey()) +
+                     ", as many as one client may (http.max_connections_per_client), each with "
+                     "a request in flight; send further requests on those or retry in a moment",
+                 {{"Retry-After", "1"}});
+    return std::nullopt;
+  }
   if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
+    // The connection is closed after the refusal: a key refused by its rate holds no slot for
+    // its next try (each try costs a new connection, which admission counts).
+    keep_alive_ = false;
     srv_.refuse(&*caller, "rate_limited", 429, method, request_id_);
     const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
     respondError(429, "rate limit exceeded: retry after " + std::to_string(secs) + " s",
@@ -176,8 +190,12 @@ void Connection<Stream>::serveMetrics(const std::string& method) {
   if (parser_->get().method() != bhttp::verb::get)
     return respondError(405, "use GET", {{"Allow", "GET"}});
   if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
-    if (!authenticate()) return refuseUnauthenticated(method, "unauthorized");
-    markAuthenticated();
+    const auto caller = authenticate();
+    if (!caller) return refuseUnauthenticated(method, "unauthorized");
+    if (!markAuthenticated(caller->anonymous ? std::string() : caller->name)) {
+      keep_alive_ = false;
+      return respondError(429, "too many connections for this client", {{"Retry-After", "1"}});
+    }
   } else if (!peer_loopback_) {
     srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
     return respondError(403, "forbidden: metrics are served to loopback peers only");

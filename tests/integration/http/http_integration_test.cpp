@@ -1064,6 +1064,7 @@ class RawConn {
   RawConn(const RawConn&) = delete;
   RawConn& operator=(const RawConn&) = delete;
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   struct Answer {
     std::string status_line;
@@ -1295,6 +1296,108 @@ TEST_F(HttpServerTest, SessionsPerClientCap) {
   server_->stop();
   EXPECT_TRUE(
       auditHas(server_->audit(), {{"outcome", "sessions_per_client"}, {"client", "client-a"}}));
+}
+
+// Issue #28: a key refused by its rate limit holds no connection slot: each refusal closes its
+// connection, so a key opening many keep-alive connections and hammering them cannot fill the
+// slots another key needs.
+TEST_F(HttpServerTest, ARateLimitedKeyCannotHoardConnectionSlots) {
+  startServer("  max_connections: 12\n  connection_rate: {rate: 100000, burst: 100000}\n" +
+              clientsYaml());
+  std::vector<std::unique_ptr<RawConn>> conns;
+  int refused = 0;
+  int closed = 0;
+  for (int i = 0; i < 12; ++i) {
+    conns.push_back(std::make_unique<RawConn>(server_->port()));
+    ASSERT_TRUE(conns.back()->connected());
+    ASSERT_TRUE(conns.back()->post(rpc(i, "ping"), kKeyLimited, "", "1.1",
+                                   "MCP-Protocol-Version: 2025-11-25\r\n"));
+    const auto a = conns.back()->read();
+    ASSERT_TRUE(a) << i;
+    if (a->status_line.find(" 429 ") == std::string::npos) continue;
+    ++refused;
+    EXPECT_EQ(a->field("Connection").value_or(""), "close") << i;
+    if (conns.back()->closedByServer()) ++closed;
+  }
+  EXPECT_GE(refused, 8);  // a burst of 3 (and a token refilled meanwhile at most)
+  EXPECT_EQ(closed, refused);
+  // Another key connects and is served at once, on connections of its own.
+  for (int i = 0; i < 4; ++i) {
+    RawConn other(server_->port());
+    ASSERT_TRUE(other.post(initBody(), kKeyA));
+    const auto a = other.read();
+    ASSERT_TRUE(a) << "connection " << i << " of another key was not served";
+    EXPECT_NE(a->status_line.find(" 200 "), std::string::npos) << a->status_line << a->body;
+  }
+}
+
+// Issue #28: keep-alive connections of one key filling every slot do not lock another key out:
+// an idle one of the key holding the most is closed to make room. One with a request in flight
+// is never closed.
+TEST_F(HttpServerTest, IdleConnectionsOfAKeyHoldingEverySlotMakeRoom) {
+  startServer("  max_connections: 6\n  max_connections_per_client: 6\n" + kNoRateLimit +
+              "  connection_rate: {rate: 100000, burst: 100000}\n" + clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  std::this_thread::sleep_for(200ms);  // the helper's connections are gone
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < 6; ++i) {
+    conns.push_back(std::make_unique<RawConn>(server_->port()));
+    ASSERT_TRUE(conns.back()->post(rpc(i, "ping"), kKeyA, sid));
+    const auto a = conns.back()->read();
+    ASSERT_TRUE(a) << i;
+    ASSERT_NE(a->status_line.find(" 200 "), std::string::npos) << a->body;
+  }
+  // The oldest holds a slow call: it must survive whatever is closed.
+  ASSERT_TRUE(conns[0]->post(callBody(50, "pg_slow", {{"ms", 1500}}), kKeyA, sid));
+  std::this_thread::sleep_for(200ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  Reply r = request("POST", server_->url(), initBody(), mcpHeaders(kKeyB));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  const auto slow = conns[0]->read();
+  ASSERT_TRUE(slow) << "the connection with a call in flight was closed";
+  EXPECT_NE(slow->status_line.find(" 200 "), std::string::npos);
+  int closed = 0;
+  for (std::size_t i = 1; i < conns.size(); ++i) {
+    if (closedWithin(conns[i]->fd(), 50ms)) ++closed;
+  }
+  EXPECT_GE(closed, 1);
+}
+
+// Issue #28: a key holds at most max_connections_per_client connections. At the cap an idle one
+// of its own makes room; with all of them busy, the new connection's request gets a clear 429
+// naming the setting, and the connection is closed. Other keys are not affected.
+TEST_F(HttpServerTest, PerKeyConnectionCapRefusalIsClear) {
+  startServer("  max_connections_per_client: 2\n" + kNoRateLimit + clientsYaml());
+  const std::string sid = initialize(*server_, kKeyA);
+  std::this_thread::sleep_for(200ms);
+  RawConn c1(server_->port());
+  RawConn c2(server_->port());
+  ASSERT_TRUE(c1.post(callBody(1, "pg_slow", {{"ms", 1500}}), kKeyA, sid));
+  ASSERT_TRUE(c2.post(callBody(2, "pg_slow", {{"ms", 1500}}), kKeyA, sid));
+  std::this_thread::sleep_for(300ms);
+  RawConn c3(server_->port());
+  ASSERT_TRUE(c3.post(rpc(3, "ping"), kKeyA, sid));
+  const auto refused = c3.read();
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->status_line.find(" 429 "), std::string::npos) << refused->status_line;
+  EXPECT_NE(refused->body.find("max_connections_per_client"), std::string::npos) << refused->body;
+  EXPECT_TRUE(refused->field("Retry-After"));
+  EXPECT_EQ(refused->field("Connection").value_or(""), "close");
+  EXPECT_TRUE(c3.closedByServer());
+  EXPECT_EQ(request("POST", server_->url(), initBody(), mcpHeaders(kKeyB)).status, 200);
+  // Once the calls are answered the two are idle: a new connection of the key makes room.
+  ASSERT_TRUE(c1.read());
+  ASSERT_TRUE(c2.read());
+  RawConn c4(server_->port());
+  ASSERT_TRUE(c4.post(rpc(4, "ping"), kKeyA, sid));
+  const auto ok = c4.read();
+  ASSERT_TRUE(ok);
+  EXPECT_NE(ok->status_line.find(" 200 "), std::string::npos) << ok->body;
+  server_->stop();
+  EXPECT_TRUE(
+      auditHas(server_->audit(),
+               {{"client", "client-a"}, {"outcome", "connections_per_client"}, {"status", 429}}));
 }
 
 // Several keep-alive connections (spread over the I/O threads), each a session, with tool calls

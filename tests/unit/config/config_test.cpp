@@ -69,6 +69,23 @@ TEST(Config, GoodValuesAreRead) {
   EXPECT_EQ(c.toolsets["docs"], (std::vector<std::string>{"a", "b"}));
 }
 
+// A source's bulkhead: the server-wide size, and one per "<engine>/<source>" (or "<engine>/*").
+TEST(Config, CallsPerSourceAreRead) {
+  Diagnostics diag("x.yaml");
+  Config c = parseConfig(
+      "version: 1\nserver:\n  max_calls_per_source: 3\n  max_calls_by_source:\n"
+      "    postgres/reports: 1\n    dynamodb/*: 6\n",
+      "x.yaml", kSections, diag);
+  ASSERT_TRUE(diag.ok()) << diag.errors().front();
+  EXPECT_EQ(c.server.max_calls_per_source, 3U);
+  EXPECT_EQ(c.server.max_calls_by_source.size(), 2U);
+  EXPECT_EQ(c.server.max_calls_by_source["postgres/reports"], 1U);
+  EXPECT_EQ(c.server.max_calls_by_source["dynamodb/*"], 6U);
+  // Absent: 0, which the server reads as half its workers.
+  Diagnostics none("y.yaml");
+  EXPECT_EQ(parseConfig("version: 1\n", "y.yaml", kSections, none).server.max_calls_per_source, 0U);
+}
+
 TEST(Config, ToolLimitsCannotExceedServerLimits) {
   Diagnostics diag("x.yaml");
   YAML::Node n = YAML::Load("{max_rows: 500}");
@@ -249,7 +266,8 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
   const std::vector<std::string> expected = {
       "x.yaml:1: version: unsupported version 2; this server reads `version: 1`",
       "x.yaml:3: server.colour: unknown key (allowed here: self_check, workers, max_queue, "
-      "max_message_bytes, page_size, drain_ms, require_environment, max_result_memory, fence)",
+      "max_calls_per_source, max_calls_by_source, max_message_bytes, page_size, drain_ms, "
+      "require_environment, max_result_memory, fence)",
       "x.yaml:4: server.workers: must be between 1 and 256",
       "x.yaml:5: server.self_check: must be one of: off, warn, refuse; did you mean 'refuse'?",
       "x.yaml:7: limits.max_rows: must be an integer",

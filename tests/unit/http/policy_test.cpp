@@ -311,6 +311,7 @@ TEST(HttpSettings, HostileInputLimits) {
   EXPECT_EQ(d.max_unauthenticated_per_source, 32u);
   EXPECT_EQ(d.reservedConnections(), 64u);
   EXPECT_EQ(d.max_sessions_per_client, 64u);
+  EXPECT_EQ(d.connectionsPerClient(), 128u);  // half of max_connections
   EXPECT_EQ(d.auth_throttle.free_failures, 5u);
   EXPECT_TRUE(d.trusted_proxies.empty());
   EXPECT_EQ(d.tls.min_version, "1.2");
@@ -324,6 +325,7 @@ http:
   reserved_connections: 10
   connection_rate: {rate: 5}
   max_sessions_per_client: 3
+  max_connections_per_client: 20
   auth_throttle: {free_failures: 2, base_backoff_ms: 500, max_backoff_ms: 4000, max_sources: 100}
   tls: {cert_file: c.pem, key_file: k.pem, min_version: "1.3"}
 )";
@@ -339,6 +341,7 @@ http:
   EXPECT_DOUBLE_EQ(s.connection_rate, 5);
   EXPECT_DOUBLE_EQ(s.connection_burst, 10);
   EXPECT_EQ(s.max_sessions_per_client, 3u);
+  EXPECT_EQ(s.connectionsPerClient(), 20u);
   EXPECT_EQ(s.auth_throttle.free_failures, 2u);
   EXPECT_EQ(s.auth_throttle.max_backoff.count(), 4000);
   EXPECT_EQ(s.tls.min_version, "1.3");

@@ -1,0 +1,286 @@
+// Issue #28: a source that accepts connections and never answers fails only its own tools. Two
+// named sources through the module and the session as the server assembles them: `main` (the
+// real server) and `hung` (a listener in this test that accepts and never says a word). With the
+// hung source's calls filling its bulkhead, a call to `main` answers about as fast as before, and
+// neither more calls, batches nor other sessions get the hung source more of the workers.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.hpp"
+#include "engines/postgres/module.hpp"
+#include "integration/postgres/fixture.hpp"
+#include "protocol/session.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::postgres::itest {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kHungVar = "MCPDB_TEST_PG_HUNG_DSN";
+
+// Accepts TCP connections on a loopback port and never answers: a database server that hangs.
+class HungServer {
+ public:
+  HungServer() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 128), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) break;
+        std::lock_guard<std::mutex> lock(mu_);
+        held_.push_back(c);  // kept open, never written to
+      }
+    });
+  }
+  ~HungServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+    for (int c : held_) ::close(c);
+  }
+  int port() const { return port_; }
+  std::size_t accepted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_.size();
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<int> held_;
+  std::thread thread_;
+};
+
+class Answers : public protocol::Outbox {
+ public:
+  void send(const Json& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& m : message.is_array() ? message : Json::array({message})) {
+      if (m.contains("id")) answers_[m["id"].dump()] = m;
+    }
+    cv_.notify_all();
+  }
+  // The answer to `id`, waiting up to `limit`; null when none came.
+  Json answer(const Json& id, std::chrono::milliseconds limit = 30s) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, limit, [&] { return answers_.count(id.dump()) > 0; });
+    auto it = answers_.find(id.dump());
+    return it == answers_.end() ? Json() : it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Json> answers_;
+};
+
+std::string yaml() {
+  return R"(
+postgres:
+  sources:
+    main: {dsn_env: POSTGRES_DSN}
+    hung: {dsn_env: MCPDB_TEST_PG_HUNG_DSN}
+  pool: {connect_timeout_ms: 8000}
+  tools:
+    main_items:
+      source: main
+      description: A constant from the main source (no relation, no integer, so other tests'
+        catalog objects on the shared server cannot change the proof's verdict).
+      statement: SELECT 'ok'::text AS v
+    hung_items:
+      source: hung
+      description: Items, from a server that never answers.
+      statement: SELECT id, name FROM pgtest.items ORDER BY id
+)";
+}
+
+struct Server {
+  HungServer hung;
+  engines::EngineModulePtr module = makeModule();
+  std::shared_ptr<protocol::ToolRegistry> registry = std::make_shared<protocol::ToolRegistry>();
+  std::optional<Env> env;
+  engines::EngineServices services;
+  std::optional<protocol::ServerCore> core;
+  std::vector<std::shared_ptr<protocol::Session>> sessions;
+
+  Server() {
+    ensureTestSchema();
+    const std::string dsn = requireEnv("POSTGRES_DSN");
+    const std::string hung_dsn = "host=127.0.0.1 port=" + std::to_string(hung.port()) +
+                                 " dbname=hung user=hung sslmode=disable";
+    env.emplace([dsn, hung_dsn](std::string_view name) -> std::optional<std::string> {
+      if (name == kHungVar) return hung_dsn;
+      return Env::process().get(name);
+    });
+    config::Diagnostics diag("bulkhead_test.yaml");
+    config::Config cfg = config::parseConfig(yaml(), "bulkhead_test.yaml", {"postgres"}, diag);
+    if (diag.ok())
+      module->configure(config::Node(cfg.root, "", diag).child("postgres"), cfg.limits);
+    for (const auto& e : diag.errors()) ADD_FAILURE() << e;
+    services.env = &*env;
+    services.defaults = cfg.limits;
+    if (auto st = module->registerTools(*registry, services); !st)
+      ADD_FAILURE() << st.error().message;
+    protocol::ServerOptions o;  // the defaults: 8 workers, so 4 calls per source
+    core.emplace(o, registry);
+  }
+  ~Server() {
+    for (auto& s : sessions) {
+      s->cancelAll();
+      s->drain(10s);
+    }
+  }
+  std::shared_ptr<protocol::Session> session() {
+    auto s = std::make_shared<protocol::Session>(*core, protocol::Principal{});
+    auto out = std::make_shared<Answers>();
+    s->handleText(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",)"
+        R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+        out);
+    s->handleText(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", out);
+    sessions.push_back(s);
+    return s;
+  }
+  std::size_t hungInUse() const {
+    return core->bulkheadFor(*registry->find("hung_items"))->inUse();
+  }
+};
+
+std::string call(int id, const std::string& tool) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":")" + tool + R"(","arguments":{}}})";
+}
+
+// Answered by the main source itself: a result, not refused for want of a worker or a share.
+// (Its proof verdict is not asserted: other tests' catalog objects on the shared server can make
+// the proof refuse it, which the handler also decides on a worker, after a round trip to main.)
+bool ok(const Json& a) {
+  if (!a.contains("result")) return false;
+  if (!a["result"].value("isError", false)) return true;
+  const std::string text = a["result"]["content"][0]["text"].get<std::string>();
+  return text.find("resource_exhausted") == std::string::npos &&
+         text.find("busy") == std::string::npos && text.find("timed_out") == std::string::npos;
+}
+
+// Refused for the hung source, naming it as configured, without its host or port.
+void expectRefusedForHung(const Json& a, int port) {
+  ASSERT_TRUE(a.contains("result")) << a.dump();
+  EXPECT_TRUE(a["result"]["isError"].get<bool>());
+  const std::string text = a["result"]["content"][0]["text"].get<std::string>();
+  EXPECT_NE(text.find("resource_exhausted"), std::string::npos) << text;
+  EXPECT_NE(text.find("source 'hung'"), std::string::npos) << text;
+  EXPECT_EQ(text.find("127.0.0.1"), std::string::npos) << text;
+  EXPECT_EQ(text.find(std::to_string(port)), std::string::npos) << text;
+}
+
+// The time one call to `main_items` takes, answered ok.
+Clock::duration timeMainCall(protocol::Session& s, int id) {
+  auto out = std::make_shared<Answers>();
+  const auto t0 = Clock::now();
+  s.handleText(call(id, "main_items"), out);
+  const Json a = out->answer(id);
+  const auto took = Clock::now() - t0;
+  EXPECT_TRUE(ok(a)) << a.dump();
+  return took;
+}
+
+TEST(PostgresBulkhead, AHungSourceDoesNotSlowAHealthyOne) {
+  Server srv;
+  auto s = srv.session();
+  timeMainCall(*s, 1);  // the first opens the pool and proves the statement
+  std::vector<Clock::duration> base;
+  for (int i = 0; i < 5; ++i) base.push_back(timeMainCall(*s, 10 + i));
+  std::sort(base.begin(), base.end());
+  const auto baseline = base[base.size() / 2];
+
+  // 16 calls to the hung source, from two sessions: 4 (half the workers) wait on it, 12 are
+  // refused at once, and the hung server holds no more than those 4's connection attempts.
+  auto other = srv.session();
+  auto hung_out = std::make_shared<Answers>();
+  for (int i = 0; i < 16; ++i)
+    (i % 2 ? *other : *s).handleText(call(100 + i, "hung_items"), hung_out);
+  EXPECT_EQ(srv.hungInUse(), 4U);
+  int refused = 0;
+  for (int i = 4; i < 16; ++i) {
+    const Json a = hung_out->answer(100 + i, 2s);
+    expectRefusedForHung(a, srv.hung.port());
+    refused += a.is_null() ? 0 : 1;
+  }
+  EXPECT_EQ(refused, 12);
+
+  // The healthy source answers promptly while the hung one is saturated: a generous bound over
+  // the baseline (without the bulkhead this call waited for a hung connection attempt, 8 s).
+  std::vector<Clock::duration> during;
+  for (int i = 0; i < 5; ++i) during.push_back(timeMainCall(*s, 200 + i));
+  std::sort(during.begin(), during.end());
+  const auto bound = 20 * baseline + 1s;
+  EXPECT_LT(during.back(), bound)
+      << "slowest healthy call "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(during.back()).count()
+      << " ms, baseline " << std::chrono::duration_cast<std::chrono::microseconds>(baseline).count()
+      << " us";
+  // Many healthy calls at once still all run: the other half of the workers is theirs.
+  auto many = std::make_shared<Answers>();
+  for (int i = 0; i < 4; ++i) s->handleText(call(300 + i, "main_items"), many);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(ok(many->answer(300 + i, 5s))) << i;
+  EXPECT_EQ(srv.hungInUse(), 4U);
+}
+
+TEST(PostgresBulkhead, BatchesAndOtherSessionsDoNotBypassTheLimit) {
+  Server srv;
+  auto s = srv.session();
+  auto out = std::make_shared<Answers>();
+  for (int i = 0; i < 4; ++i) s->handleText(call(1 + i, "hung_items"), out);
+  ASSERT_EQ(srv.hungInUse(), 4U);
+  // A batch of 20 to the hung source in a fresh session: every call refused on its own.
+  auto batcher = srv.session();
+  auto batch_out = std::make_shared<Answers>();
+  std::string batch = "[";
+  for (int i = 0; i < 20; ++i) batch += (i ? "," : "") + call(500 + i, "hung_items");
+  batch += "]";
+  batcher->handleText(batch, batch_out);
+  for (int i = 0; i < 20; ++i)
+    expectRefusedForHung(batch_out->answer(500 + i, 5s), srv.hung.port());
+  // A stateless 2026-07-28 request (its own session each time, as HTTP runs them) likewise.
+  auto modern = std::make_shared<protocol::Session>(*srv.core, protocol::Principal{});
+  srv.sessions.push_back(modern);
+  auto modern_out = std::make_shared<Answers>();
+  modern->handleText(
+      R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"hung_items","arguments":{},)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{}}}})",
+      modern_out);
+  expectRefusedForHung(modern_out->answer(9, 5s), srv.hung.port());
+  EXPECT_EQ(srv.hungInUse(), 4U);
+  // (Their slots coming back is tested in tests/unit/protocol/bulkhead_test.cpp: here the calls
+  // wait for the hung source's connection attempts one after another, tens of seconds.)
+  s->cancelAll();
+}
+
+}  // namespace
+}  // namespace mcpdb::postgres::itest
