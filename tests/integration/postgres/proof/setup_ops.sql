@@ -66,4 +66,7 @@ CREATE FUNCTION prooftest_ops.returns_d() RETURNS prooftest_ops.d LANGUAGE sql
 GRANT USAGE ON SCHEMA prooftest_ops TO mcp_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA prooftest_ops TO mcp_reader;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA prooftest_ops TO mcp_reader;
+-- The suite's canary (tests/support/canary.mjs) fingerprints every table as the admin role.
+GRANT USAGE ON SCHEMA prooftest_ops TO mcp_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA prooftest_ops TO mcp_admin;
 COMMIT;
