@@ -180,15 +180,17 @@ std::string bulkheadKey(const Tool& tool) {
   return tool.engine + "/" + (tool.source.empty() ? std::string("*") : tool.source);
 }
 
-// The size of a source's bulkhead: the operator's, or half the workers, so however many of its
-// calls hang, the other half stays for every other source. 0: none, when the server reads one
-// source only and no size is set: there is nothing to keep apart, the pool's limits are its own.
+// The size of a source's bulkhead: the operator's, or three quarters of the workers, so however
+// many of its calls hang, a quarter stays for every other source (half refused a burst of five
+// calls of one agent to one source, which a server of several sources must take). 0: none, when the
+// server reads one source only and no size is set: there is nothing to keep apart, the pool's
+// limits are its own.
 std::size_t ServerCore::callsFor(const std::string& key, std::size_t sources) const {
   if (const auto set = options_.calls_by_source.find(key); set != options_.calls_by_source.end())
     return set->second;
   if (options_.calls_per_source > 0) return options_.calls_per_source;
   if (sources <= 1) return 0;
-  return std::max<std::size_t>(1, options_.workers / 2);
+  return std::max<std::size_t>(1, options_.workers * 3 / 4);
 }
 
 // One bulkhead per source the tools read, resolved once per tool so a call only looks its tool up.

@@ -118,9 +118,9 @@ struct ServerOptions {
   std::size_t workers = 8;     // concurrent tool calls
   std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
   // Calls one source may have running or queued at once (its bulkhead, protocol/bulkhead.hpp);
-  // 0: half the workers (at least 1), or no limit of its own when the tools read one source only.
-  // `calls_by_source` overrides it for a source named "<engine>/<source>" ("<engine>/*": the tools
-  // of an engine whose arguments pick the source).
+  // 0: three quarters of the workers (at least 1), or no limit of its own when the tools read one
+  // source only. `calls_by_source` overrides it for a source named "<engine>/<source>"
+  // ("<engine>/*": the tools of an engine whose arguments pick the source).
   std::size_t calls_per_source = 0;
   std::map<std::string, std::size_t, std::less<>> calls_by_source;
   // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "common/input_watch.hpp"
 #include "embed/embedder.hpp"
 #include "engines/postgres/analysis.hpp"
 #include "engines/postgres/guard/guard.hpp"
@@ -356,7 +357,9 @@ std::shared_ptr<const proof::Report> Runtime::usableProof() {
 Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::time_point deadline,
                                                                       const std::stop_token& stop) {
   const auto expired = [this] {
-    return Error{Code::Unavailable,
+    // The call's own deadline passed while it waited (as the first call of a short-timeout tool
+    // on a cold server would have timed out waiting for the first proof): a timeout, retryable.
+    return Error{Code::TimedOut,
                  "the read-only proof of the PostgreSQL statements is being made again and was "
                  "not ready before the call's deadline, so the statement did not run; retry",
                  "no proof younger than postgres.proof.interval_s (" +
@@ -369,6 +372,9 @@ Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::tim
       return *reprove_error_;
     lock.unlock();
     if (auto current = usableProof()) return current;  // asks for one when none may be used
+    // About to wait on the prover: a stdio reader's role held by this thread goes to another
+    // reader first (common/input_watch.hpp).
+    input_watch::release();
     lock.lock();
     if (!proved_cv_.wait_until(lock, stop, deadline, [&] { return reprove_done_ != seen; })) {
       if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
@@ -433,12 +439,10 @@ Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& p
 
 namespace {
 
-// Whether a result with these columns ([{name, type}], PostgreSQL type names) can carry free text:
-// any column not of a numeric, boolean, date/time, uuid or vector type (or an array of one). A
-// type this list does not know counts as text.
 // Whether a result can carry text from the database (Fence::Auto fences it): a text-like column,
 // or a key that is not the statement's own text (sql/result_keys.hpp: `SELECT *` brings the
-// catalog's column names).
+// catalog's column names). A text-like column is any not of a numeric, boolean, date/time, uuid or
+// vector type (or an array of one); a type this list does not know counts as text.
 bool carriesDatabaseText(std::string_view statement, const Json& columns) {
   static const std::set<std::string, std::less<>> kNotText = {
       "int2",        "int4",     "int8", "float4", "float8",  "numeric",

@@ -95,6 +95,13 @@ TEST(PostgresInputWatch, ACallThatNeedsNoWaitOtherThanTheServersAnswerKeepsTheRo
 
 TEST(PostgresInputWatch, ThePoolHandsTheRoleOnBeforeOpeningAConnection) {
   auto rt = makeRuntime(kYaml);
+  // The proof is made on a connection of the pool's own; close it, so the call must open one.
+  ASSERT_TRUE(rt->proveNow().ok());
+  {
+    auto proofs = rt->pool().acquire(Clock::now() + 5s, std::stop_token{});
+    ASSERT_TRUE(proofs.ok()) << proofs.error().message;
+    proofs->markBroken();
+  }
   FakeInput input;
   {
     input_watch::Scope scope(input.watch);

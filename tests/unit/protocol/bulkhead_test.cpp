@@ -357,7 +357,7 @@ TEST(SessionBulkhead, SizesByDefaultAndBySource) {
     ServerOptions o;
     o.workers = 8;
     Server srv(o);
-    EXPECT_EQ(srv.of("hang_a").limit(), 4U);  // half the workers
+    EXPECT_EQ(srv.of("hang_a").limit(), 6U);  // three quarters of the workers
     EXPECT_EQ(&srv.of("hang_a"), &srv.of("fail_a"));
     EXPECT_NE(&srv.of("hang_a"), &srv.of("fast_b"));
     EXPECT_NE(srv.of("list_c").name().find("the fake sources"), std::string::npos);
