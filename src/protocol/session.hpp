@@ -118,8 +118,8 @@ struct ServerOptions {
   std::size_t workers = 8;     // concurrent tool calls
   std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
   // Calls one source may have running or queued at once (its bulkhead, protocol/bulkhead.hpp);
-  // 0: three quarters of the workers (at least 1), or no limit of its own when the tools read one
-  // source only. `calls_by_source` overrides it for a source named "<engine>/<source>"
+  // 0: none (not on by default: ServerCore::callsFor says why). `calls_by_source` overrides it for
+  // a source named "<engine>/<source>"
   // ("<engine>/*": the tools of an engine whose arguments pick the source).
   std::size_t calls_per_source = 0;
   std::map<std::string, std::size_t, std::less<>> calls_by_source;
@@ -170,7 +170,7 @@ class ServerCore {
   std::mutex pages_mu_;
   std::map<std::pair<std::size_t, bool>, std::string> pages_;
   void makeBulkheads();
-  std::size_t callsFor(const std::string& key, std::size_t sources) const;
+  std::size_t callsFor(const std::string& key) const;
 
   std::string server_info_meta_;
   std::shared_ptr<const ToolRegistry> registry_;

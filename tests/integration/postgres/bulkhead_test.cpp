@@ -99,7 +99,7 @@ class Answers : public protocol::Outbox {
   std::map<std::string, Json> answers_;
 };
 
-// A source's share of the default 8 workers: three quarters.
+// A source's share of the default 8 workers.
 constexpr std::size_t kShare = 6;
 
 std::string yaml() {
@@ -149,7 +149,8 @@ struct Server {
     services.defaults = cfg.limits;
     if (auto st = module->registerTools(*registry, services); !st)
       ADD_FAILURE() << st.error().message;
-    protocol::ServerOptions o;  // the defaults: 8 workers, so 4 calls per source
+    protocol::ServerOptions o;  // 8 workers, a share of 6 per source (not on by default)
+    o.calls_per_source = kShare;
     core.emplace(o, registry);
   }
   ~Server() {
