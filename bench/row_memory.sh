@@ -28,14 +28,9 @@ postgres:
       statement: SELECT repeat('x', \$1::int) AS v
       parameters: [{name: n, type: integer, description: Length.}]
 YAML
-coproc SRV { exec env -i PATH="$PATH" POSTGRES_DSN="$POSTGRES_DSN" MCPDB_CONFIG="$cfg" \
-  MCPDB_LOG_LEVEL=warn "$SERVER" serve 2>/dev/null; }
-pid=$SRV_PID
-send() { printf '%s\n' "$1" >&"${SRV[1]}"; }
-kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
-send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"row_memory","version":"1"}}}'
-IFS= read -r _ <&"${SRV[0]}"
-send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+# shellcheck source=bench/lib/stdio_server.sh
+source "$ROOT/bench/lib/stdio_server.sh"
+start_server "$cfg" row_memory
 # A small call first, so the pool's connection and the statement's plan exist before the baseline.
 send '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wide_row","arguments":{"n":10}}}'
 IFS= read -r _ <&"${SRV[0]}"

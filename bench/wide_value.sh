@@ -43,15 +43,10 @@ postgres:
       statement: SELECT id, body FROM bench_wide_value.v WHERE id = \$1
       parameters: [{name: id, type: integer, description: Row.}]
 YAML
-coproc SRV { exec env -i PATH="$PATH" POSTGRES_DSN="$POSTGRES_DSN" MCPDB_CONFIG="$cfg" \
-  MCPDB_LOG_LEVEL=warn "$SERVER" serve 2>/dev/null; }
-pid=$SRV_PID
-send() { printf '%s\n' "$1" >&"${SRV[1]}"; }
-kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
+# shellcheck source=bench/lib/stdio_server.sh
+source "$ROOT/bench/lib/stdio_server.sh"
+start_server "$cfg" wide_value
 call() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"read_value","arguments":{"id":%s}}}' "$1" "$2"; }
-send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wide_value","version":"1"}}}'
-IFS= read -r _ <&"${SRV[0]}"
-send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 send "$(call 2 1)"
 IFS= read -r _ <&"${SRV[0]}"
 idle=$(kib VmRSS)
