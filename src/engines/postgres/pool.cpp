@@ -212,6 +212,13 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
   auto c = openConnection(*params, connect_deadline, stop);
   if (!c) {
     release(nullptr, false);
+    // The call's own deadline, not connect_timeout_ms, ended the wait: the call timed out (a
+    // slow first connection under a short tool timeout is not the database being down).
+    if (c.error().code == Code::Unavailable && deadline <= connect_deadline &&
+        Clock::now() >= deadline) {
+      return Error{Code::TimedOut, "the call's timeout passed while connecting to PostgreSQL",
+                   operatorText(c.error())};
+    }
     return c.error();
   }
   if (!types_known_) discoverTypes((*c)->conn.get());

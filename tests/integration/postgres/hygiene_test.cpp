@@ -215,18 +215,29 @@ std::string callPid(Runtime& rt) {
   return std::to_string(r->structured["rows"][0]["pid"].get<std::int64_t>());
 }
 
-// The advisory locks of the whole cluster on the keys these tests use.
-std::string locksOnTestKeys() {
-  return adminQuery(
-             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid BETWEEN 4250 AND "
-             "4269")
+// The advisory locks of the whole cluster on a test's own keys (each test has its own range and
+// its own schema: ctest runs them at the same time).
+std::string locksOnKeys(int from, int to) {
+  return adminQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid BETWEEN " +
+                    std::to_string(from) + " AND " + std::to_string(to))
       .value_or("?");
 }
 
+// kLockSchema or kLockYaml with the schema renamed for one test.
+std::string inSchema(std::string text, const std::string& schema) {
+  const std::string from = "hygiene_lock";
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + schema.size())) {
+    text.replace(at, from.size(), schema);
+  }
+  return text;
+}
+
 TEST(PostgresHygiene, NoAdvisoryLockOutlivesAServedCall) {
-  ASSERT_EQ(superuserExec(kLockSchema), "");
-  auto rt = makeRuntime(kLockYaml);
-  ASSERT_TRUE(rt->requireProof("SELECT hygiene_lock.take($1) AS k").ok());
+  const std::string schema = "hygiene_lock_call";
+  ASSERT_EQ(superuserExec(inSchema(kLockSchema, schema)), "");
+  auto rt = makeRuntime(inSchema(kLockYaml, schema));
+  ASSERT_TRUE(rt->requireProof("SELECT " + schema + ".take($1) AS k").ok());
   const std::string pid = callPid(*rt);
   struct Step {
     const char* tool;
@@ -242,7 +253,7 @@ TEST(PostgresHygiene, NoAdvisoryLockOutlivesAServedCall) {
     SCOPED_TRACE(s.tool);
     auto r = call(*rt, s.tool, Json{{"k", s.key}});
     EXPECT_EQ(r.ok(), s.ok) << (r.ok() ? "" : r.error().message);
-    EXPECT_EQ(locksOnTestKeys(), "0");
+    EXPECT_EQ(locksOnKeys(4250, 4259), "0");
   }
   // Cancelled mid-statement, while the lock is held.
   std::stop_source stop;
@@ -255,20 +266,21 @@ TEST(PostgresHygiene, NoAdvisoryLockOutlivesAServedCall) {
            Limits{.max_rows = 10, .max_bytes = 1 << 20, .timeout = milliseconds(20000)});
   ASSERT_FALSE(cancelled.ok());
   EXPECT_EQ(cancelled.error().code, Code::Cancelled) << cancelled.error().message;
-  EXPECT_EQ(locksOnTestKeys(), "0");
+  EXPECT_EQ(locksOnKeys(4250, 4259), "0");
   // The calls ran on the pool's one connection, or on its successor when one had to be dropped.
   const std::string now = callPid(*rt);
   EXPECT_EQ(advisoryLocks(now), "0");
   if (now != pid) {
     EXPECT_EQ(advisoryLocks(pid), "0");
   }
-  EXPECT_EQ(superuserExec("DROP SCHEMA hygiene_lock CASCADE"), "");
+  EXPECT_EQ(superuserExec("DROP SCHEMA " + schema + " CASCADE"), "");
 }
 
 TEST(PostgresHygiene, NoAdvisoryLockOutlivesADescription) {
-  ASSERT_EQ(superuserExec(kLockSchema), "");
-  auto rt = makeRuntime(kLockYaml);
-  const std::string sql = "SELECT '{4261}'::hygiene_lock.locking[] AS a";
+  const std::string schema = "hygiene_lock_describe";
+  ASSERT_EQ(superuserExec(inSchema(kLockSchema, schema)), "");
+  auto rt = makeRuntime(inSchema(kLockYaml, schema));
+  const std::string sql = "SELECT '{4261}'::" + schema + ".locking[] AS a";
   const std::string pid = callPid(*rt);
   std::stop_source never;
   auto shape = rt->describeStatement(sql, {}, never.get_token(), Clock::now() + milliseconds(5000));
@@ -276,7 +288,7 @@ TEST(PostgresHygiene, NoAdvisoryLockOutlivesADescription) {
   if (shape.ok()) {
     EXPECT_EQ(shape->columns.size(), 1U);
   }
-  EXPECT_EQ(locksOnTestKeys(), "0");
+  EXPECT_EQ(locksOnKeys(4260, 4269), "0");
   {
     // The executor itself, as a description reaches it: Parse runs the CHECK.
     auto lease = rt->pool().acquire(Clock::now() + milliseconds(5000), never.get_token());
@@ -293,9 +305,9 @@ TEST(PostgresHygiene, NoAdvisoryLockOutlivesADescription) {
                          "objid = 4261 AND pid = " +
                          pid),
               "0");
-    EXPECT_EQ(locksOnTestKeys(), "0");
+    EXPECT_EQ(locksOnKeys(4260, 4269), "0");
   }
-  EXPECT_EQ(superuserExec("DROP SCHEMA hygiene_lock CASCADE"), "");
+  EXPECT_EQ(superuserExec("DROP SCHEMA " + schema + " CASCADE"), "");
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 // unreachable, and the pool size bound.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <thread>
 
 #include "integration/postgres/fixture.hpp"
@@ -128,6 +132,76 @@ TEST(PostgresPool, BusyPoolIsResourceExhaustedAtTheDeadline) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::ResourceExhausted);
   EXPECT_GT(pidOf(*rt), 0);
+}
+
+// A listener that accepts TCP connections (the kernel does, into its backlog) and never answers:
+// libpq's connect waits for the server's first reply until a deadline ends it.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd_, 16) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      return;
+    port_ = ntohs(a.sin_port);
+  }
+  ~SilentListener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+Result<Pool::Lease> acquireFrom(int port, std::chrono::milliseconds connect_timeout,
+                                std::chrono::milliseconds call_timeout) {
+  PoolSettings settings;
+  settings.size = 1;
+  settings.connect_timeout = connect_timeout;
+  Pool pool(settings, [port]() -> Result<ConnParams> {
+    ConnParams p;
+    p.set("host", "127.0.0.1");
+    p.set("port", std::to_string(port));
+    p.set("dbname", "none");
+    p.set("user", "none");
+    p.set("sslmode", "disable");
+    return p;
+  });
+  std::stop_source never;
+  return pool.acquire(Clock::now() + call_timeout, never.get_token());
+}
+
+// Which limit ended the wait for a silent server decides the error: the call's own deadline is a
+// timeout of the call (a slow first connection under a short tool timeout), the pool's
+// connect_timeout_ms is the database being unreachable.
+TEST(PostgresPool, TheCallsDeadlineWhileConnectingIsATimeout) {
+  SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  const auto t0 = Clock::now();
+  auto r = acquireFrom(silent.port(), std::chrono::milliseconds(10000),
+                       std::chrono::milliseconds(300));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::TimedOut) << r.error().message;
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(PostgresPool, TheConnectTimeoutIsUnavailable) {
+  SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  auto r = acquireFrom(silent.port(), std::chrono::milliseconds(300),
+                       std::chrono::milliseconds(10000));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::Unavailable) << r.error().message;
+  EXPECT_EQ(r.error().message, "cannot connect to PostgreSQL: connecting timed out");
 }
 
 }  // namespace
