@@ -292,6 +292,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
 
   a.services.env = &env;
   a.services.defaults = a.config.limits;
+  a.services.stopping = a.stopping.get_token();
   // A short signing key lets an agent forge cursors (positions in tables it may read anyway, but
   // also another client's); refused rather than used.
   if (const auto key = env.get("MCPDB_CURSOR_KEY"); key && key->size() < kMinCursorKeyBytes) {
@@ -674,6 +675,10 @@ namespace {
 // The credential self-check of every engine the config uses.
 Verdict runSelfCheck(Assembly& a) {
   const auto reports = checkEngines(a, /*check_tools=*/false);
+  if (a.stopping.stop_requested()) {
+    spdlog::info("self-check: stopped with the server before it was complete");
+    return Verdict::Inconclusive;
+  }
   for (const auto& r : reports) {
     for (const auto& f : r.findings) {
       std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
@@ -698,12 +703,14 @@ Verdict runSelfCheck(Assembly& a) {
 }
 
 // Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
-// start; a task already running is waited for). For start-up work that must not take the CPU from
-// the first answers (docs/BENCHMARKS.md "Startup profile"); see kPreloadDelay, kSelfCheckDelay.
+// start; a task already running is asked to stop through `stop`, then waited for). For start-up
+// work that must not take the CPU from the first answers (docs/BENCHMARKS.md "Startup profile");
+// see kPreloadDelay, kSelfCheckDelay.
 class DelayedTask {
  public:
-  DelayedTask(std::function<void()> task, std::chrono::milliseconds delay)
-      : thread_([this, task = std::move(task), delay] {
+  DelayedTask(std::function<void()> task, std::chrono::milliseconds delay,
+              std::stop_source stop = std::stop_source(std::nostopstate))
+      : stop_(std::move(stop)), thread_([this, task = std::move(task), delay] {
           std::unique_lock<std::mutex> lock(mu_);
           if (cv_.wait_for(lock, delay, [this] { return stopping_; })) return;
           lock.unlock();
@@ -717,10 +724,12 @@ class DelayedTask {
       stopping_ = true;
     }
     cv_.notify_all();
+    if (stop_.stop_possible()) stop_.request_stop();
     thread_.join();
   }
 
  private:
+  std::stop_source stop_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
@@ -771,7 +780,9 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
       }
       break;
     case config::SelfCheckMode::Warn:
-      background.emplace([&a] { (void)runSelfCheck(a); }, kSelfCheckDelay);
+      // Stopped with the server: a database that never answers does not hold the exit for the
+      // check's connection timeouts.
+      background.emplace([&a] { (void)runSelfCheck(a); }, kSelfCheckDelay, a.stopping);
       break;
   }
   return kExitOk;

@@ -46,6 +46,8 @@ struct Assembly {
   observe::AuditSettings audit;        // the `audit:` section
   std::vector<std::string> sections;   // top-level keys allowed besides the generic ones
   std::optional<std::string> config_path;
+  // Its token is services.stopping; requested when serving ends (see DelayedTask).
+  std::stop_source stopping;
 };
 
 // The built-in allowlist (every engine's demo section).

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,10 @@ struct EngineServices {
   // Set by registerTools() when a registered tool embeds text, so the application preloads the
   // model in the background (and not at all when no tool needs it).
   bool embedder_requested = false;
+  // Requested when the server stops (after its calls have drained): work that may wait on a
+  // database outside any call, the background start-up self-check, ends early instead of holding
+  // the exit for its connection timeouts. Never requested for doctor or check-config.
+  std::stop_token stopping;
 };
 
 // A value sampled whenever metrics are rendered, e.g. connection pool usage. `name` is relative

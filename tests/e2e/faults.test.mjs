@@ -100,6 +100,44 @@ test('a client that disconnects mid-call: the server cancels, exits 0 and writes
   }
 });
 
+// A PostgreSQL that accepts connections and never answers (a hung server, a black-holing proxy):
+// calls waiting on it end when cancelled, and the server exits promptly when its input ends, not
+// after the connection timeouts of its background work (the start-up self-check, the proof).
+test('a silent database: cancelled calls end, and the server exits without waiting for it', async () => {
+  const net = await import('node:net');
+  const held = [];
+  const silent = net.createServer((socket) => { held.push(socket); });
+  await new Promise((r) => silent.listen(0, '127.0.0.1', r));
+  const { port } = silent.address();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-fault-'));
+  const cfg = path.join(dir, 'silent.yaml');
+  fs.writeFileSync(cfg, 'postgres:\n  pool: {connect_timeout_ms: 20000}\n  tools:\n    one:\n' +
+    '      description: One.\n      statement: SELECT 1 AS one\n');
+  const s = rawServer(serverEnv({ POSTGRES_DSN: `host=127.0.0.1 port=${port} dbname=x user=x sslmode=disable` }),
+    ['serve', '--config', cfg]);
+  try {
+    s.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}');
+    await s.next();
+    for (const id of [2, 3, 4]) s.send(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"one","arguments":{}}}`);
+    // Past the self-check's start (200 ms after serving), with calls waiting on the silent server.
+    await new Promise((r) => setTimeout(r, 700));
+    for (const id of [2, 3, 4]) s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}`);
+    s.send('{"jsonrpc":"2.0","id":5,"method":"ping"}');
+    // Cancelled calls get no answer (the MCP rule): the next line is the ping's, at once.
+    const pong = await s.next(3000);
+    assert.equal(pong.id, 5);
+    const t0 = Date.now();
+    s.child.stdin.end();
+    const { code } = await s.exited();
+    assert.equal(code, 0);
+    assert.ok(Date.now() - t0 < 5000, `exit took ${Date.now() - t0} ms: it waited for the silent database`);
+    assert.match(s.stderr(), /"outcome":"cancelled"/);
+  } finally {
+    for (const socket of held) socket.destroy();
+    silent.close();
+  }
+});
+
 test('a full worker pool answers busy instead of queueing without bound', async () => {
   requireEnv(['POSTGRES_DSN']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-fault-'));

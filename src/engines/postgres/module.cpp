@@ -114,9 +114,9 @@ class PostgresModule final : public engines::EngineModule {
   // Each source's role and statements, checked on its own connection; with several sources each
   // finding says which source it is about.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    return perSource(services, [](Runtime& rt) {
-      auto findings = rt.selfCheck();
-      findings.push_back(rt.proofFinding());
+    return perSource(services, [&services](Runtime& rt) {
+      auto findings = rt.selfCheck(services.stopping);
+      findings.push_back(rt.proofFinding(services.stopping));
       return findings;
     });
   }

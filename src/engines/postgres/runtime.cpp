@@ -126,9 +126,14 @@ std::vector<std::string> Runtime::configuredStatements() const {
   return out;
 }
 
-Result<std::shared_ptr<const proof::Report>> Runtime::proveNow() {
-  std::lock_guard<std::mutex> proving(prove_mu_);
-  return proveLocked();
+Result<std::shared_ptr<const proof::Report>> Runtime::proveNow(const std::stop_token& stop) {
+  // The background prover may hold the lock for as long as its connection attempt: wait for it
+  // only while nobody asks this caller to stop.
+  std::unique_lock<std::timed_mutex> proving(prove_mu_, std::defer_lock);
+  while (!proving.try_lock_for(std::chrono::milliseconds(100))) {
+    if (stop.stop_requested()) return makeError(Code::Cancelled, "stopped before the proof");
+  }
+  return proveLocked(stop);
 }
 
 Result<std::vector<Json>> Runtime::catalogQuery(const Json& request, const std::stop_token& stop) {
@@ -238,9 +243,9 @@ void Runtime::logNewRefusals(const proof::Report* before, const proof::Report& n
   }
 }
 
-engines::Finding Runtime::proofFinding() {
+engines::Finding Runtime::proofFinding(const std::stop_token& stop) {
   using Sev = engines::Finding::Severity;
-  auto made = proveNow();
+  auto made = proveNow(stop);
   if (!made) {
     return {Sev::Inconclusive, "pg.proof",
             "could not prove the statements read-only, so no tool runs until it can: " +
@@ -284,7 +289,7 @@ Result<std::shared_ptr<const proof::Report>> Runtime::latestProof() {
     if (proof_) return proof_;
   }
   // The first callers wait for the first proof, made once: whoever comes second finds it made.
-  std::lock_guard<std::mutex> proving(prove_mu_);
+  std::lock_guard<std::timed_mutex> proving(prove_mu_);
   {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
     if (proof_) return proof_;
@@ -314,7 +319,7 @@ void Runtime::reproveLoop(const std::stop_token& stop) {
     {
       // Another caller (doctor, startup) may be proving: then this attempt waits for it and
       // proves once more, which is harmless.
-      std::lock_guard<std::mutex> proving(prove_mu_);
+      std::lock_guard<std::timed_mutex> proving(prove_mu_);
       made = proveLocked(stop);
     }
     if (!made && !stop.stop_requested()) {

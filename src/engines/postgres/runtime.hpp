@@ -87,7 +87,8 @@ class Runtime {
                                                Clock::time_point deadline);
 
   // The privilege self-check of the configured role (see self_check.cpp).
-  std::vector<engines::Finding> selfCheck();
+  // `stop` ends it early (the server stopping): what it could not check is inconclusive.
+  std::vector<engines::Finding> selfCheck(const std::stop_token& stop = {});
   // doctor: every configured statement can be planned and its relations read as the configured
   // role (see tool_check.cpp).
   std::vector<engines::Finding> checkTools();
@@ -106,10 +107,10 @@ class Runtime {
   Status requireProof(const std::string& sql, Clock::time_point deadline = noDeadline(),
                       const std::stop_token& stop = {});
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
-  Result<std::shared_ptr<const proof::Report>> proveNow();
+  Result<std::shared_ptr<const proof::Report>> proveNow(const std::stop_token& stop = {});
   // Makes a fresh proof and reports it as one finding ("pg.proof"): Ok with its figures, a Warning
   // naming each refused statement (those tools are refused at call time), or Inconclusive.
-  engines::Finding proofFinding();
+  engines::Finding proofFinding(const std::stop_token& stop = {});
   // The last proof, or a new one when none was made yet.
   Result<std::shared_ptr<const proof::Report>> latestProof();
   // One level of a proof: proof::kCatalogSql with `request` as its $1, through run() (guarded,
@@ -166,7 +167,7 @@ class Runtime {
   std::unique_ptr<Pool> pool_;
   std::shared_mutex allowed_mu_;
   std::unordered_map<std::string, std::size_t> allowed_;  // statement -> placeholder count
-  std::mutex prove_mu_;                                   // one proof at a time
+  std::timed_mutex prove_mu_;                             // one proof at a time
   std::shared_mutex proof_mu_;                            // guards proof_ and proved_at_
   std::shared_ptr<const proof::Report> proof_;
   Clock::time_point proved_at_{};

@@ -528,15 +528,14 @@ constexpr GrantCheck kSecurityDefinerCheck{
 
 }  // namespace
 
-std::vector<Finding> Runtime::selfCheck() {
+std::vector<Finding> Runtime::selfCheck(const std::stop_token& stop) {
   std::vector<Finding> out;
   Limits limits;
   limits.max_rows = 1000;
   limits.max_bytes = 1 << 20;
   limits.timeout = std::chrono::milliseconds(10000);
-  std::stop_source never;
   const Query query = [&](const std::string& text) {
-    return run(text, BoundParams{}, limits, never.get_token(), Clock::now() + limits.timeout);
+    return run(text, BoundParams{}, limits, stop, Clock::now() + limits.timeout);
   };
 
   auto role = query(kRoleSql);
