@@ -10,7 +10,8 @@
 
 namespace mcpdb {
 
-// Every code maps to exactly one MCP outcome (see protocol/error_mapping.cpp).
+// Every code maps to exactly one MCP outcome (errorText in protocol/session.cpp: a tool result
+// with isError; Cancelled: no response).
 enum class Code {
   InvalidArgument,     // bad tool arguments / bad input: tool result with isError
   NotFound,            // unknown item / target

@@ -4,7 +4,7 @@
 #include <array>
 
 #include "common/result.hpp"
-#include "protocol/fence.hpp"
+#include "common/fence.hpp"
 #include "protocol/schema.hpp"
 
 namespace mcpdb::protocol {

@@ -80,7 +80,7 @@ struct Tool {
   // descriptors while it sleeps and releases the reading role before blocking otherwise, so a
   // stdio reader may run it without handing its role on first.
   bool watches_input = false;
-  // Whether its text content is fenced as untrusted data (protocol/fence.hpp); Inherit takes the
+  // Whether its text content is fenced as untrusted data (common/fence.hpp); Inherit takes the
   // server's setting.
   Fence fence = Fence::Inherit;
 };

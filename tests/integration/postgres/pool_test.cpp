@@ -187,8 +187,8 @@ TEST(PostgresPool, TheCallsDeadlineWhileConnectingIsATimeout) {
   SilentListener silent;
   ASSERT_GT(silent.port(), 0);
   const auto t0 = Clock::now();
-  auto r = acquireFrom(silent.port(), std::chrono::milliseconds(10000),
-                       std::chrono::milliseconds(300));
+  auto r =
+      acquireFrom(silent.port(), std::chrono::milliseconds(10000), std::chrono::milliseconds(300));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::TimedOut) << r.error().message;
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
@@ -197,8 +197,8 @@ TEST(PostgresPool, TheCallsDeadlineWhileConnectingIsATimeout) {
 TEST(PostgresPool, TheConnectTimeoutIsUnavailable) {
   SilentListener silent;
   ASSERT_GT(silent.port(), 0);
-  auto r = acquireFrom(silent.port(), std::chrono::milliseconds(300),
-                       std::chrono::milliseconds(10000));
+  auto r =
+      acquireFrom(silent.port(), std::chrono::milliseconds(300), std::chrono::milliseconds(10000));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::Unavailable) << r.error().message;
   EXPECT_EQ(r.error().message, "cannot connect to PostgreSQL: connecting timed out");
