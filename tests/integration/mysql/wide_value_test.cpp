@@ -16,6 +16,7 @@
 
 #include "integration/mysql/engine_fixture.hpp"
 #include "integration/mysql/fixture.hpp"
+#include "protocol/schema.hpp"
 
 namespace mcpdb::mysql::itest {
 namespace {
@@ -125,6 +126,12 @@ class MysqlWideValue : public ::testing::Test {
     if (!e.errors.empty()) return Json();
     auto out = e.call("wide", args);
     EXPECT_TRUE(out) << statement << ": " << (out ? "" : out.error().message);
+    if (out) {
+      // A client validates structuredContent against the tool's output schema: `cut` included.
+      const Status valid = protocol::validateJson(e.registry.find("wide")->output_schema,
+                                                  out->structured, "structuredContent");
+      EXPECT_TRUE(valid.ok()) << valid.error().message;
+    }
     return out ? out->structured : Json();
   }
 

@@ -6,7 +6,9 @@
 // nothing to cut is the same, byte for byte, as the statement run without the wrapper.
 #include <gtest/gtest.h>
 
+#include "engines/postgres/schema_gen.hpp"
 #include "integration/postgres/fixture.hpp"
+#include "protocol/schema.hpp"
 
 namespace mcpdb::postgres::itest {
 namespace {
@@ -244,6 +246,10 @@ TEST(PostgresWideSearch, AMatchedDocumentsTextOverTheCapIsLeftInTheDatabase) {
   EXPECT_NE(r->structured["note"].get<std::string>().find("left in the database"),
             std::string::npos);
   EXPECT_TRUE(ctx.audit.truncated);
+  // The tool's output schema admits the cut (a client validates structuredContent against it).
+  const Status valid = protocol::validateJson(searchOutputSchema(rt->section().search),
+                                              r->structured, "structuredContent");
+  EXPECT_TRUE(valid.ok()) << valid.error().message;
   // What ran is the wrapper around the search statement.
   auto prepared = call(*rt, "prepared", Json::object());
   ASSERT_TRUE(prepared.ok()) << prepared.error().message;
