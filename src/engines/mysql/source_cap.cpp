@@ -210,6 +210,89 @@ bool orderBy(const TextShape& text, const std::vector<ShapeColumn>& columns,
   return true;
 }
 
+// The words after which a SELECT is not one plain select list over its FROM (a set operation, a
+// grouping or a clause that sees the select list's names).
+bool notPlain(const guard::Token& t) {
+  for (std::string_view w :
+       {"union", "intersect", "except", "group", "having", "window", "into", "distinct",
+        "distinctrow", "all", "high_priority", "straight_join", "sql_small_result",
+        "sql_big_result", "sql_buffer_result", "sql_cache", "sql_no_cache", "sql_calc_found_rows"})
+    if (isWord(t, w)) return true;
+  return false;
+}
+
+// The end (in the text) of a select-list item that is a column reference with an optional alias,
+// [table.]column [[AS] alias], its tokens [from, to); 0 when it is anything else.
+std::size_t columnReferenceEnd(const std::vector<guard::Token>& t, std::size_t from,
+                               std::size_t to) {
+  std::size_t ref = from;
+  if (ref < to && isName(t[ref])) ++ref;
+  if (ref + 1 < to && t[ref].kind == guard::TokenKind::Dot && isName(t[ref + 1])) ref += 2;
+  if (ref == from) return 0;
+  std::size_t rest = ref;
+  if (rest < to && isWord(t[rest], "as")) ++rest;
+  if (rest < to && isName(t[rest])) ++rest;
+  if (rest != to) return 0;
+  return t[ref - 1].offset + t[ref - 1].length;
+}
+
+// The guards written into the statement's own select list, when it is one plain SELECT of
+// column references (the common case: a tool reading a table's columns by key): no derived table
+// for the server to merge on every prepare, and nothing that can reorder its rows. Each guarded
+// column reference becomes CASE WHEN OCTET_LENGTH(ref) > cap THEN NULL ELSE ref END AS `name`
+// (a column read twice is the same value) and the NULL map goes before FROM. False when the
+// statement is anything else, or its ORDER BY names a guarded column (it would then sort by the
+// guard).
+bool guardInPlace(std::string_view statement, const std::vector<ShapeColumn>& columns,
+                  const std::vector<bool>& guarded, std::uint64_t cap, std::string& out) {
+  const guard::LexResult lexed = guard::lex(statement);
+  const std::vector<guard::Token>& t = lexed.tokens;
+  if (lexed.error != guard::LexError::None || t.size() < 2 || !isWord(t[0], "select")) return false;
+  std::size_t from = t.size();
+  std::vector<std::size_t> commas;
+  int depth = 0;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    if (t[i].kind == guard::TokenKind::LParen) ++depth;
+    if (t[i].kind == guard::TokenKind::RParen) --depth;
+    if (depth != 0) continue;
+    if (notPlain(t[i])) return false;
+    if (from == t.size() && isWord(t[i], "from")) from = i;
+    if (from == t.size() && t[i].kind == guard::TokenKind::Comma) commas.push_back(i);
+  }
+  if (from == t.size() || commas.size() + 1 != columns.size()) return false;
+  const TextShape text = readText(statement);
+  if (text.ordered) {
+    if (!text.simple) return false;
+    for (const OrderItem& item : text.order) {
+      const std::size_t c = orderedColumn(item, columns);
+      if (c < columns.size() && guarded[c]) return false;
+    }
+  }
+  std::string sql;
+  std::string nulls;
+  std::size_t copied = 0;  // the statement's text written so far
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const std::size_t a = i == 0 ? 1 : commas[i - 1] + 1;
+    const std::size_t b = i < commas.size() ? commas[i] : from;
+    const std::size_t ref_end = columnReferenceEnd(t, a, b);
+    if (!guarded[i]) continue;
+    const std::string& name = columns[i].column.name;
+    if (ref_end == 0 || name.empty() || name.back() == ' ') return false;
+    const std::string ref(statement.substr(t[a].offset, ref_end - t[a].offset));
+    sql += std::string(statement.substr(copied, t[a].offset - copied));
+    sql += "CASE WHEN " + overCap(columns[i], ref, cap) + " THEN NULL ELSE " + ref + " END AS " +
+           quoteName(name);
+    copied = t[b - 1].offset + t[b - 1].length;
+    nulls += (nulls.empty() ? "" : ", ") + ("CASE WHEN " + ref + " IS NULL THEN '1' ELSE '0' END");
+  }
+  // The NULL map on a line of its own (a line comment before FROM ends before it).
+  sql += std::string(statement.substr(copied, t[from].offset - copied));
+  sql += "\n, CONCAT(" + nulls + ") AS " + std::string(kNullsColumn) + "\n";
+  sql += std::string(statement.substr(t[from].offset, text.end - t[from].offset));
+  out = std::move(sql);
+  return true;
+}
+
 }  // namespace
 
 CappedStatement capAtSource(std::string_view statement, const std::vector<ShapeColumn>& columns,
@@ -220,6 +303,10 @@ CappedStatement capAtSource(std::string_view statement, const std::vector<ShapeC
   out.sql = std::string(statement);
   for (const ShapeColumn& c : columns) out.guarded.push_back(mayExceedCap(c, cap));
   if (std::none_of(out.guarded.begin(), out.guarded.end(), [](bool g) { return g; })) return out;
+  if (guardInPlace(statement, columns, out.guarded, cap, out.sql)) {
+    out.wrapped = true;
+    return out;
+  }
   const bool by_name = namesUsable(columns);
   std::vector<std::string> refs;
   std::string select;

@@ -267,8 +267,12 @@ TEST_F(MysqlWideValue, EveryStatementShapeKeepsItsRowsAndItsOrder) {
       // Ordered by something else than its result columns: not wrapped, capped as values arrive
       // (the wide row then ends the result).
       {"SELECT id, body FROM " + t + " ORDER BY LENGTH(label), id", {}},
-      // Two names alike (a column list carries them), ordered by position.
+      // Two names alike, ordered by position: in place, and (DISTINCT) through a column list.
       {"SELECT id, body, label AS lbl, label AS LBL FROM " + t + " ORDER BY 1 DESC", {4, 3, 2, 1}},
+      {"SELECT DISTINCT id, body, label AS lbl, label AS LBL FROM " + t + " ORDER BY 1 DESC",
+       {4, 3, 2, 1}},
+      {"SELECT DISTINCT id, body FROM " + t + " ORDER BY id DESC", {4, 3, 2, 1}},
+      {"SELECT id, body FROM " + t + " ORDER BY body, id", {3, 2, 1, 4}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.sql);

@@ -55,8 +55,8 @@ void expectGuardPasses(const std::string& statement, const CappedStatement& c) {
 }
 
 TEST(MysqlSourceCap, TheWrapperText) {
-  const auto c = capAtSource("SELECT id, body, data FROM t WHERE id = ?",
-                             {integer("id"), text("body"), bytes("data")}, 4096);
+  const std::string statement = "SELECT DISTINCT id, body, data FROM t WHERE id = ?";
+  const auto c = capAtSource(statement, {integer("id"), text("body"), bytes("data")}, 4096);
   ASSERT_TRUE(c.wrapped);
   EXPECT_EQ(c.guarded, (std::vector<bool>{false, true, true}));
   EXPECT_EQ(c.sql,
@@ -65,8 +65,36 @@ TEST(MysqlSourceCap, TheWrapperText) {
             "CASE WHEN OCTET_LENGTH(mcpdb_q.`data`) > 3072 THEN NULL ELSE mcpdb_q.`data` END, "
             "CONCAT(CASE WHEN mcpdb_q.`body` IS NULL THEN '1' ELSE '0' END, "
             "CASE WHEN mcpdb_q.`data` IS NULL THEN '1' ELSE '0' END) AS mcpdb_nulls FROM (\n"
-            "SELECT id, body, data FROM t WHERE id = ?\n) AS mcpdb_q");
-  expectGuardPasses("SELECT id, body, data FROM t WHERE id = ?", c);
+            "SELECT DISTINCT id, body, data FROM t WHERE id = ?\n) AS mcpdb_q");
+  expectGuardPasses(statement, c);
+}
+
+// One plain SELECT of column references is guarded in its own select list: no derived table.
+TEST(MysqlSourceCap, APlainSelectOfColumnsIsGuardedInPlace) {
+  const std::string statement =
+      "SELECT id, d.body, data AS payload, n + 1 AS m -- c\nFROM t d WHERE id = ? ORDER BY id;";
+  const auto c =
+      capAtSource(statement, {integer("id"), text("body"), bytes("payload"), integer("m")}, 4096);
+  ASSERT_TRUE(c.wrapped);
+  EXPECT_EQ(c.sql,
+            "SELECT id, CASE WHEN OCTET_LENGTH(d.body) > 4096 THEN NULL ELSE d.body END AS "
+            "`body`, CASE WHEN OCTET_LENGTH(data) > 3072 THEN NULL ELSE data END AS `payload`, "
+            "n + 1 AS m -- c\n\n, CONCAT(CASE WHEN d.body IS NULL THEN '1' ELSE '0' END, "
+            "CASE WHEN data IS NULL THEN '1' ELSE '0' END) AS mcpdb_nulls\n"
+            "FROM t d WHERE id = ? ORDER BY id");
+  expectGuardPasses(statement, c);
+  // Not plain, or ordered by a guarded column: the derived table.
+  for (const std::string other :
+       {"SELECT * FROM t", "SELECT t.* FROM t", "SELECT UPPER(b) AS b FROM t",
+        "SELECT DISTINCT b FROM t", "SELECT b FROM t UNION SELECT b FROM u",
+        "SELECT b FROM t GROUP BY b", "SELECT b FROM t ORDER BY b", "SELECT b FROM t ORDER BY 1",
+        "SELECT b FROM t ORDER BY LENGTH(b)", "(SELECT b FROM t)",
+        "WITH w AS (SELECT 1) SELECT b FROM w"}) {
+    SCOPED_TRACE(other);
+    const auto d = capAtSource(other, {readFrom(text("b"), "t", "b")}, 100);
+    EXPECT_TRUE(d.unwrappable || d.sql.find(") AS mcpdb_q") != std::string::npos) << d.sql;
+    if (d.wrapped) expectGuardPasses(other, d);
+  }
 }
 
 // Bounded columns (a VARCHAR whose longest value fits, integers, dates) need no wrapper at all.
@@ -130,25 +158,35 @@ TEST(MysqlSourceCap, EveryStatementShapeIsCarriedWholeInItsOrder) {
       {"(SELECT b FROM t ORDER BY x) UNION (SELECT b FROM u)",
        "(SELECT b FROM t ORDER BY x) UNION (SELECT b FROM u)", ""},
   };
+  // DISTINCT: not a plain select list, so the derived table (a plain one is guarded in place).
+  const auto distinct = [](std::string s) {
+    if (const auto p = s.find("SELECT b"); p != std::string::npos) s.insert(p + 7, "DISTINCT ");
+    return s;
+  };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.statement);
-    const auto w = capAtSource(c.statement, {readFrom(text("b"), "t", "b")}, 100);
+    const std::string statement = distinct(c.statement);
+    SCOPED_TRACE(statement);
+    const auto w = capAtSource(statement, {readFrom(text("b"), "t", "b")}, 100);
     ASSERT_TRUE(w.wrapped);
-    EXPECT_EQ(inner(w), c.inside);
+    EXPECT_EQ(inner(w), distinct(c.inside));
     EXPECT_EQ(order(w), c.order);
-    expectGuardPasses(c.statement, w);
+    expectGuardPasses(statement, w);
   }
 }
 
-// An ORDER BY the wrapper cannot repeat over the result columns leaves the statement unwrapped.
+// An ORDER BY the derived table's wrapper cannot repeat over the result columns leaves the
+// statement unwrapped (DISTINCT: not guarded in place).
 TEST(MysqlSourceCap, AnOrderNotByResultColumnsIsNotWrapped) {
   const std::vector<ShapeColumn> columns = {readFrom(text("b"), "t", "b"),
                                             readFrom(integer("n"), "u", "n")};
   for (const std::string statement :
-       {"SELECT b, n FROM t, u ORDER BY x", "SELECT b, n FROM t, u ORDER BY LENGTH(b)",
-        "SELECT b, n FROM t, u ORDER BY u.b", "SELECT b, n FROM t, u ORDER BY 3",
-        "SELECT b, n FROM t, u ORDER BY b COLLATE utf8mb4_bin", "SELECT b, n FROM t, u ORDER BY ?",
-        "SELECT b, n FROM t, u ORDER BY db.t.b", "SELECT b, n FROM t, u ORDER BY n, x DESC"}) {
+       {"SELECT DISTINCT b, n FROM t, u ORDER BY x",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY LENGTH(b)",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY u.b", "SELECT DISTINCT b, n FROM t, u ORDER BY 3",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY b COLLATE utf8mb4_bin",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY ?",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY db.t.b",
+        "SELECT DISTINCT b, n FROM t, u ORDER BY n, x DESC"}) {
     SCOPED_TRACE(statement);
     const auto w = capAtSource(statement, columns, 100);
     EXPECT_FALSE(w.wrapped);
@@ -156,24 +194,25 @@ TEST(MysqlSourceCap, AnOrderNotByResultColumnsIsNotWrapped) {
     EXPECT_EQ(w.sql, statement);
   }
   // Two result columns of the name: ambiguous.
-  EXPECT_TRUE(
-      capAtSource("SELECT b, b FROM t ORDER BY b", {text("b"), text("b")}, 100).unwrappable);
-  EXPECT_EQ(order(capAtSource("SELECT b, n FROM t, u ORDER BY u.n DESC, 1", columns, 100)),
+  EXPECT_TRUE(capAtSource("SELECT DISTINCT b, b FROM t ORDER BY b", {text("b"), text("b")}, 100)
+                  .unwrappable);
+  EXPECT_EQ(order(capAtSource("SELECT DISTINCT b, n FROM t, u ORDER BY u.n DESC, 1", columns, 100)),
             " ORDER BY mcpdb_q.`n` DESC, mcpdb_q.`b`");
 }
 
 // Names a derived table cannot carry (the same name twice, in any case; empty; too long; ending in
 // a space): the statement is read through a CTE with a column list.
 TEST(MysqlSourceCap, NamesADerivedTableCannotCarryGoThroughAColumnList) {
-  const auto c = capAtSource("SELECT a.b, c.b FROM a, c", {text("b"), text("B")}, 100);
+  const auto c = capAtSource("SELECT DISTINCT a.b, c.b FROM a, c", {text("b"), text("B")}, 100);
   EXPECT_EQ(c.sql,
             "SELECT CASE WHEN OCTET_LENGTH(mcpdb_q.c1) > 100 THEN NULL ELSE mcpdb_q.c1 END, "
             "CASE WHEN OCTET_LENGTH(mcpdb_q.c2) > 100 THEN NULL ELSE mcpdb_q.c2 END, "
             "CONCAT(CASE WHEN mcpdb_q.c1 IS NULL THEN '1' ELSE '0' END, "
             "CASE WHEN mcpdb_q.c2 IS NULL THEN '1' ELSE '0' END) AS mcpdb_nulls FROM (\n"
-            "WITH mcpdb_c (c1, c2) AS (\nSELECT a.b, c.b FROM a, c\n) SELECT * FROM mcpdb_c\n"
+            "WITH mcpdb_c (c1, c2) AS (\nSELECT DISTINCT a.b, c.b FROM a, c\n) SELECT * FROM "
+            "mcpdb_c\n"
             ") AS mcpdb_q");
-  expectGuardPasses("SELECT a.b, c.b FROM a, c", c);
+  expectGuardPasses("SELECT DISTINCT a.b, c.b FROM a, c", c);
   for (const std::string& name : {std::string(""), std::string(65, 'n'), std::string("n ")}) {
     EXPECT_NE(capAtSource("SELECT 1", {text(name)}, 100).sql.find("WITH mcpdb_c"),
               std::string::npos);
