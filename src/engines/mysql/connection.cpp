@@ -315,8 +315,10 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   StmtPtr stmt(mysql_stmt_init(handle_.get()));
   if (stmt == nullptr) return lastError("prepare");
   if (auto s = prepare(stmt.get(), text, binds.size()); !s) {
-    if (cap != nullptr && cap->capped->wrapped && s.error().code != Code::Unavailable)
-      cap->refused = true;
+    const Code code = s.error().code;
+    if (cap != nullptr && cap->capped->wrapped && code != Code::Unavailable &&
+        code != Code::Cancelled && code != Code::TimedOut)
+      cap->refused = true;  // the server's verdict on the wrapper's text, not a lost call
     if (s.error().code == Code::Unavailable) broken_ = true;
     return s.error();
   }
