@@ -11,10 +11,12 @@ mcpdb_lazy_library(mcpdb_mariadb SOURCE ${CMAKE_CURRENT_LIST_DIR}/lazy_mariadb.c
 # mcpdb_mysql_dsn: the connection string (no libmariadb: parsed and fuzzed alone).
 mcpdb_library(mcpdb_mysql_dsn SOURCES dsn.cpp time_limit.cpp DEPS mcpdb_common)
 
-# mcpdb_mysql_client: connection, session set-up, prepared statements, caps, cancellation.
+# mcpdb_mysql_client: connection, session set-up, prepared statements, caps (the byte cap's
+# wrapper, source_cap.cpp, reads the statement with the guard's lexer), cancellation.
 mcpdb_library(mcpdb_mysql_client
   SOURCES errors.cpp raw_client.cpp params.cpp row_reader.cpp cancel.cpp connection.cpp
-  DEPS mcpdb_mysql_dsn mcpdb_mariadb mcpdb_common)
+    source_cap.cpp
+  DEPS mcpdb_mysql_dsn mcpdb_mysql_guard mcpdb_mariadb mcpdb_common)
 
 # mcpdb_mysql_iam: the RDS IAM token source of a source's DSN (the AWS credential chain and the
 # RDS token of src/aws, shared with PostgreSQL).

@@ -42,6 +42,9 @@ struct QueryResult {
   std::vector<std::vector<Json>> rows;
   std::uint64_t bytes = 0;  // the rows' size as JSON objects, counted against the byte cap
   bool truncated = false;   // a cap stopped the fetch before the last row
+  // Values the byte cap left in the database (source_cap.hpp): [{row, column}], row an index into
+  // rows; each is null in its row.
+  Json cut = Json::array();
 };
 
 struct CallLimits {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "engines/mysql/cancel.hpp"
@@ -188,12 +189,14 @@ Status Connection::resetSession() {
     return s;
   }
   needs_reset_ = false;
+  begun_ = false;
   return {};
 }
 
 // Starts the call's READ ONLY transaction, on a session reset since the previous call. The OK
 // packet's status flags prove the transaction read-only at no cost (fails closed).
-Status Connection::beginReadOnly() {
+Status Connection::beginReadOnly(bool continuing) {
+  if (continuing) return {};  // the call's transaction, begun by describeColumns()
   if (needs_reset_) {
     if (auto s = resetSession(); !s) return s;
   }
@@ -210,22 +213,46 @@ Status Connection::beginReadOnly() {
 }
 
 Result<QueryResult> Connection::run(std::string_view sql, std::span<const Param> params,
-                                    const CallLimits& limits, const std::stop_token& stop) {
+                                    const CallLimits& limits, const std::stop_token& stop,
+                                    SourceCapRun* cap) {
+  // Only the run() right after describeColumns() continues its transaction.
+  const bool continuing = std::exchange(begun_, false);
   if (!usable()) return makeError(Code::Unavailable, "call: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled before it started");
+  if (cap != nullptr && cap->capped != nullptr) sql = cap->capped->sql;
   auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
   if (!text) return text.error();
   auto binds = ParamBinds::make(params);
   if (!binds) return binds.error();
   if (auto s = checkRequestSize(*text, params); !s) return s.error();
 
-  if (auto s = beginReadOnly(); !s) return s.error();
+  if (auto s = beginReadOnly(continuing); !s) return s.error();
   // The transaction stays open: the next reset rolls it back (nothing to commit in READ ONLY).
-  return executePrepared(*text, *binds, limits, stop);
+  return executePrepared(*text, *binds, limits, stop,
+                         cap != nullptr && cap->capped != nullptr ? cap : nullptr);
+}
+
+Result<std::vector<ShapeColumn>> Connection::describeColumns(std::string_view sql,
+                                                             const CallLimits& limits) {
+  begun_ = false;
+  if (!usable()) return makeError(Code::Unavailable, "describe: the connection is closed");
+  auto text = withStatementLimits(server_.flavour, sql, limits.timeout, limits.max_rows);
+  if (!text) return text.error();
+  if (auto s = beginReadOnly(); !s) return s.error();
+  StmtPtr stmt(mysql_stmt_init(handle_.get()));
+  if (stmt == nullptr) return lastError("prepare");
+  if (mysql_stmt_prepare(stmt.get(), text->data(), text->size()) != 0) {
+    Error e = statementError(stmt.get(), "prepare");
+    if (e.code == Code::Unavailable) broken_ = true;
+    return e;
+  }
+  begun_ = true;
+  return shapeOf(stmt.get());
 }
 
 Result<StatementShape> Connection::describe(std::string_view sql, const CallLimits& limits,
                                             const std::stop_token& stop) {
+  begun_ = false;
   if (!usable()) return makeError(Code::Unavailable, "describe: the connection is closed");
   if (stop.stop_requested()) return makeError(Code::Cancelled, "describe: cancelled");
   // The text a call prepares (with its limits), so the shape is the one a call gets.
@@ -284,10 +311,24 @@ Status Connection::checkRequestSize(std::string_view text, std::span<const Param
 
 Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBinds& binds,
                                                 const CallLimits& limits,
-                                                const std::stop_token& stop) {
+                                                const std::stop_token& stop, SourceCapRun* cap) {
   StmtPtr stmt(mysql_stmt_init(handle_.get()));
   if (stmt == nullptr) return lastError("prepare");
-  if (auto s = prepare(stmt.get(), text, binds.size()); !s) return s.error();
+  if (auto s = prepare(stmt.get(), text, binds.size()); !s) {
+    const Code code = s.error().code;
+    if (cap != nullptr && cap->capped->wrapped && code != Code::Unavailable &&
+        code != Code::Cancelled && code != Code::TimedOut)
+      cap->refused = true;  // the server's verdict on the wrapper's text, not a lost call
+    if (s.error().code == Code::Unavailable) broken_ = true;
+    return s.error();
+  }
+  if (cap != nullptr && !sameShape(shapeOf(stmt.get()), *cap->capped)) {
+    // Prepared, not executed: the statement's columns are not the ones the wrapper was written
+    // for (a table altered under SELECT *, a column type changed).
+    cap->reshaped = true;
+    return makeError(Code::Internal, "the statement's result columns changed; retry");
+  }
+  const CappedStatement* capped = cap != nullptr ? cap->capped : nullptr;
   if (binds.size() > 0 && mysql_stmt_bind_param(stmt.get(), binds.data()) != 0) {
     return statementError(stmt.get(), "bind");
   }
@@ -299,7 +340,7 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
     // point finds nothing executing; executeAndRead checks the token first.
     std::stop_callback onStop(stop, [&canceller] { canceller.cancel(); });
     canceller.executing(true);
-    result = executeAndRead(stmt.get(), limits, stop);
+    result = executeAndRead(stmt.get(), limits, stop, capped);
     canceller.executing(false);
   }
   if (!result.ok() && (canceller.fired() || stop.stop_requested()) &&
@@ -331,11 +372,13 @@ Status Connection::prepare(MYSQL_STMT* stmt, const std::string& text, std::size_
 // result was cut; what the byte cap leaves unread of those rows the client reads and drops when
 // the statement closes, one row at a time (at most max_rows + 1 rows, as a cursor's fetch sent).
 Result<QueryResult> Connection::executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
-                                               const std::stop_token& stop) {
+                                               const std::stop_token& stop,
+                                               const CappedStatement* capped) {
   if (stop.stop_requested()) return makeError(Code::Cancelled, "call: cancelled");
   if (mysql_stmt_execute(stmt) != 0) return statementError(stmt, "execute");
   if (mysql_stmt_field_count(stmt) == 0) return QueryResult{};
-  return readRows(stmt, limits, [&stop] { return stop.stop_requested(); });
+  return readRows(
+      stmt, limits, [&stop] { return stop.stop_requested(); }, capped);
 }
 
 }  // namespace mcpdb::mysql

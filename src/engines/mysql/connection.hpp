@@ -35,6 +35,7 @@
 #include "engines/mysql/dsn.hpp"
 #include "engines/mysql/params.hpp"
 #include "engines/mysql/raw_client.hpp"
+#include "engines/mysql/source_cap.hpp"
 
 namespace mcpdb::mysql {
 
@@ -76,8 +77,21 @@ class Connection {
   // requested on `stop` cancels it on the server. request_stop() then runs the cancel in the
   // requesting thread and returns once the KILL was sent (a second connection: up to its 5 s
   // connect timeout when the server is unreachable).
+  // With `cap` (the byte cap at the source, source_cap.hpp): runs cap->capped->sql instead, once
+  // its prepared result is seen to have the shape it was written for (else cap->reshaped, and
+  // nothing runs); a wrapper the server refuses to prepare sets cap->refused.
+  struct SourceCapRun {
+    const CappedStatement* capped = nullptr;
+    bool reshaped = false;
+    bool refused = false;
+  };
   Result<QueryResult> run(std::string_view sql, std::span<const Param> params,
-                          const CallLimits& limits, const std::stop_token& stop = {});
+                          const CallLimits& limits, const std::stop_token& stop = {},
+                          SourceCapRun* cap = nullptr);
+  // The result columns of `sql` as the byte cap at the source needs them (source_cap.hpp),
+  // prepared as run() prepares it, never executed, in the call's READ ONLY transaction: the next
+  // run() on this connection continues that transaction.
+  Result<std::vector<ShapeColumn>> describeColumns(std::string_view sql, const CallLimits& limits);
 
   // Prepares `sql` exactly as run() does (limited text, inside START TRANSACTION READ ONLY,
   // ended by the next reset) and reads its result metadata and parameter count; the
@@ -107,13 +121,15 @@ class Connection {
  private:
   Connection(MysqlPtr handle, Dsn dsn) : handle_(std::move(handle)), dsn_(std::move(dsn)) {}
   Status setUpSession(bool readBack);
-  Status beginReadOnly();
+  Status beginReadOnly(bool continuing = false);
   Status checkRequestSize(std::string_view text, std::span<const Param> params) const;
   Result<QueryResult> executePrepared(const std::string& text, ParamBinds& binds,
-                                      const CallLimits& limits, const std::stop_token& stop);
+                                      const CallLimits& limits, const std::stop_token& stop,
+                                      SourceCapRun* cap);
   static Status prepare(MYSQL_STMT* stmt, const std::string& text, std::size_t paramCount);
   static Result<QueryResult> executeAndRead(MYSQL_STMT* stmt, const CallLimits& limits,
-                                            const std::stop_token& stop);
+                                            const std::stop_token& stop,
+                                            const CappedStatement* capped);
   Status exec(std::string_view sql, std::string_view what);
   Error lastError(std::string_view what);
 
@@ -122,6 +138,7 @@ class Connection {
   ServerInfo server_;
   bool broken_ = false;
   bool needs_reset_ = false;  // a call used the session since the last reset
+  bool begun_ = false;        // describeColumns() began the call's transaction; run() goes on
 };
 
 // The server's flavour from its version string ("...-MariaDB..." or not).

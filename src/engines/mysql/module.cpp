@@ -32,7 +32,17 @@ Json queryOutputSchema() {
              {{"type", "boolean"},
               {"description", "True when a row or byte cap cut the result; see note."}}},
             {"note",
-             {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}}}},
+             {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
+            // As PostgreSQL's: the values the byte cap left in the database (source_cap.hpp).
+            {"cut",
+             {{"type", "array"},
+              {"description",
+               "Present when values longer than the byte cap were left in the database: each is "
+               "null in its row (rows[row][column]); truncated is true."},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
+                {"required", {"row", "column"}}}}}}}},
           {"required", {"columns", "rows", "row_count", "truncated"}}};
 }
 

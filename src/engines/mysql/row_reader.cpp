@@ -78,14 +78,19 @@ Kind kindOf(enum_field_types t) {
   return Kind::Text;
 }
 
+// Bytes, written as base64 (decimals and MySQL's JSON come with the binary character set too).
+bool isBinary(const MYSQL_FIELD& f) {
+  return f.charsetnr == kBinaryCharset && f.type != MYSQL_TYPE_NEWDECIMAL &&
+         f.type != MYSQL_TYPE_DECIMAL && f.type != MYSQL_TYPE_JSON;
+}
+
 Slot slotFor(const MYSQL_FIELD& f) {
   Slot s;
   s.column = Column{std::string(f.name, f.name_length), typeName(f)};
   s.type = f.type;
   s.kind = kindOf(f.type);
   s.is_unsigned = (f.flags & UNSIGNED_FLAG) != 0;
-  s.binary = f.charsetnr == kBinaryCharset && f.type != MYSQL_TYPE_NEWDECIMAL &&
-             f.type != MYSQL_TYPE_DECIMAL && f.type != MYSQL_TYPE_JSON;
+  s.binary = isBinary(f);
   s.decimals = f.decimals;
   if (s.kind == Kind::Text) s.text.resize(kInitialBuffer);
   return s;
@@ -187,7 +192,10 @@ std::uint64_t cellBytes(const Slot& s) {
 
 class Reader {
  public:
-  Reader(MYSQL_STMT* stmt, const CallLimits& limits) : stmt_(stmt), limits_(limits) {}
+  Reader(MYSQL_STMT* stmt, const CallLimits& limits, const CappedStatement* capped)
+      : stmt_(stmt),
+        limits_(limits),
+        capped_(capped != nullptr && capped->wrapped ? capped : nullptr) {}
 
   Status describe() {
     ResPtr meta(mysql_stmt_result_metadata(stmt_));
@@ -197,10 +205,15 @@ class Reader {
     const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
     slots_.reserve(n);
     for (unsigned i = 0; i < n; ++i) slots_.push_back(slotFor(fields[i]));
-    for (const auto& s : slots_) out_.columns.push_back(s.column);
+    // The wrapper's columns are the statement's, as described, and its NULL map (not returned).
+    if (capped_ != nullptr && n != capped_->columns.size() + 1)
+      return makeError(Code::Internal, "the statement's result columns changed; retry");
+    values_ = capped_ != nullptr ? n - 1 : n;
+    for (unsigned i = 0; i < values_; ++i)
+      out_.columns.push_back(capped_ != nullptr ? capped_->columns[i].column : slots_[i].column);
     // {"name":value,...} plus the separator between rows: the keys' share is fixed per row.
-    row_overhead_ = 2 + 1 + (slots_.empty() ? 0 : slots_.size() - 1);
-    for (const auto& s : slots_) row_overhead_ += serializedSize(Json(s.column.name)) + 1;
+    row_overhead_ = 2 + 1 + (values_ == 0 ? 0 : values_ - 1);
+    for (const auto& c : out_.columns) row_overhead_ += serializedSize(Json(c.name)) + 1;
     return rebind();
   }
 
@@ -214,14 +227,17 @@ class Reader {
       if (rc == 1) return fetchError();
       if (out_.rows.size() >= limits_.max_rows) return truncated();
       std::uint64_t lower_bound = 0;
-      for (const auto& s : slots_) lower_bound += cellBytes(s);
+      for (std::size_t i = 0; i < values_; ++i) lower_bound += cellBytes(slots_[i]);
       if (out_.bytes + lower_bound > limits_.max_bytes) return truncated();
       auto row = convertRow();
       if (!row) return row.error();
+      const std::vector<std::size_t> cut = takeCuts(*row);
       // The byte cap counts the row as the result carries it (an object keyed by column name,
       // JSON-escaped, base64 for bytes), so no escaping or key overhead passes the cap.
       const std::uint64_t size = rowSize(*row);
       if (out_.bytes + size > limits_.max_bytes) return truncated();
+      for (std::size_t c : cut)
+        out_.cut.push_back(Json{{"row", out_.rows.size()}, {"column", out_.columns[c].name}});
       out_.rows.push_back(std::move(*row));
       out_.bytes += size;
       if (stopped()) return makeError(Code::Cancelled, "fetch: the call was cancelled");
@@ -230,6 +246,23 @@ class Reader {
   }
 
  private:
+  // The guarded columns of the wrapper's row that are null although the statement's value was
+  // not (left in the database for the byte cap); drops the NULL map from the row.
+  std::vector<std::size_t> takeCuts(std::vector<Json>& row) const {
+    std::vector<std::size_t> cut;
+    if (capped_ == nullptr) return cut;
+    const std::string nulls = row.back().is_string() ? row.back().get<std::string>() : "";
+    row.pop_back();
+    std::size_t g = 0;  // index of the column among the guarded ones
+    for (std::size_t c = 0; c < values_; ++c) {
+      if (!capped_->guarded[c]) continue;
+      const bool was_null = g < nulls.size() && nulls[g] == '1';
+      ++g;
+      if (row[c].is_null() && !was_null) cut.push_back(c);
+    }
+    return cut;
+  }
+
   // Without a cursor libmariadb leaves an error the server sent while rows streamed (a KILL, the
   // time limit) on the connection's handle, not on the statement.
   Error fetchError() const {
@@ -289,6 +322,8 @@ class Reader {
 
   MYSQL_STMT* stmt_;
   CallLimits limits_;
+  const CappedStatement* capped_;  // wrapped only
+  std::size_t values_ = 0;         // the statement's own columns (the NULL map excluded)
   std::vector<Slot> slots_;
   std::vector<MYSQL_BIND> binds_;
   QueryResult out_;
@@ -328,9 +363,25 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
+std::vector<ShapeColumn> shapeOf(MYSQL_STMT* stmt) {
+  std::vector<ShapeColumn> out;
+  ResPtr meta(mysql_stmt_result_metadata(stmt));
+  if (meta == nullptr) return out;
+  const unsigned n = mysql_num_fields(meta.get());
+  const MYSQL_FIELD* fields = mysql_fetch_fields(meta.get());
+  for (unsigned i = 0; i < n && fields != nullptr; ++i) {
+    const MYSQL_FIELD& f = fields[i];
+    out.push_back({Column{std::string(f.name, f.name_length), typeName(f)}, f.length, isBinary(f),
+                   static_cast<unsigned>(f.type),
+                   std::string(f.table != nullptr ? f.table : "", f.table_length),
+                   std::string(f.org_name != nullptr ? f.org_name : "", f.org_name_length)});
+  }
+  return out;
+}
+
 Result<QueryResult> readRows(MYSQL_STMT* stmt, const CallLimits& limits,
-                             const std::function<bool()>& stopped) {
-  Reader reader(stmt, limits);
+                             const std::function<bool()>& stopped, const CappedStatement* capped) {
+  Reader reader(stmt, limits, capped);
   if (auto s = reader.describe(); !s) return s.error();
   return reader.fetchAll(stopped);
 }

@@ -1,6 +1,7 @@
 #include "engines/mysql/runtime.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "common/json_integer.hpp"
@@ -17,6 +18,11 @@ namespace mcpdb::mysql {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+guard::Dialect dialectOf(const Connection& conn) {
+  return conn.server().flavour == Flavour::MariaDB ? guard::Dialect::Mariadb
+                                                   : guard::Dialect::Mysql;
+}
 
 // The call's limits as the client layer takes them: the timeout never past the deadline.
 CallLimits callLimits(const Limits& limits, Clock::time_point deadline) {
@@ -61,6 +67,15 @@ Result<Param> bindScalar(const sql::ScalarSpec& spec, const Json& value, const s
     case sql::ScalarType::Uuid: return Param{value.get<std::string>()};
   }
   return makeError(Code::InvalidArgument, path + ": unsupported type");
+}
+
+// The wrapper is fixed text around the vetted statement: it passes the guard as the statement did,
+// with the same placeholders.
+bool wrapperPassesGuard(const std::string& statement, const std::string& wrapper,
+                        guard::Dialect dialect) {
+  const guard::Verdict verdict = guard::checkTemplate(wrapper, dialect);
+  return verdict.allowed &&
+         verdict.placeholders == guard::checkTemplate(statement, dialect).placeholders;
 }
 
 }  // namespace
@@ -249,14 +264,106 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (!params) return params.error();
   auto held = leaseFor(tool, ctx);
   if (!held) return held.error();
-  auto r = held->lease.conn().run(tool.statement, *params, held->call_limits, ctx.stop);
+  auto r = runCapped(tool, *params, *held, ctx.stop);
   if (!r) return r.error();
-  ctx.audit.truncated = r->truncated;
+  ctx.audit.truncated = r->truncated || !r->cut.empty();
   protocol::ToolOutput out;
   out.rows = r->rows.size();
   out.free_text = carriesDatabaseText(tool.statement, r->columns);
   out.structured = resultEnvelope(*r, held->limits);
   return out;
+}
+
+Result<QueryResult> Runtime::runCapped(const QueryTool& tool, const std::vector<Param>& params,
+                                       ToolLease& held, const std::stop_token& stop) {
+  Connection& conn = held.lease.conn();
+  for (int attempt = 0;; ++attempt) {
+    bool described = false;
+    auto capped = cappedStatement(tool, conn, held.call_limits, attempt > 0, &described);
+    if (!capped) return capped.error();
+    if (*capped == nullptr) return conn.run(tool.statement, params, held.call_limits, stop);
+    Connection::SourceCapRun cap{capped->get()};
+    auto r = conn.run(tool.statement, params, held.call_limits, stop, &cap);
+    if (r || !conn.usable() || (!cap.reshaped && !cap.refused)) return r;
+    // Nothing ran. A wrapper written from an older description is written again from a new one;
+    // one the server refuses for the statement as it is now leaves the statement unwrapped.
+    if (attempt > 0 || (cap.refused && described)) {
+      if (cap.reshaped) return r;
+      markUnwrappable(tool);
+      return conn.run(tool.statement, params, held.call_limits, stop);
+    }
+  }
+}
+
+std::optional<std::string> Runtime::definitionsEpoch(const std::string& source) {
+  std::lock_guard<std::mutex> lock(vet_mu_);
+  auto it = epochs_.find(source);
+  if (it == epochs_.end()) return std::nullopt;
+  return it->second.epoch.definitions;
+}
+
+Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(const QueryTool& tool,
+                                                                        Connection& conn,
+                                                                        const CallLimits& limits,
+                                                                        bool fresh,
+                                                                        bool* described) {
+  const Source* source = settings_.sourceOf(tool);
+  const std::optional<std::string> epoch =
+      source != nullptr ? definitionsEpoch(source->name) : std::nullopt;
+  CapShape shape;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(cap_mu_);
+    auto it = caps_.find(tool.name);
+    // Without counters the statement is described on every call (as it is vetted).
+    if (!fresh && epoch && it != caps_.end() && it->second.epoch == epoch) {
+      if (it->second.unwrappable) return std::shared_ptr<const CappedStatement>();
+      const auto& c = it->second.capped;
+      if (c && c->cap == limits.max_bytes) return c;
+      shape = it->second;
+      known = true;
+    }
+  }
+  if (!known) {
+    auto columns = conn.describeColumns(tool.statement, limits);
+    if (!columns) return columns.error();
+    *described = true;
+    shape.epoch = epoch;
+    shape.columns = std::move(*columns);
+  }
+  auto capped = std::make_shared<const CappedStatement>(
+      capAtSource(tool.statement, shape.columns, limits.max_bytes));
+  // Defence in depth: the wrapper is fixed text around the vetted statement; it passes the guard
+  // as the statement did, with the same placeholders.
+  if (capped->unwrappable ||
+      (capped->wrapped && !wrapperPassesGuard(tool.statement, capped->sql, dialectOf(conn)))) {
+    std::lock_guard<std::mutex> lock(cap_mu_);
+    caps_[tool.name] = shape;
+    markUnwrappableLocked(tool);
+    return std::shared_ptr<const CappedStatement>();
+  }
+  shape.capped = capped;
+  shape.unwrappable = false;
+  std::lock_guard<std::mutex> lock(cap_mu_);
+  caps_[tool.name] = std::move(shape);
+  return capped;
+}
+
+void Runtime::markUnwrappable(const QueryTool& tool) {
+  std::lock_guard<std::mutex> lock(cap_mu_);
+  markUnwrappableLocked(tool);
+}
+
+void Runtime::markUnwrappableLocked(const QueryTool& tool) {
+  CapShape& shape = caps_[tool.name];
+  if (unwrappable_noted_.insert(tool.name).second) {  // once per tool: the operator's note
+    std::fprintf(stderr,
+                 "[mysql] tool %s: its values are capped as they arrive, not in the database "
+                 "(the statement cannot be wrapped)\n",
+                 tool.name.c_str());
+  }
+  shape.unwrappable = true;
+  shape.capped = nullptr;
 }
 
 Result<StatementShape> Runtime::describeTool(const QueryTool& tool, protocol::CallContext& ctx) {
@@ -268,11 +375,6 @@ Result<StatementShape> Runtime::describeTool(const QueryTool& tool, protocol::Ca
 // ---- vetting and doctor ----
 
 namespace {
-
-guard::Dialect dialectOf(const Connection& conn) {
-  return conn.server().flavour == Flavour::MariaDB ? guard::Dialect::Mariadb
-                                                   : guard::Dialect::Mysql;
-}
 
 RoutineCheckOptions routineOptions(const Settings& settings, const Connection& conn,
                                    const SourcePool& pool) {
@@ -469,6 +571,13 @@ Json resultEnvelope(QueryResult& result, const Limits& limits) {
   if (result.truncated) {
     // The same wording as every engine, from which cap stopped the fetch.
     out["note"] = truncationNote(count, count < limits.max_rows, limits.max_bytes);
+  }
+  if (!result.cut.empty()) {
+    // As PostgreSQL's: the values the byte cap left in the database, null in their rows.
+    out["truncated"] = true;
+    const std::string note = cutNote(result.cut.size(), limits.max_bytes);
+    out["note"] = out.contains("note") ? out["note"].get<std::string>() + " " + note : note;
+    out["cut"] = std::move(result.cut);
   }
   return out;
 }

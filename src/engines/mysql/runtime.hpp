@@ -25,6 +25,7 @@
 #include "engines/mysql/catalog.hpp"
 #include "engines/mysql/connection.hpp"
 #include "engines/mysql/guard.hpp"
+#include "engines/mysql/source_cap.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mysql {
@@ -141,6 +142,22 @@ class Runtime {
     CallLimits call_limits;
   };
   Result<ToolLease> leaseFor(const QueryTool& tool, protocol::CallContext& ctx);
+  // The tool's statement under the byte cap at the source (source_cap.hpp), run on the leased
+  // connection: wrapped for the call's caps when a column may exceed the byte cap, described
+  // again when the wrapper no longer fits it, run as written when it cannot be wrapped.
+  Result<QueryResult> runCapped(const QueryTool& tool, const std::vector<Param>& params,
+                                ToolLease& held, const std::stop_token& stop);
+  // The wrapper for the call's caps from the statement's columns as last described (while the
+  // source's DDL counters have not moved since), or described now on `conn` (`fresh`: in any
+  // case) and then *described is set. Null: the statement runs as written.
+  Result<std::shared_ptr<const CappedStatement>> cappedStatement(const QueryTool& tool,
+                                                                 Connection& conn,
+                                                                 const CallLimits& limits,
+                                                                 bool fresh, bool* described);
+  void markUnwrappable(const QueryTool& tool);
+  void markUnwrappableLocked(const QueryTool& tool);  // under cap_mu_
+  // The source's DDL counters as last read (recentEpoch), if any.
+  std::optional<std::string> definitionsEpoch(const std::string& source);
   // The tool's source, named in the call's audit line (ctx.audit.source) first of all.
   const Source* noteSource(const QueryTool& tool, protocol::CallContext& ctx) const;
 
@@ -160,6 +177,17 @@ class Runtime {
     CatalogEpoch epoch;
   };
   std::map<std::string, SourceEpoch> epochs_;  // by source name, under vet_mu_
+  // The byte cap at the source, per tool: the statement's columns as described, while the
+  // source's DDL counters (`epoch`) stand, and the wrapper last written from them.
+  struct CapShape {
+    std::optional<std::string> epoch;
+    std::vector<ShapeColumn> columns;
+    bool unwrappable = false;  // the server or the guard refused the wrapper
+    std::shared_ptr<const CappedStatement> capped;
+  };
+  std::mutex cap_mu_;
+  std::map<std::string, CapShape> caps_;     // by tool name
+  std::set<std::string> unwrappable_noted_;  // tools whose unwrapped run was noted on stderr
   // The source's counters, read on `conn` when the last reading is older than kEpochMaxAge.
   Result<CatalogEpoch> recentEpoch(Connection& conn, const SourcePool& pool,
                                    std::chrono::steady_clock::time_point now);
@@ -171,7 +199,7 @@ Result<std::vector<Param>> bindArguments(const std::vector<sql::ParamSpec>& para
                                          const Json& arguments);
 
 // The structuredContent of a query result: {columns, rows (objects by column name), row_count,
-// truncated, note?}.
+// truncated, note?, cut?} (cut: the values the byte cap left in the database, as PostgreSQL's).
 Json resultEnvelope(QueryResult& result, const Limits& limits);
 // Whether the result can carry text from the database (what fence: auto fences): a column that can
 // hold free text, or a key that is not the statement's own text (sql/result_keys.hpp).

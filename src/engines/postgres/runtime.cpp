@@ -524,8 +524,8 @@ Result<std::map<Oid, std::string>> Runtime::typeNames(const std::vector<Oid>& oi
 }
 
 Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
-    const QueryTool& tool, const BoundParams& params, const std::stop_token& stop,
-    Clock::time_point deadline) {
+    const std::string& tool, const std::string& statement, std::uint64_t cap,
+    const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline) {
   std::shared_ptr<const proof::Report> proof;
   {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
@@ -533,25 +533,44 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
   }
   {
     std::lock_guard<std::mutex> lock(capped_mu_);
-    if (auto it = capped_.find(tool.statement); it != capped_.end() && it->second.proof == proof)
+    if (auto it = capped_.find(statement); it != capped_.end() && it->second.proof == proof)
       return it->second.statement;
   }
-  auto shape = describeStatement(tool.statement, params.types, stop, deadline);
+  auto shape = describeStatement(statement, params.types, stop, deadline);
   if (!shape) return shape.error();
-  auto capped = std::make_shared<const CappedStatement>(
-      capAtSource(tool.statement, shape->columns, tool.limits.max_bytes));
+  auto capped =
+      std::make_shared<const CappedStatement>(capAtSource(statement, shape->columns, cap));
   std::shared_ptr<const CappedStatement> use = capped;
   if (!checkStatement(capped->sql)) {
     // A statement the wrapper cannot hold (e.g. one ending in a semicolon and a comment).
     std::fprintf(stderr,
                  "[postgres] tool %s: its values are capped as they arrive, not in the database "
                  "(the statement cannot be wrapped)\n",
-                 tool.name.c_str());
+                 tool.c_str());
     use = nullptr;
   }
   std::lock_guard<std::mutex> lock(capped_mu_);
-  capped_[tool.statement] = Capped{use, proof};
+  capped_[statement] = Capped{use, proof};
   return use;
+}
+
+Result<ExecResult> Runtime::runCapped(const std::string& tool, const std::string& statement,
+                                      std::uint64_t cap, const BoundParams& params,
+                                      const Limits& limits, const std::stop_token& stop,
+                                      Clock::time_point deadline) {
+  Result<ExecResult> r = Error{Code::Internal, ""};
+  for (int attempt = 0;; ++attempt) {
+    auto capped = cappedStatement(tool, statement, cap, params, stop, deadline);
+    if (!capped) return capped.error();
+    bool reshaped = false;
+    r = run(statement, params, limits, stop, deadline, /*prepare=*/true, capped->get(), &reshaped);
+    if (r || !*capped) break;
+    forgetCapped(statement);  // described again by the next call
+    // The statement's columns changed under the wrapper: nothing was returned; this call
+    // describes it again and runs once more.
+    if (!reshaped || attempt > 0) break;
+  }
+  return r;
 }
 
 void Runtime::forgetCapped(const std::string& sql) {
@@ -567,19 +586,8 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   const Clock::time_point deadline = ctx.deadlineFor(limits);
   if (auto proved = requireProof(tool.statement, deadline, ctx.stop); !proved)
     return proved.error();
-  Result<ExecResult> r = Error{Code::Internal, ""};
-  for (int attempt = 0;; ++attempt) {
-    auto capped = cappedStatement(tool, *params, ctx.stop, deadline);
-    if (!capped) return capped.error();
-    bool reshaped = false;
-    r = run(tool.statement, *params, limits, ctx.stop, deadline, /*prepare=*/true, capped->get(),
-            &reshaped);
-    if (r || !*capped) break;
-    forgetCapped(tool.statement);  // described again by the next call
-    // The statement's columns changed under the wrapper: nothing was returned; this call
-    // describes it again and runs once more.
-    if (!reshaped || attempt > 0) break;
-  }
+  Result<ExecResult> r = runCapped(tool.name, tool.statement, tool.limits.max_bytes, *params,
+                                   limits, ctx.stop, deadline);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
@@ -707,7 +715,9 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   text += ']';
   params.values[0] = std::move(text);
 
-  auto r = run(s.statement, params, limits, ctx.stop, deadline);
+  // The byte cap at the source, as a query tool's: a matched document's text longer than the cap
+  // stays in the database (cut, null in its row).
+  auto r = runCapped(s.tool, s.statement, s.limits.max_bytes, params, limits, ctx.stop, deadline);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;

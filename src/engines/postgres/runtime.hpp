@@ -130,14 +130,19 @@ class Runtime {
  private:
   // A pooled connection; a declared source's errors say which source failed.
   Result<Pool::Lease> leaseConnection(Clock::time_point deadline, const std::stop_token& stop);
-  // The tool's statement wrapped for the tool's byte cap (source_cap.hpp), from its description
-  // (one round trip, made again under each new proof or after a failed call); null when the
-  // wrapper does not pass the guardrail (then the statement runs as written, its values capped
-  // only as they arrive).
-  Result<std::shared_ptr<const CappedStatement>> cappedStatement(const QueryTool& tool,
-                                                                 const BoundParams& params,
-                                                                 const std::stop_token& stop,
-                                                                 Clock::time_point deadline);
+  // A tool's statement wrapped for the tool's byte cap `cap` (source_cap.hpp), from its
+  // description (one round trip, made again under each new proof or after a failed call); null
+  // when the wrapper does not pass the guardrail (then the statement runs as written, its values
+  // capped only as they arrive). `tool` names it in the operator's note.
+  Result<std::shared_ptr<const CappedStatement>> cappedStatement(
+      const std::string& tool, const std::string& statement, std::uint64_t cap,
+      const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline);
+  // Runs a tool's statement (a query tool's or the semantic search's) under the byte cap at the
+  // source: wrapped for `cap`, described again and run once more when its columns changed under
+  // the wrapper (nothing was returned).
+  Result<ExecResult> runCapped(const std::string& tool, const std::string& statement,
+                               std::uint64_t cap, const BoundParams& params, const Limits& limits,
+                               const std::stop_token& stop, Clock::time_point deadline);
   void forgetCapped(const std::string& sql);
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline);

@@ -16,6 +16,16 @@ Json resultEnvelope(Json rows_schema, const std::string& rows_key) {
        {{"type", "boolean"},
         {"description", "True when a row or byte cap cut the result; see note."}}},
       {"note", {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
+      {"cut",
+       {{"type", "array"},
+        {"description",
+         "Present when values longer than the byte cap were left in the database: each is null "
+         "in its row (" +
+             rows_key + "[row][column]); truncated is true."},
+        {"items",
+         {{"type", "object"},
+          {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
+          {"required", {"row", "column"}}}}}},
   };
   return Json{{"type", "object"},
               {"properties", props},
@@ -42,15 +52,6 @@ Json queryOutputSchema() {
              {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
              {"required", {"name", "type"}}}}};
   s["required"].push_back("columns");
-  s["properties"]["cut"] = Json{
-      {"type", "array"},
-      {"description",
-       "Present when values longer than the byte cap were left in the database: each is null in "
-       "its row (rows[row][column]); truncated is true."},
-      {"items",
-       {{"type", "object"},
-        {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
-        {"required", {"row", "column"}}}}};
   return s;
 }
 
@@ -79,10 +80,13 @@ Json searchInputSchema(const SemanticSearch& search) {
 }
 
 Json searchOutputSchema(const SemanticSearch& search) {
+  // A value longer than the byte cap is left in the database (source_cap.hpp): null, and listed
+  // in `cut`. Only the score is bounded.
+  const Json cuttable = "null when longer than the byte cap (see cut)";
   Json item_props{
-      {"id", {{"type", "string"}}},
-      {"text", {{"type", "string"}}},
-      {"metadata", {{"type", "object"}}},
+      {"id", {{"type", {"string", "null"}}, {"description", cuttable}}},
+      {"text", {{"type", {"string", "null"}}, {"description", cuttable}}},
+      {"metadata", {{"type", {"object", "null"}}, {"description", cuttable}}},
       {"score",
        {{"type", "number"},
         {"description",
@@ -91,7 +95,7 @@ Json searchOutputSchema(const SemanticSearch& search) {
                                              : "inner product (higher is more similar)"}}}};
   Json required{"id", "text", "metadata", "score"};
   if (!search.title_column.empty()) {
-    item_props["title"] = Json{{"type", "string"}};
+    item_props["title"] = Json{{"type", {"string", "null"}}, {"description", cuttable}};
   }
   Json rows{{"type", "array"},
             {"description", "Nearest documents, most similar first."},

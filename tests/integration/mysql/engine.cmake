@@ -6,6 +6,6 @@
 mcpdb_test(mysql_engine_integration_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fixture.cpp ${CMAKE_CURRENT_LIST_DIR}/engine_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/pool_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/definer_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/definer_test.cpp ${CMAKE_CURRENT_LIST_DIR}/wide_value_test.cpp
   DEPS mcpdb_engine_mysql
   LABELS integration)

@@ -6,7 +6,9 @@
 // nothing to cut is the same, byte for byte, as the statement run without the wrapper.
 #include <gtest/gtest.h>
 
+#include "engines/postgres/schema_gen.hpp"
 #include "integration/postgres/fixture.hpp"
+#include "protocol/schema.hpp"
 
 namespace mcpdb::postgres::itest {
 namespace {
@@ -178,6 +180,86 @@ TEST_F(PostgresWideValue, OrdinaryResultsAreUnchanged) {
     EXPECT_FALSE(wrapped->structured.contains("cut"));
     EXPECT_GT(plain->rows.size(), 0U);
   }
+}
+
+// The semantic-search tool goes through the same wrapper: a matched document whose text is far
+// over the cap (20 MB here) is left in the database, null in its result and listed in `cut`;
+// the other results are whole, in the order of their scores.
+constexpr const char* kSearchSetup = R"(
+SET client_min_messages = warning;
+BEGIN;
+SELECT pg_advisory_xact_lock(2802804);
+CREATE SCHEMA IF NOT EXISTS wide_search;
+CREATE TABLE IF NOT EXISTS wide_search.documents (id text PRIMARY KEY, title text, body text,
+  category text, tags text[], published date, embedding vector(4));
+INSERT INTO wide_search.documents VALUES
+  ('doc-big', 'Big', repeat('k', 20000000), 'infrastructure', ARRAY['kubernetes'], '2024-03-05',
+   '[0,1,0,0]'),
+  ('doc-small', 'Small', 'Pods.', 'infrastructure', ARRAY['kubernetes'], '2024-03-06',
+   '[0.7,0.7,0,0]')
+  ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS wide_search.embedding_model (model_id text, dimension int);
+INSERT INTO wide_search.embedding_model SELECT 'fake-4@test', 4
+  WHERE NOT EXISTS (SELECT FROM wide_search.embedding_model);
+GRANT USAGE ON SCHEMA wide_search TO mcp_reader, mcp_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA wide_search TO mcp_reader, mcp_admin;
+COMMIT;
+)";
+
+constexpr const char* kSearchYaml = R"(
+postgres:
+  pool: {size: 1}
+  tools:
+    prepared:
+      description: The connection's prepared statements.
+      statement: SELECT statement FROM pg_prepared_statements ORDER BY statement
+      limits: {max_bytes: 262144}
+  semantic_search:
+    tool: wide_search
+    description: Documents, one of them far over the cap.
+    table: wide_search.documents
+    id_column: id
+    title_column: title
+    text_column: body
+    metadata_columns: [category]
+    vector_column: embedding
+    model_table: wide_search.embedding_model
+    limits: {max_bytes: 4096}
+)";
+
+TEST(PostgresWideSearch, AMatchedDocumentsTextOverTheCapIsLeftInTheDatabase) {
+  ASSERT_EQ(superuserExec(kSearchSetup), "");
+  auto rt = makeRuntime(kSearchYaml);
+  protocol::CallContext ctx;
+  ctx.limits = rt->section().search.limits;
+  auto r = rt->callSearch(Json{{"query", "kubernetes"}, {"k", 2}}, ctx, fakeEmbedder());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Json& res = r->structured["results"];
+  ASSERT_EQ(res.size(), 2U) << r->structured.dump().substr(0, 2000);
+  EXPECT_EQ(res[0]["id"], "doc-big");
+  EXPECT_TRUE(res[0]["text"].is_null());
+  EXPECT_EQ(res[0]["title"], "Big");
+  EXPECT_EQ(res[1]["id"], "doc-small");
+  EXPECT_EQ(res[1]["text"], "Pods.");
+  EXPECT_EQ(cutOf(r), Json::parse(R"([{"row": 0, "column": "text"}])"));
+  EXPECT_EQ(r->structured["truncated"], true);
+  EXPECT_NE(r->structured["note"].get<std::string>().find("left in the database"),
+            std::string::npos);
+  EXPECT_TRUE(ctx.audit.truncated);
+  // The tool's output schema admits the cut (a client validates structuredContent against it).
+  const Status valid = protocol::validateJson(searchOutputSchema(rt->section().search),
+                                              r->structured, "structuredContent");
+  EXPECT_TRUE(valid.ok()) << valid.error().message;
+  // What ran is the wrapper around the search statement.
+  auto prepared = call(*rt, "prepared", Json::object());
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  bool wrapped = false;
+  for (const Json& row : prepared->structured["rows"]) {
+    const std::string text = row["statement"].get<std::string>();
+    wrapped = wrapped || (text.find("mcpdb_nulls") != std::string::npos &&
+                          text.find(R"(FROM "wide_search"."documents")") != std::string::npos);
+  }
+  EXPECT_TRUE(wrapped) << prepared->structured.dump();
 }
 
 }  // namespace

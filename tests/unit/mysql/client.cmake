@@ -2,6 +2,7 @@
 # classes, cell encodings.
 mcpdb_test(mysql_client_unit_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/dsn_test.cpp ${CMAKE_CURRENT_LIST_DIR}/client_text_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/source_cap_test.cpp
   DEPS mcpdb_mysql_client
   LABELS unit)
 
