@@ -826,6 +826,15 @@ TEST(SessionBulkhead, TheSlotComesBackHoweverTheCallEnds) {
   h->handleText(call(2, "fast_b"), hout);  // b's slot free, the one worker taken: busy
   EXPECT_NE(hout->answer(2).dump().find("busy"), std::string::npos);
   EXPECT_EQ(handed.of("fast_b").inUse(), 0U);
+  // Handed the slot it waited for, but the pool has no room (its one worker is the one giving the
+  // slot back): answered busy, and the slot given back rather than kept.
+  h->handleText(call(3, "fail_a"), hout);
+  ASSERT_TRUE(handed.waitInUse("hang_a", 1, 1));
+  h->handleText(cancel(1), hout);
+  const Json late = hout->answer(3);
+  EXPECT_NE(late.dump().find("busy"), std::string::npos) << late.dump();
+  EXPECT_TRUE(handed.waitInUse("hang_a", 0));
+  EXPECT_EQ(h->inFlight(), 0U);
 }
 
 TEST(SessionBulkhead, AResourceReadWaitsForItsToolsSourceSlot) {
