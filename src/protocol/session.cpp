@@ -697,7 +697,7 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
               id, self->finishResult(toolErrorResult(waitEndText(end, *bulkhead, timeout)), modern,
                                      /*cacheable=*/false))));
     };
-    switch (waitForSlot(*bulkhead, deadline, stop, slot, job, std::move(ended))) {
+    switch (waitForSlot(*bulkhead, deadline, stop, slot, job, ended)) {
       case SlotWait::Queued: return;
       case SlotWait::Now: break;  // a slot came free meanwhile
       case SlotWait::Full:
@@ -725,7 +725,7 @@ Session::SlotWait Session::waitForSlot(Bulkhead& bulkhead, Clock::time_point dea
                                        const std::stop_token& stop,
                                        const std::shared_ptr<Bulkhead::Slot>& slot,
                                        std::function<void()>& job,
-                                       std::function<void(WaitEnd)> ended) {
+                                       const std::function<void(WaitEnd)>& ended) {
   // The job is moved into the queue only when it waits there.
   auto held = std::make_shared<std::function<void()>>(std::move(job));
   using Hook = std::stop_callback<std::function<void()>>;
@@ -1089,7 +1089,7 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
                           serialize(makeErrorResponse(id, rpc::kInternalError,
                                                       waitEndText(end, *bulkhead, timeout))));
     };
-    switch (waitForSlot(*bulkhead, deadline, source.get_token(), slot, job, std::move(ended))) {
+    switch (waitForSlot(*bulkhead, deadline, source.get_token(), slot, job, ended)) {
       case SlotWait::Queued: return;
       case SlotWait::Now: break;
       case SlotWait::Full:

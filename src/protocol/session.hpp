@@ -270,7 +270,7 @@ class Session : public std::enable_shared_from_this<Session> {
   enum class SlotWait { Now, Queued, Full };
   SlotWait waitForSlot(Bulkhead& bulkhead, std::chrono::steady_clock::time_point deadline,
                        const std::stop_token& stop, const std::shared_ptr<Bulkhead::Slot>& slot,
-                       std::function<void()>& job, std::function<void(WaitEnd)> ended);
+                       std::function<void()>& job, const std::function<void(WaitEnd)>& ended);
   // Ends request `key` with `line` as its answer, drain() waiting until it is written.
   void finishAndSend(const std::string& key, const std::shared_ptr<Outbox>& out, std::string line);
   void listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
