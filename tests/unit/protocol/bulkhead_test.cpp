@@ -467,6 +467,10 @@ std::shared_ptr<ToolRegistry> twoSources() {
   });
   add("throw_a", "a",
       [](const Json&, CallContext&) -> Result<ToolOutput> { throw std::runtime_error("boom"); });
+  add("brief_a", "a", [](const Json&, CallContext&) -> Result<ToolOutput> {
+    std::this_thread::sleep_for(1ms);
+    return ToolOutput{Json{{"ok", true}}, 1};
+  });
   add("slow_a", "a", [](const Json&, CallContext&) -> Result<ToolOutput> {
     std::this_thread::sleep_for(40ms);
     return ToolOutput{Json{{"ok", true}}, 1};
@@ -896,6 +900,58 @@ TEST(SessionBulkhead, ATransportsOwnDispatchIsHeldToTheLimit) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(threads.size(), 2U);
   EXPECT_TRUE(srv.waitInUse("hang_a", 0));
+}
+
+// Sessions on several threads calling one source, cancelling calls as they wait, run or end,
+// with timeouts racing the hand-offs: every call ends (answered, or cancelled unanswered), and
+// afterwards no slot is held and nobody waits.
+TEST(SessionBulkhead, RacingCallsCancelsAndTimeoutsLeaveNothingHeld) {
+  Server srv(options(4, 2));
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 60;
+  std::vector<std::shared_ptr<Session>> sessions;
+  std::vector<std::shared_ptr<Outbox_>> outs;
+  for (int t = 0; t < kThreads; ++t) {
+    sessions.push_back(srv.session());
+    outs.push_back(std::make_shared<Outbox_>());
+  }
+  // The most calls seen waiting at once: the race is run through the queue, not beside it.
+  std::atomic<bool> done{false};
+  std::atomic<std::size_t> most_waiting{0};
+  std::thread watch([&] {
+    while (!done) {
+      most_waiting = std::max(most_waiting.load(), srv.of("brief_a").waiting());
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        const int id = 1 + i;
+        const char* tool = i % 5 == 0 ? "hung_a" : i % 5 == 1 ? "slow_a" : "brief_a";
+        sessions[t]->handleText(call(id, tool), outs[t]);
+        if (i % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200 * (i % 7)));
+        if (i % 4 == 0 || i % 5 == 0) sessions[t]->handleText(cancel(id), outs[t]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  done = true;
+  watch.join();
+  EXPECT_GT(most_waiting.load(), 0U);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < 1000 && sessions[t]->inFlight() != 0; ++i)
+      std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(sessions[t]->inFlight(), 0U) << "thread " << t;
+    for (int i = 0; i < kCalls; ++i) {
+      if (i % 4 == 0 || i % 5 == 0) continue;  // cancelled: answered or not, by the race
+      const Json a = outs[t]->peek(1 + i);
+      EXPECT_TRUE(succeeded(a) || refusedForSource(a, "a") || timedOutWaitingFor(a, "a"))
+          << a.dump();
+    }
+  }
+  EXPECT_TRUE(srv.waitInUse("brief_a", 0, 0));
 }
 
 // Shutting down with calls waiting: each is answered (the pool refuses the jobs it is handed),
