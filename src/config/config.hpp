@@ -25,8 +25,9 @@ struct ServerSettings {
   SelfCheckMode self_check = SelfCheckMode::Warn;
   std::size_t workers = 8;
   std::size_t max_queue = 64;
-  // Calls one source may have running or queued (protocol::ServerOptions::calls_per_source; 0:
-  // none), and per source by "<engine>/<source>" (`max_calls_by_source:`).
+  // Calls one source may have running at once, more waiting for a slot
+  // (protocol::ServerOptions::calls_per_source; 0: three quarters of `workers` when the tools
+  // read several sources), and per source by "<engine>/<source>" (`max_calls_by_source:`).
   std::size_t max_calls_per_source = 0;
   std::map<std::string, std::size_t, std::less<>> max_calls_by_source;
   std::size_t max_message_bytes = std::size_t{4} * 1024 * 1024;

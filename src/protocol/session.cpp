@@ -53,14 +53,31 @@ std::optional<std::size_t> listStart(const Json& params) {
   return static_cast<std::size_t>(std::stoul(text));
 }
 
-// A call refused by its source's bulkhead: names the source as the operator named it (never a
-// host), and says that other sources still answer.
+// A call refused by its source's bulkhead (its queue full): names the source as the operator
+// named it (never a host), and says that other sources still answer.
 std::string sourceBusyText(const Bulkhead& bulkhead) {
   return "Error (resource_exhausted): " + std::to_string(bulkhead.limit()) + " calls to " +
-         bulkhead.name() +
-         " are running or waiting, as many as one source may (server.max_calls_per_source); it "
-         "may be slow or unreachable. Tools of other sources are not affected. Retry in a "
-         "moment.";
+         bulkhead.name() + " are running and " + std::to_string(bulkhead.maxWaiting()) +
+         " waiting, as many as one source may (server.max_calls_per_source); it may be slow or "
+         "unreachable. Tools of other sources are not affected. Retry in a moment.";
+}
+
+constexpr const char* kServerBusyText =
+    "Error (resource_exhausted): the server is busy with other calls. Retry in a moment.";
+
+// How a call that waited for its source's slot and never ran is answered.
+std::string waitEndText(Session::WaitEnd end, const Bulkhead& bulkhead,
+                        std::chrono::milliseconds timeout) {
+  switch (end) {
+    case Session::WaitEnd::TimedOut:
+      return "Error (timed_out): the call waited " + std::to_string(timeout.count()) +
+             " ms (its timeout) for one of the " + std::to_string(bulkhead.limit()) + " calls " +
+             bulkhead.name() +
+             " may run at once (server.max_calls_per_source), and none came free; it may be "
+             "slow or unreachable. Tools of other sources are not affected. Retry later.";
+    case Session::WaitEnd::Closed: return "Error (unavailable): the server is shutting down.";
+    default: return kServerBusyText;
+  }
 }
 
 Json toolErrorResult(const std::string& text) {
@@ -180,17 +197,18 @@ std::string bulkheadKey(const Tool& tool) {
   return tool.engine + "/" + (tool.source.empty() ? std::string("*") : tool.source);
 }
 
-// The size of a source's bulkhead: the operator's, or none. Not on by default: a share refuses a
-// call over it at once, so an agent's burst of parallel calls to one source that is slow for a
-// moment (the first proof being made) got errors, as the soak test found at concurrency 8 with a
-// share of 4 and of 6; a share whose excess calls wait for a slot without holding a worker is the
-// step that lets it be on by default (SECURITY.md). 0: none, when the
-// server reads one source only and no size is set: there is nothing to keep apart, the pool's
-// limits are its own.
-std::size_t ServerCore::callsFor(const std::string& key) const {
+// The size of a source's bulkhead: the operator's, or three quarters of the workers, so however
+// many of its calls hang, a quarter stays for every other source (half was too few for a burst of
+// five calls of one agent to one source). Calls over it wait for a slot rather than being refused
+// (an agent's burst to a source slow for a moment, as the soak test sends, must not fail). 0:
+// none, when the server reads one source only and no size is set: there is nothing to keep apart,
+// the pool's limits are its own.
+std::size_t ServerCore::callsFor(const std::string& key, std::size_t sources) const {
   if (const auto set = options_.calls_by_source.find(key); set != options_.calls_by_source.end())
     return set->second;
-  return options_.calls_per_source;  // 0: none
+  if (options_.calls_per_source > 0) return options_.calls_per_source;
+  if (sources <= 1) return 0;
+  return std::max<std::size_t>(1, options_.workers * 3 / 4);
 }
 
 // One bulkhead per source the tools read, resolved once per tool so a call only looks its tool up.
@@ -199,12 +217,14 @@ void ServerCore::makeBulkheads() {
   for (const auto& tool : registry_->tools()) first_of.emplace(bulkheadKey(*tool), tool.get());
   std::map<std::string, Bulkhead*, std::less<>> by_key;
   for (const auto& [key, tool] : first_of) {
-    const std::size_t limit = callsFor(key);
+    const std::size_t limit = callsFor(key, first_of.size());
     if (limit == 0) continue;
+    if (!wait_timer_) wait_timer_ = std::make_unique<WaitTimer>();
     const std::string name = tool->source.empty()
                                  ? "the " + tool->engine + " sources"
                                  : "the " + tool->engine + " source '" + tool->source + "'";
-    bulkheads_.push_back(std::make_unique<Bulkhead>(name, limit));
+    bulkheads_.push_back(
+        std::make_unique<Bulkhead>(name, limit, kWaitingPerSlot * limit, wait_timer_.get()));
     by_key.emplace(key, bulkheads_.back().get());
   }
   for (const auto& tool : registry_->tools()) {
@@ -220,7 +240,10 @@ Bulkhead* ServerCore::bulkheadFor(const Tool& tool) const {
 }
 
 ServerCore::~ServerCore() {
+  // Calls still running give their slots to waiters, whose jobs the stopping pool refuses (busy);
+  // whoever still waits then is told the server is shutting down.
   pool_.shutdown();
+  for (auto& bulkhead : bulkheads_) bulkhead->close();
 }
 
 void ServerCore::notify(const CallRecord& record) const {
@@ -634,30 +657,58 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   }
   // The source's own share first, before a worker or a queue slot: a hung source holds only its
   // bulkhead, never the workers every other source needs.
+  Bulkhead* bulkhead = core_.bulkheadFor(*found);
   std::shared_ptr<Bulkhead::Slot> slot;  // none when the server has no bulkheads
-  if (Bulkhead* bulkhead = core_.bulkheadFor(*found)) {
-    Bulkhead::Slot taken = bulkhead->tryAcquire();
-    if (taken) slot = std::make_shared<Bulkhead::Slot>(std::move(taken));
-    if (!slot) {
-      finishCall(key);
-      record.outcome = "source_busy";
-      core_.notify(record);
-      out->send(makeResultResponse(id, finishResult(toolErrorResult(sourceBusyText(*bulkhead)),
-                                                    modern, /*cacheable=*/false)));
-      return;
-    }
-  }
+  if (bulkhead != nullptr) slot = std::make_shared<Bulkhead::Slot>(bulkhead->tryAcquire());
   // Share ownership of the registered tool so it outlives this call even across a reload.
   std::shared_ptr<const Tool> tool;
   for (const auto& t : core_.registry().tools()) {
     if (t.get() == found) tool = t;
   }
+  // A call that waits for its source's slot keeps the deadline it had when it came.
+  const bool waits = slot && !*slot;
+  const Clock::time_point deadline =
+      waits ? Clock::now() + tool->limits.timeout : Clock::time_point::max();
   auto self = shared_from_this();
   std::function<void()> job = [self, id, tool, arguments = std::move(arguments),
                                progress_token = std::move(progress_token), stop, out, on_gone,
-                               modern, slot]() mutable {
-    self->runCall(id, tool, arguments, std::move(progress_token), stop, out, modern, slot.get());
+                               modern, slot, deadline]() mutable {
+    self->runCall(id, tool, arguments, std::move(progress_token), stop, out, modern, slot.get(),
+                  deadline);
   };
+  if (waits) {
+    auto ended = [self, id, key, out, modern, record, bulkhead, deadline,
+                  timeout = tool->limits.timeout](WaitEnd end) mutable {
+      record.outcome = end == WaitEnd::Cancelled  ? "cancelled"
+                       : end == WaitEnd::TimedOut ? std::string(codeName(Code::TimedOut))
+                       : end == WaitEnd::Closed   ? std::string(codeName(Code::Unavailable))
+                                                  : "busy";
+      record.duration =  // the wait, from when the call came
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - deadline + timeout);
+      self->core_.notify(record);
+      if (end == WaitEnd::Cancelled) {
+        self->finishCall(key);  // MCP: a cancelled request gets no response
+        if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
+        return;
+      }
+      self->finishAndSend(
+          key, out,
+          serialize(makeResultResponse(
+              id, self->finishResult(toolErrorResult(waitEndText(end, *bulkhead, timeout)), modern,
+                                     /*cacheable=*/false))));
+    };
+    switch (waitForSlot(*bulkhead, deadline, stop, slot, job, ended)) {
+      case SlotWait::Queued: return;
+      case SlotWait::Now: break;  // a slot came free meanwhile
+      case SlotWait::Full:
+        finishCall(key);
+        record.outcome = "source_busy";
+        core_.notify(record);
+        out->send(makeResultResponse(id, finishResult(toolErrorResult(sourceBusyText(*bulkhead)),
+                                                      modern, /*cacheable=*/false)));
+        return;
+    }
+  }
   const bool queued =
       dispatch_ ? dispatch_(job, tool->watches_input) : core_.pool().trySubmit(std::move(job));
   if (!queued) {
@@ -666,15 +717,67 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     record.outcome = "busy";
     core_.notify(record);
     out->send(makeResultResponse(
-        id, finishResult(toolErrorResult("Error (resource_exhausted): the server is busy with "
-                                         "other calls. Retry in a moment."),
-                         modern, /*cacheable=*/false)));
+        id, finishResult(toolErrorResult(kServerBusyText), modern, /*cacheable=*/false)));
   }
+}
+
+Session::SlotWait Session::waitForSlot(Bulkhead& bulkhead, Clock::time_point deadline,
+                                       const std::stop_token& stop,
+                                       const std::shared_ptr<Bulkhead::Slot>& slot,
+                                       std::function<void()>& job,
+                                       const std::function<void(WaitEnd)>& ended) {
+  // The job is moved into the queue only when it waits there.
+  auto held = std::make_shared<std::function<void()>>(std::move(job));
+  using Hook = std::stop_callback<std::function<void()>>;
+  auto hook = std::make_shared<std::unique_ptr<Hook>>();  // set once the ticket is known
+  Bulkhead::Waiter waiter;
+  waiter.granted = [held, slot, ended, hook, pool = &core_.pool()](Bulkhead::Slot given) {
+    // On the thread that gave the slot back: the call goes to a worker holding it.
+    *slot = std::move(given);
+    if (!pool->trySubmit([held] { (*held)(); })) {
+      slot->release();
+      ended(WaitEnd::Busy);
+    }
+  };
+  waiter.refused = [ended, hook](Bulkhead::Refusal why) {
+    ended(why == Bulkhead::Refusal::TimedOut    ? WaitEnd::TimedOut
+          : why == Bulkhead::Refusal::Cancelled ? WaitEnd::Cancelled
+                                                : WaitEnd::Closed);
+  };
+  Bulkhead::Admission admission = bulkhead.acquireOrWait(deadline, waiter);
+  if (admission.ticket == 0) {
+    job = std::move(*held);
+    if (!admission.slot) return SlotWait::Full;
+    *slot = std::move(admission.slot);
+    return SlotWait::Now;
+  }
+  // Cancelled (notifications/cancelled, the HTTP client gone) while it waits: out of the queue,
+  // answered as cancelled (Bulkhead::cancel runs the answer off this thread, which may hold mu_).
+  if (stop.stop_possible()) {
+    *hook = std::make_unique<Hook>(
+        stop,
+        std::function<void()>([b = &bulkhead, ticket = admission.ticket] { b->cancel(ticket); }));
+  }
+  return SlotWait::Queued;
+}
+
+void Session::finishAndSend(const std::string& key, const std::shared_ptr<Outbox>& out,
+                            std::string line) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(key);
+    ++sending_;
+  }
+  out->sendSerialized(std::move(line), true);
+  std::lock_guard<std::mutex> lock(mu_);
+  --sending_;
+  if (in_flight_.empty() && sending_ == 0) idle_cv_.notify_all();
 }
 
 void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
                       const Json& arguments, Json progress_token, const std::stop_token& stop,
-                      const std::shared_ptr<Outbox>& out, bool modern, Bulkhead::Slot* slot) {
+                      const std::shared_ptr<Outbox>& out, bool modern, Bulkhead::Slot* slot,
+                      Clock::time_point deadline) {
   const auto started = Clock::now();
   const std::string key = id.dump();
   CallRecord record{principal_.client_id, tool->name, tool->engine, "", {}, 0, 0,
@@ -692,7 +795,7 @@ void Session::runCall(const Json& id, const std::shared_ptr<const Tool>& tool,
   }
   CallContext ctx;
   ctx.stop = stop;
-  ctx.deadline = started + tool->limits.timeout;
+  ctx.deadline = std::min(started + tool->limits.timeout, deadline);
   ctx.limits = tool->limits;
   ctx.principal = principal_;
   if (!progress_token.is_null()) {
@@ -932,31 +1035,30 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
         gone, std::function<void()>([source]() mutable { source.request_stop(); }));
   }
   // A description may ask the database: it takes the bulkhead of the (first) tool it describes,
-  // whose limits it also runs under (it asks no more of the database than the tool).
+  // whose limits it also runs under (it asks no more of the database than the tool), waiting for
+  // a slot as a call does.
   const Tool* described = core_.registry().find(resource->tools.front());
+  Bulkhead* bulkhead = described != nullptr ? core_.bulkheadFor(*described) : nullptr;
   std::shared_ptr<Bulkhead::Slot> slot;
-  if (Bulkhead* bulkhead = described != nullptr ? core_.bulkheadFor(*described) : nullptr) {
-    Bulkhead::Slot taken = bulkhead->tryAcquire();
-    if (taken) slot = std::make_shared<Bulkhead::Slot>(std::move(taken));
-    if (!slot) {
-      finishCall(key);
-      out->send(makeErrorResponse(id, rpc::kInternalError, sourceBusyText(*bulkhead)));
-      return;
-    }
-  }
+  if (bulkhead != nullptr) slot = std::make_shared<Bulkhead::Slot>(bulkhead->tryAcquire());
+  const auto timeout = described != nullptr ? described->limits.timeout : Limits{}.timeout;
+  const bool waits = slot && !*slot;
+  const Clock::time_point deadline = waits ? Clock::now() + timeout : Clock::time_point::max();
   auto self = shared_from_this();
   std::function<void()> job = [self, id, key, resource, out, modern, on_gone, described, slot,
-                               stop = source.get_token()]() {
+                               deadline, stop = source.get_token()]() {
     CallContext ctx;
     ctx.stop = stop;
     if (described != nullptr) ctx.limits = described->limits;
-    ctx.deadline = std::chrono::steady_clock::now() + ctx.limits.timeout;
+    ctx.deadline = std::min(Clock::now() + ctx.limits.timeout, deadline);
     ctx.principal = self->principal_;
     Result<Json> description = makeError(Code::Internal, "the resource was not read");
-    try {
-      description = resource->read(ctx);
-    } catch (const std::exception&) {
-      description = makeError(Code::Internal, "internal error reading '" + resource->uri + "'");
+    if (!stop.stop_requested()) {
+      try {
+        description = resource->read(ctx);
+      } catch (const std::exception&) {
+        description = makeError(Code::Internal, "internal error reading '" + resource->uri + "'");
+      }
     }
     if (slot) slot->release();
     if (stop.stop_requested()) {
@@ -976,6 +1078,26 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     self->finishCall(key);
     out->send(response);
   };
+  if (waits) {
+    auto ended = [self, id, key, out, bulkhead, timeout](WaitEnd end) {
+      if (end == WaitEnd::Cancelled) {
+        self->finishCall(key);
+        if (auto* batch = dynamic_cast<BatchOutbox*>(out.get())) batch->forget();
+        return;
+      }
+      self->finishAndSend(key, out,
+                          serialize(makeErrorResponse(id, rpc::kInternalError,
+                                                      waitEndText(end, *bulkhead, timeout))));
+    };
+    switch (waitForSlot(*bulkhead, deadline, source.get_token(), slot, job, ended)) {
+      case SlotWait::Queued: return;
+      case SlotWait::Now: break;
+      case SlotWait::Full:
+        finishCall(key);
+        out->send(makeErrorResponse(id, rpc::kInternalError, sourceBusyText(*bulkhead)));
+        return;
+    }
+  }
   if (!(dispatch_ ? dispatch_(job, false) : core_.pool().trySubmit(std::move(job)))) {
     if (slot) slot->release();
     finishCall(key);

@@ -117,10 +117,11 @@ struct ServerOptions {
   std::size_t page_size = 50;  // tools per tools/list page
   std::size_t workers = 8;     // concurrent tool calls
   std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
-  // Calls one source may have running or queued at once (its bulkhead, protocol/bulkhead.hpp);
-  // 0: none (not on by default: ServerCore::callsFor says why). `calls_by_source` overrides it for
-  // a source named "<engine>/<source>"
-  // ("<engine>/*": the tools of an engine whose arguments pick the source).
+  // Calls one source may have running at once (its bulkhead, protocol/bulkhead.hpp); more wait
+  // for a slot, up to kWaitingPerSlot times as many. 0: three quarters of the workers (at least
+  // 1), or no bulkhead when the tools read one source only. `calls_by_source` overrides it for a
+  // source named "<engine>/<source>" ("<engine>/*": the tools of an engine whose arguments pick
+  // the source).
   std::size_t calls_per_source = 0;
   std::map<std::string, std::size_t, std::less<>> calls_by_source;
   // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves
@@ -130,6 +131,11 @@ struct ServerOptions {
   Fence fence = Fence::Auto;
   ParseLimits parse;
 };
+
+// How many calls may wait for a source's slot, per slot of its share: enough for an agent's burst
+// to a source slow for a moment, few enough that a hung source's queue stays small (each waiter
+// holds its request, no worker).
+inline constexpr std::size_t kWaitingPerSlot = 4;
 
 // What one call's result may cost in memory, in multiples of its byte cap: the rows as a JSON
 // tree, their serialised text, and the response line that carries the text twice.
@@ -170,12 +176,15 @@ class ServerCore {
   std::mutex pages_mu_;
   std::map<std::pair<std::size_t, bool>, std::string> pages_;
   void makeBulkheads();
-  std::size_t callsFor(const std::string& key) const;
+  std::size_t callsFor(const std::string& key, std::size_t sources) const;
 
   std::string server_info_meta_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
   MemoryBudget result_memory_;
+  // Answers calls waiting for a slot when their deadline passes; only when there are bulkheads.
+  // Declared before them: it outlives them.
+  std::unique_ptr<WaitTimer> wait_timer_;
   std::vector<std::unique_ptr<Bulkhead>> bulkheads_;
   std::unordered_map<const Tool*, Bulkhead*> bulkhead_of_;
   WorkerPool pool_;
@@ -221,6 +230,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // basic/patterns/subscriptions, "Graceful Closure"). drain() does it first.
   void closeSubscriptions();
 
+  // How a call that waited for its source's bulkhead ended without running: the pool refused it
+  // once it had its slot, its deadline passed, it was cancelled, or the server shut down.
+  enum class WaitEnd { Busy, TimedOut, Cancelled, Closed };
+
   bool initialized() const { return initialized_.load(); }
   std::string protocolVersion() const;
   std::size_t inFlight() const;
@@ -249,7 +262,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out, bool modern);
   void runCall(const Json& id, const std::shared_ptr<const Tool>& tool, const Json& arguments,
                Json progress_token, const std::stop_token& stop, const std::shared_ptr<Outbox>& out,
-               bool modern, Bulkhead::Slot* slot);
+               bool modern, Bulkhead::Slot* slot, std::chrono::steady_clock::time_point deadline);
+  // For a call that found its source's slots all held: `job` waits in the source's queue (moved
+  // there) for a slot, put into `*slot`, then for a worker; `ended` answers the call when it never
+  // runs. Now: a slot came free meanwhile (`job` kept, to dispatch as usual); Full: the queue is
+  // full (`job` kept).
+  enum class SlotWait { Now, Queued, Full };
+  SlotWait waitForSlot(Bulkhead& bulkhead, std::chrono::steady_clock::time_point deadline,
+                       const std::stop_token& stop, const std::shared_ptr<Bulkhead::Slot>& slot,
+                       std::function<void()>& job, const std::function<void(WaitEnd)>& ended);
+  // Ends request `key` with `line` as its answer, drain() waiting until it is written.
+  void finishAndSend(const std::string& key, const std::shared_ptr<Outbox>& out, std::string line);
   void listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
                      bool modern) const;
   void listTemplates(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
