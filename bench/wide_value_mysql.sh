@@ -61,25 +61,4 @@ YAML
 # shellcheck source=bench/lib/stdio_server.sh
 source "$ROOT/bench/lib/stdio_server.sh"
 SERVER_DSN=MYSQL_DSN start_server "$cfg" wide_value_mysql
-call() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"read_value","arguments":{"id":%s}}}' "$1" "$2"; }
-send "$(call 2 1)"
-IFS= read -r _ <&"${SRV[0]}"
-idle=$(kib VmRSS)
-start=$(date +%s%N)
-send "$(call 3 2)"
-IFS= read -r one <&"${SRV[0]}"
-took=$((($(date +%s%N) - start) / 1000000))
-hwm_one=$(kib VmHWM)
-send "$(call 4 2)"
-send "$(call 5 2)"
-IFS= read -r _ <&"${SRV[0]}"
-IFS= read -r _ <&"${SRV[0]}"
-hwm_two=$(kib VmHWM)
-kill "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
-cut=$(grep -o '"cut":\[[^]]*\]' <<<"$one" | head -1 || true)
-truncated=$(grep -o '"truncated":[a-z]*' <<<"$one" | head -1 || true)
-echo "a row of $COLUMNS values of $SIZE bytes against a 262144-byte cap: ${truncated:-no result}" \
-  "${cut:-(no cut list)} in ${took} ms"
-echo "RSS idle $((idle / 1024)) MiB; peak after one call $((hwm_one / 1024)) MiB (+$(((hwm_one - idle) / 1024)) MiB);" \
-  "after two at once $((hwm_two / 1024)) MiB (+$(((hwm_two - idle) / 1024)) MiB)"
+measure_wide "a row of $COLUMNS values of $SIZE bytes"

@@ -1,5 +1,4 @@
-# The MySQL/MariaDB client layer over libmariadb (included by CMakeLists.txt when
-# lazy_mariadb.cpp exists).
+# The MySQL/MariaDB client layer over libmariadb (included by CMakeLists.txt).
 #
 # libmariadb comes through mcpdb_mariadb: linked directly into tests and the loader, except into a
 # target with the property MCPDB_LAZY_MARIADB (the server binary, set in the top-level

@@ -436,15 +436,6 @@ Result<GrantLine> parseGrantLine(std::string_view line) {
   return reader.line();
 }
 
-std::string quoteName(std::string_view name) {
-  std::string out = "`";
-  for (char c : name) {
-    out += c;
-    if (c == '`') out += '`';
-  }
-  return out + "`";
-}
-
 std::string accountSql(const Account& account) {
   if (account.is_public) return "PUBLIC";
   auto part = [](const std::string& s) { return s.empty() ? std::string("''") : quoteName(s); };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "engines/mysql/lexer.hpp"
 
 namespace mcpdb::mysql {
 
@@ -63,8 +64,7 @@ struct GrantLine {
 // Reads one SHOW GRANTS line. An error's message says what was wrong in fixed words.
 Result<GrantLine> parseGrantLine(std::string_view line);
 
-// `name` as a backtick-quoted identifier (backticks doubled).
-std::string quoteName(std::string_view name);
+using guard::quoteName;  // `name` as a backtick-quoted identifier (lexer.hpp)
 // `user`@`host`, `role` or PUBLIC; empty parts as '' (an empty quoted identifier is refused by
 // some versions).
 std::string accountSql(const Account& account);

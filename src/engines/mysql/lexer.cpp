@@ -398,4 +398,13 @@ std::string lowerAscii(std::string_view text) {
   return out;
 }
 
+std::string quoteName(std::string_view name) {
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
 }  // namespace mcpdb::mysql::guard

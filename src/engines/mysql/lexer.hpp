@@ -69,4 +69,8 @@ LexResult lex(std::string_view text);
 // The lower-case ASCII form of a word (keywords and function names are case-insensitive).
 std::string lowerAscii(std::string_view text);
 
+// `name` as a backtick-quoted identifier (backticks doubled): for the SQL the server writes
+// itself (doctor's fixes, the byte cap's wrapper).
+std::string quoteName(std::string_view name);
+
 }  // namespace mcpdb::mysql::guard

@@ -9,6 +9,8 @@
 namespace mcpdb::mysql {
 namespace {
 
+using guard::quoteName;
+
 // The longest value of a column MySQL lets a derived table name.
 constexpr std::size_t kMaxColumnName = 64;
 
@@ -140,15 +142,6 @@ TextShape readText(std::string_view statement) {
       readOrder(tokens, i + 1, whole, out);
   }
   return out;
-}
-
-std::string quoteName(std::string_view name) {
-  std::string out = "`";
-  for (char c : name) {
-    out += c;
-    if (c == '`') out += '`';
-  }
-  return out + "`";
 }
 
 // Whether every column can be named in a derived table as the description named it: distinct
