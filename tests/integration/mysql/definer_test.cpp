@@ -50,23 +50,6 @@ const std::string P = "'" + P_USER + "'@'127.0.0.1'";
 const std::string kPassword = randomHex();
 constexpr const char* kDsnVariable = "MCPDB_TEST_I28_DSN";
 
-// The administrator's connection, read-write.
-std::optional<Connection> openRoot() {
-  auto c = Connection::open(dsnFrom("MYSQL_DOCTOR_ROOT_DSN"));
-  if (!c.ok()) {
-    ADD_FAILURE() << "cannot connect as the administrator: " << c.error().message;
-    return std::nullopt;
-  }
-  if (!c->queryValue("SET SESSION TRANSACTION READ WRITE").ok()) return std::nullopt;
-  return std::move(*c);
-}
-
-bool rootExec(Connection& root, const std::string& sql) {
-  auto r = root.queryValue(sql);
-  EXPECT_TRUE(r.ok()) << r.error().message << " in: " << sql;
-  return r.ok();
-}
-
 void dropAll(Connection& root) {
   for (const std::string& sql : {"DROP DATABASE IF EXISTS " + S, "DROP USER IF EXISTS " + W,
                                  "DROP USER IF EXISTS " + R, "DROP USER IF EXISTS " + P}) {

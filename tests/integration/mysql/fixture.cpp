@@ -59,6 +59,22 @@ Dsn dsnFrom(const char* variable) {
   return *d;
 }
 
+std::optional<Connection> openRoot() {
+  auto c = Connection::open(dsnFrom("MYSQL_DOCTOR_ROOT_DSN"));
+  if (!c.ok()) {
+    ADD_FAILURE() << "cannot connect as the administrator: " << c.error().message;
+    return std::nullopt;
+  }
+  if (!c->queryValue("SET SESSION TRANSACTION READ WRITE").ok()) return std::nullopt;
+  return std::move(*c);
+}
+
+bool rootExec(Connection& root, const std::string& sql) {
+  auto r = root.queryValue(sql);
+  EXPECT_TRUE(r.ok()) << r.error().message << " in: " << sql.substr(0, 200);
+  return r.ok();
+}
+
 std::optional<Connection> openReader() {
   std::optional<Connection> c;
   connectOrFail(c, "MYSQL_DSN");

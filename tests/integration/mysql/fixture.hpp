@@ -30,6 +30,12 @@ void ensureTestTables();
 // Runs `sql` as admin text (setup only); fails the test on error.
 void adminExec(const std::string& sql);
 
+// The server administrator's connection (MYSQL_DOCTOR_ROOT_DSN), read-write: for tests that
+// create accounts, grants, definer objects or wide rows. Fails the test when it cannot connect.
+std::optional<Connection> openRoot();
+// Runs `sql` on that connection; fails the test (naming the statement's start) on error.
+bool rootExec(Connection& root, const std::string& sql);
+
 // A statement that runs for minutes unless stopped: a three-way cross join of mytest_numbers.
 inline constexpr const char* kSlowSql =
     "SELECT COUNT(*) FROM demo.mytest_numbers a, demo.mytest_numbers b, demo.mytest_numbers c "

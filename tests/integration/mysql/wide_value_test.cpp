@@ -30,22 +30,6 @@ constexpr const char* kReader = "'mcpdb_ro'@'127.0.0.1'";
 constexpr int kWide = 15 * 1024 * 1024;
 constexpr int kCap = 4096;
 
-std::optional<Connection> openRoot() {
-  auto c = Connection::open(dsnFrom("MYSQL_DOCTOR_ROOT_DSN"));
-  if (!c.ok()) {
-    ADD_FAILURE() << "cannot connect as the administrator: " << c.error().message;
-    return std::nullopt;
-  }
-  if (!c->queryValue("SET SESSION TRANSACTION READ WRITE").ok()) return std::nullopt;
-  return std::move(*c);
-}
-
-bool rootExec(Connection& root, const std::string& sql) {
-  auto r = root.queryValue(sql);
-  EXPECT_TRUE(r.ok()) << r.error().message << " in: " << sql.substr(0, 200);
-  return r.ok();
-}
-
 void dropAll(Connection& root) {
   (void)root.queryValue("REVOKE SELECT ON " + S + ".* FROM " + kReader);
   (void)root.queryValue("DROP DATABASE IF EXISTS " + S);

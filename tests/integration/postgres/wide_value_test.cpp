@@ -75,6 +75,20 @@ Json cutOf(const Result<protocol::ToolOutput>& r) {
   return r->structured.contains("cut") ? r->structured["cut"] : Json::array();
 }
 
+// The connection holds a prepared wrapper (its NULL map) around a statement containing `inner`:
+// what ran is the wrapper (the tool `prepared` lists pg_prepared_statements).
+void expectPreparedWrapper(Runtime& rt, const std::string& inner) {
+  auto prepared = call(rt, "prepared", Json::object());
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  bool wrapped = false;
+  for (const Json& row : prepared->structured["rows"]) {
+    const std::string text = row["statement"].get<std::string>();
+    wrapped = wrapped || (text.find("mcpdb_nulls") != std::string::npos &&
+                          text.find(inner) != std::string::npos);
+  }
+  EXPECT_TRUE(wrapped) << prepared->structured.dump();
+}
+
 TEST_F(PostgresWideValue, AValueOverTheCapIsLeftInTheDatabaseAndListed) {
   auto rt = makeRuntime(kYaml);
   auto r = call(*rt, "wide", Json::object());
@@ -105,15 +119,7 @@ TEST_F(PostgresWideValue, AValueOverTheCapIsLeftInTheDatabaseAndListed) {
   EXPECT_EQ(r->structured["columns"].size(), 6U) << r->structured["columns"].dump();
   EXPECT_EQ(r->structured["columns"][3]["type"], "jsonb");
   // What ran is the wrapper, prepared on the connection under its own text.
-  auto prepared = call(*rt, "prepared", Json::object());
-  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
-  bool wrapped = false;
-  for (const Json& row : prepared->structured["rows"]) {
-    const std::string text = row["statement"].get<std::string>();
-    wrapped = wrapped || (text.find("mcpdb_nulls") != std::string::npos &&
-                          text.find("FROM wide_value.t ORDER BY id") != std::string::npos);
-  }
-  EXPECT_TRUE(wrapped) << prepared->structured.dump();
+  expectPreparedWrapper(*rt, "FROM wide_value.t ORDER BY id");
 }
 
 TEST_F(PostgresWideValue, DuplicateColumnNamesAreCutByTheirOwnKeys) {
@@ -251,15 +257,7 @@ TEST(PostgresWideSearch, AMatchedDocumentsTextOverTheCapIsLeftInTheDatabase) {
                                               r->structured, "structuredContent");
   EXPECT_TRUE(valid.ok()) << valid.error().message;
   // What ran is the wrapper around the search statement.
-  auto prepared = call(*rt, "prepared", Json::object());
-  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
-  bool wrapped = false;
-  for (const Json& row : prepared->structured["rows"]) {
-    const std::string text = row["statement"].get<std::string>();
-    wrapped = wrapped || (text.find("mcpdb_nulls") != std::string::npos &&
-                          text.find(R"(FROM "wide_search"."documents")") != std::string::npos);
-  }
-  EXPECT_TRUE(wrapped) << prepared->structured.dump();
+  expectPreparedWrapper(*rt, R"(FROM "wide_search"."documents")");
 }
 
 }  // namespace
