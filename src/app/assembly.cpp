@@ -1,0 +1,282 @@
+// Loads and validates the config, configures every engine and registers its tools (every command).
+#include <sys/random.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <mutex>
+#include <ostream>
+
+#include "app/app.hpp"
+#include "app/surface.hpp"
+#include "common/cursor.hpp"
+#include "common/suggest.hpp"
+#include "embed/embedder.hpp"
+
+namespace mcpdb::app {
+namespace {
+
+const std::vector<std::string>& otherSections() {
+  static const std::vector<std::string> kSections = {"embedding", "http", "audit"};
+  return kSections;
+}
+
+// 32 bytes from the kernel's CSPRNG. Not RAND_bytes: its first call sets up OpenSSL's DRBG and
+// providers (~8 M instructions) on the way to the first answer (docs/BENCHMARKS.md "Startup
+// profile").
+std::string randomKey() {
+  unsigned char buf[32];
+  std::size_t got = 0;
+  while (got < sizeof buf) {
+    const ssize_t n = getrandom(buf + got, sizeof buf - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return {};
+    got += static_cast<std::size_t>(n);
+  }
+  return std::string(reinterpret_cast<const char*>(buf), sizeof buf);
+}
+
+// The `embedding:` section. Environment variables fill what it leaves empty (see EmbedConfig).
+embed::EmbedConfig parseEmbedding(const config::Node& node, bool& preload) {
+  embed::EmbedConfig cfg;
+  preload = true;
+  if (!node.present()) return cfg;
+  if (!node.expectMap({"provider", "model_dir", "url", "model", "dimension", "timeout_ms",
+                       "max_retries", "preload", "verify_model"})) {
+    return cfg;
+  }
+  if (auto v = node.choice("provider", {"use-lite", "openai"})) cfg.provider = *v;
+  if (auto v = node.string("model_dir")) cfg.model_dir = *v;
+  if (auto v = node.string("url")) cfg.url = *v;
+  if (auto v = node.string("model")) cfg.model = *v;
+  if (auto v = node.integer("dimension", 1, 65536)) cfg.dimension = static_cast<std::size_t>(*v);
+  if (auto v = node.integer("timeout_ms", 100, 600000)) cfg.timeout = std::chrono::milliseconds(*v);
+  if (auto v = node.integer("max_retries", 0, 10)) cfg.max_retries = static_cast<int>(*v);
+  if (auto v = node.boolean("verify_model")) cfg.verify_model = *v;
+  if (auto v = node.boolean("preload")) preload = *v;
+  return cfg;
+}
+
+// One embedder for the whole process, created on first use (or by the preload thread), shared by
+// every engine so pgvector and MongoDB search embed queries identically.
+class SharedEmbedder {
+ public:
+  SharedEmbedder(embed::EmbedConfig config, const Env& env)
+      : config_(std::move(config)), env_(env) {}
+  Result<std::shared_ptr<embed::Embedder>> get() {
+    std::call_once(once_, [this] {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto made = embed::makeEmbedder(config_, env_);
+      if (made) {
+        embedder_ = std::shared_ptr<embed::Embedder>(std::move(*made));
+        spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(),
+                     embedder_->dimension(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count());
+      } else {
+        error_ = made.error();
+        spdlog::warn("embedding model unavailable: {}", error_.message);
+      }
+    });
+    if (embedder_) return embedder_;
+    return error_;
+  }
+
+ private:
+  embed::EmbedConfig config_;
+  const Env& env_;
+  std::once_flag once_;
+  std::shared_ptr<embed::Embedder> embedder_;
+  Error error_{Code::Internal, ""};
+};
+
+// The config line of `engine.tools.<name>` (or 0), for messages about a tool.
+int toolLine(const YAML::Node& root, std::string_view engine, const std::string& name) {
+  if (!root.IsMap()) return 0;
+  const YAML::Node section = root[std::string(engine)];
+  if (!section.IsMap()) return 0;
+  const YAML::Node tools = section["tools"];
+  if (!tools.IsMap()) return 0;
+  for (const auto& kv : tools) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == name) return kv.first.Mark().line + 1;
+  }
+  return 0;
+}
+
+// Each `server.max_calls_by_source` key must name a source some tool reads (a bulkhead the server
+// makes), or the operator's limit would silently not apply; engines not registered are skipped.
+void checkCallsBySource(const Assembly& a, const std::vector<bool>& registered,
+                        const config::Node& root) {
+  std::vector<std::string> known;
+  for (const auto& t : a.registry->tools()) known.push_back(protocol::bulkheadKey(*t));
+  for (const auto& entry : a.config.server.max_calls_by_source) {
+    const std::string& key = entry.first;
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string engine = key.substr(0, key.find('/'));
+    bool engine_registered = false;
+    for (std::size_t i = 0; i < a.modules.size(); ++i) {
+      if (a.modules[i]->name() == engine && registered[i]) engine_registered = true;
+    }
+    if (!engine_registered) continue;
+    root.child("server")
+        .child("max_calls_by_source")
+        .child(key)
+        .error("names no source any tool reads" + didYouMean(key, known) +
+               " (a tool whose arguments pick the source counts as \"" + engine + "/*\")");
+  }
+}
+
+}  // namespace
+
+std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules) {
+  std::string text(builtInHeaderText());
+  for (const auto& m : modules) {
+    text += std::string(m->defaultSection());
+    if (!text.empty() && text.back() != '\n') text += '\n';
+  }
+  return text;
+}
+
+YAML::Node builtInConfigDocument(const std::vector<engines::EngineModulePtr>& modules) {
+  YAML::Node root = builtInHeaderDocument();
+  for (const auto& m : modules) {
+    const YAML::Node section = m->defaultSectionDocument();
+    for (const auto& kv : section) root.force_insert(kv.first, kv.second);
+  }
+  return root;
+}
+
+std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
+                                 std::ostream& err) {
+  Assembly a;
+  a.modules = engines::allEngineModules();
+  std::vector<std::string> sections = otherSections();
+  for (const auto& m : a.modules) sections.emplace_back(m->name());
+
+  const std::optional<std::string> path =
+      options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
+  config::Diagnostics diag(path.value_or("<built-in default>"));
+  if (const auto level = env.get("MCPDB_LOG_LEVEL"); level && !parseLogLevel(*level)) {
+    diag.error(
+        0, "",
+        "MCPDB_LOG_LEVEL='" + level->substr(0, 32) +
+            "' is not a log level (use trace, debug, info, warning, error, "
+            "critical or off; any case)" +
+            didYouMean(*level, {"trace", "debug", "info", "warning", "error", "critical", "off"}));
+  }
+  a.config = path ? config::loadConfigFile(*path, sections, diag)
+                  : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
+                                       sections, diag);
+  // Every section is read even when another has problems, so one run reports all of them.
+  embed::EmbedConfig embedding;
+  if (a.config.root.IsMap()) {
+    config::Node root(a.config.root, "", diag);
+    for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
+    transport::http::parseHttpSettings(root.child("http"), a.http);
+    observe::parseAuditSettings(root.child("audit"), a.audit);
+    embedding = parseEmbedding(root.child("embedding"), a.preload_embedder);
+  }
+  a.sections = sections;
+  a.config_path = path;
+  auto invalid = [&err](const std::vector<std::string>& errors) {
+    err << "configuration is invalid (" << errors.size() << " problem"
+        << (errors.size() == 1 ? "" : "s") << "):\n";
+    for (const auto& e : errors) err << "  " << e << "\n";
+  };
+  if (!diag.ok()) {
+    invalid(diag.errors());
+    return std::nullopt;
+  }
+
+  a.services.env = &env;
+  a.services.defaults = a.config.limits;
+  a.services.stopping = a.stopping.get_token();
+  // A short signing key lets an agent forge cursors (positions in tables it may read anyway, but
+  // also another client's); refused rather than used.
+  if (const auto key = env.get("MCPDB_CURSOR_KEY"); key && key->size() < kMinCursorKeyBytes) {
+    err << "MCPDB_CURSOR_KEY is too short (" << key->size() << " bytes; at least "
+        << kMinCursorKeyBytes
+        << " needed so cursors cannot be forged): set 32 or more random bytes, e.g. `openssl rand "
+           "-base64 32`\n";
+    return std::nullopt;
+  }
+  a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
+  if (a.services.cursor_key.empty()) {
+    err << "cannot make a cursor signing key: the system random generator failed\n";
+    return std::nullopt;
+  }
+  auto shared = std::make_shared<SharedEmbedder>(std::move(embedding), env);
+  a.services.embedder = [shared]() { return shared->get(); };
+
+  a.registry = std::make_shared<protocol::ToolRegistry>();
+  std::vector<bool> registered;
+  for (auto& m : a.modules) {
+    const bool on = m->enabled(env);
+    a.enabled.push_back(on);
+    registered.push_back(on || all_engines);
+    if (!on && !all_engines) continue;
+    if (auto st = m->registerTools(*a.registry, a.services); !st) {
+      // A clash names the tool: say where it is defined and which engine already has the name.
+      int line = 0;
+      std::string where;
+      // The registry names the tool already there (exactly, or the same but for case).
+      for (const auto& t : a.registry->tools()) {
+        if (st.error().message.find("'" + t->name + "'") == std::string::npos) continue;
+        const bool exact = st.error().message == "duplicate tool name '" + t->name + "'";
+        const std::string engines[] = {t->engine, std::string(m->name())};
+        for (const auto& e : engines) {
+          if (line != 0) break;
+          line = toolLine(a.config.root, e, t->name);
+          if (line != 0) where = e + ".tools." + t->name;
+        }
+        where = ": the " + t->engine + " and " + std::string(m->name()) + " engines both have a " +
+                (exact ? "tool named '" : "tool named like '") + t->name + "'" +
+                (where.empty() ? "" : " (" + where + ")") + "; rename the configured one";
+        break;
+      }
+      diag.error(line, std::string(m->name()), st.error().message + where);
+    }
+  }
+  config::Node root(a.config.root, "", diag);
+  for (const auto& [set, tools] : a.config.toolsets) {
+    std::vector<std::string> known;
+    for (const auto& t : a.registry->tools()) known.push_back(t->name);
+    for (const auto& t : tools) {
+      if (a.registry->find(t) == nullptr && all_engines) {
+        root.child("toolsets")
+            .child(set)
+            .error("names unknown tool '" + t + "'" + didYouMean(t, known));
+      }
+    }
+  }
+  checkCallsBySource(a, registered, root);
+  const Surface surface = surfaceOf(a.modules, registered, *a.registry);
+  for (const auto& c : a.http.auth.clients) {
+    for (const auto& problem : scopeProblems(c.scope, surface)) {
+      diag.error(c.scope_line, "http.clients." + c.name + ".scope", problem);
+    }
+  }
+  // An engine the config gives tools to but the environment does not enable serves nothing.
+  for (std::size_t i = 0; path && i < a.modules.size(); ++i) {
+    const auto& m = a.modules[i];
+    if (a.enabled[i] || !m->declaresTools()) continue;
+    const std::string msg = "the config declares " + std::string(m->name()) +
+                            " tools, but its environment is not set, so they are not served (" +
+                            std::string(m->enableHint()) + ", or remove the section)";
+    if (a.config.server.require_environment) {
+      root.child(m->name()).error(msg + "; server.require_environment is on");
+    } else {
+      root.child(m->name()).warning(msg);
+    }
+  }
+  if (!diag.ok()) {
+    invalid(diag.errors());
+    return std::nullopt;
+  }
+  a.warnings = diag.warnings();
+  return a;
+}
+
+}  // namespace mcpdb::app

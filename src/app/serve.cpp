@@ -1,0 +1,287 @@
+// `serve`: stdio or Streamable HTTP, with the start-up checks, the audit log and the preload.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "app/app.hpp"
+#include "app/checks.hpp"
+#include "app/logging.hpp"
+#include "app/surface.hpp"
+#include "common/signals.hpp"
+#include "protocol/session.hpp"
+#include "transport/http/serve.hpp"
+#include "transport/stdio/stdio_transport.hpp"
+
+namespace mcpdb::app {
+namespace {
+
+std::string instructionsFor(const Assembly& a) {
+  std::string engines;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (a.enabled[i]) engines += (engines.empty() ? "" : ", ") + std::string(a.modules[i]->name());
+  }
+  if (engines.empty()) engines = "none";
+  return "Read-only access to operator-approved database operations (engines: " + engines +
+         "). Every tool is a fixed, named operation with typed arguments; there is no way to run "
+         "arbitrary queries or change data. Results are capped in rows and bytes; when a result "
+         "says "
+         "truncated, narrow the request or use the returned cursor.";
+}
+
+// Logs the config warnings and engine states and runs the startup self-check (both transports).
+// The credential self-check of every engine the config uses.
+Verdict runSelfCheck(Assembly& a) {
+  const auto reports = checkEngines(a, /*check_tools=*/false);
+  if (a.stopping.stop_requested()) {
+    spdlog::info("self-check: stopped with the server before it was complete");
+    return Verdict::Inconclusive;
+  }
+  for (const auto& r : reports) {
+    for (const auto& f : r.findings) {
+      std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
+      std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
+      switch (f.severity) {
+        case Severity::Violation:
+        case Severity::Inconclusive:
+        case Severity::Warning:
+        case Severity::Unusable:
+          spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message,
+                       fix);
+          break;
+        default: spdlog::debug("self-check {}: {}", f.check, f.message); break;
+      }
+    }
+  }
+  const Verdict v = verdictOf(reports);
+  if (v == Verdict::Inconclusive) {
+    spdlog::warn("self-check inconclusive: nothing is proved about the credentials (see above)");
+  }
+  return v;
+}
+
+// Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
+// start; a task already running is asked to stop through `stop`, then waited for). For start-up
+// work that must not take the CPU from the first answers (docs/BENCHMARKS.md "Startup profile");
+// see kPreloadDelay, kSelfCheckDelay.
+class DelayedTask {
+ public:
+  DelayedTask(std::function<void()> task, std::chrono::milliseconds delay,
+              std::stop_source stop = std::stop_source(std::nostopstate))
+      : stop_(std::move(stop)), thread_([this, task = std::move(task), delay] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, delay, [this] { return stopping_; })) return;
+          lock.unlock();
+          task();
+        }) {}
+  DelayedTask(const DelayedTask&) = delete;
+  DelayedTask& operator=(const DelayedTask&) = delete;
+  ~DelayedTask() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (stop_.stop_possible()) stop_.request_stop();
+    thread_.join();
+  }
+
+ private:
+  std::stop_source stop_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+// The embedding model preload: loading it right away (OpenBLAS, 32 MB of weights, the check
+// sentence) competed for the CPU with the initialize answer and the self-check, and took the
+// process from ~18 MB to ~55 MB before a client had listed the tools. A semantic search before
+// the delay loads it itself.
+constexpr std::chrono::milliseconds kPreloadDelay{1000};
+
+// The `warn`-mode self-check: connecting right away (loading libpq and its dependencies, SCRAM's
+// 4096 PBKDF2 rounds, the privilege queries) took the CPU from the initialize answer, 11.4 against
+// 8.1 ms median cold start with it off, on 2 shared cores. A server stopped before the delay
+// (having answered little more than initialize) skips it.
+constexpr std::chrono::milliseconds kSelfCheckDelay{200};
+
+// Startup logs and the self-check, by config: `refuse` checks before serving (and refuses to
+// start on a violation); `warn` (default) checks on `background`, kSelfCheckDelay after the server
+// starts answering, so `initialize` does not wait for database round trips nor share the CPU with
+// them; `off` skips it.
+int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
+  for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (a.enabled[i]) {
+      spdlog::info("engine {} enabled", a.modules[i]->name());
+    } else {
+      spdlog::info("engine {} disabled: {}", a.modules[i]->name(), a.modules[i]->enableHint());
+    }
+  }
+  if (a.registry->size() == 0) {
+    spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
+  }
+  switch (a.config.server.self_check) {
+    case config::SelfCheckMode::Off: break;
+    case config::SelfCheckMode::Refuse:
+      switch (runSelfCheck(a)) {
+        case Verdict::Violation:
+          spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
+          return kExitSelfCheck;
+        case Verdict::Inconclusive:
+          spdlog::error(
+              "refusing to start: the self-check could not prove the credentials read-only "
+              "(server.self_check: refuse)");
+          return kExitSelfCheck;
+        case Verdict::ProvedReadOnly: break;
+      }
+      break;
+    case config::SelfCheckMode::Warn:
+      // Stopped with the server: a database that never answers does not hold the exit for the
+      // check's connection timeouts.
+      background.emplace([&a] { (void)runSelfCheck(a); }, kSelfCheckDelay, a.stopping);
+      break;
+  }
+  return kExitOk;
+}
+
+// The audit log of the config's `audit:` section, as a call observer (both transports).
+std::shared_ptr<observe::AuditLog> openAudit(const Assembly& a) {
+  if (!a.audit.enabled) return nullptr;
+  auto log = observe::AuditLog::open(a.audit);
+  if (!log) {
+    spdlog::error("audit: {}", log.error().message);
+    return nullptr;
+  }
+  return *log;
+}
+
+protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& options) {
+  protocol::ServerOptions so;
+  so.version = options.version;
+  so.instructions = instructionsFor(a);
+  so.page_size = a.config.server.page_size;
+  so.workers = a.config.server.workers;
+  so.max_queue = a.config.server.max_queue;
+  so.calls_per_source = a.config.server.max_calls_per_source;
+  so.calls_by_source = a.config.server.max_calls_by_source;
+  so.parse.max_bytes = a.config.server.max_message_bytes;
+  so.max_result_memory = a.config.server.max_result_memory;
+  so.fence = a.config.server.fence;
+  return so;
+}
+
+// assemble() for the serving paths: config problems go to stderr.
+std::optional<Assembly> assembleForServing(const AppOptions& options, const Env& env) {
+  std::ostringstream err;
+  auto a = assemble(options, env, /*all_engines=*/false, err);
+  if (!a) std::cerr << err.str();
+  return a;
+}
+
+}  // namespace
+
+int runServeStdio(const AppOptions& options, const Env& env) {
+  setupLogging(env);
+  auto a = assembleForServing(options, env);
+  if (!a) return kExitConfig;
+  // Destroyed before `a` on every return below: the check holds references into it.
+  std::optional<DelayedTask> self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
+
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
+  if (auto audit = openAudit(*a)) core.addObserver(audit);
+  auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
+  auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
+  session->setLogOutbox(out);
+
+  // Load the embedding model in the background so the first semantic search does not pay for it,
+  // but only after kPreloadDelay.
+  std::optional<DelayedTask> preload;
+  if (a->preload_embedder && a->services.embedder_requested && a->services.embedder) {
+    preload.emplace([embedder = a->services.embedder] { (void)embedder(); }, kPreloadDelay);
+  }
+
+  transport::StdioOptions io;
+  io.signal_fd = installSignalPipe();
+  io.max_line_bytes = a->config.server.max_message_bytes;
+  io.on_stop = [&](transport::StopReason reason) {
+    spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
+                 reason == transport::StopReason::Signal ? "signal" : "end of input",
+                 session->inFlight());
+    session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
+  };
+  spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
+  (void)transport::runStdio(*session, out, io);
+  core.pool().shutdown();
+  preload.reset();
+  return kExitOk;
+}
+
+int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http) {
+  setupLogging(env);
+  auto listen = transport::http::parseListenAddress(http.listen);
+  if (!listen) {
+    std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";
+    return kExitUsage;
+  }
+  auto a = assembleForServing(options, env);
+  if (!a) return kExitConfig;
+  // Destroyed before `a` on every return below: the check holds references into it.
+  std::optional<DelayedTask> self_check;
+  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
+  transport::http::ServeParams p;
+  p.listen = *listen;
+  p.allow_insecure_http = http.allow_insecure;
+  p.settings = a->http;
+  p.settings.max_body_bytes =
+      std::min<std::size_t>(p.settings.max_body_bytes, a->config.server.max_message_bytes);
+  p.drain = std::chrono::milliseconds(a->config.server.drain_ms);
+  p.audit = openAudit(*a);
+  if (a->audit.enabled && !p.audit) return kExitConfig;
+  p.metrics = std::make_shared<observe::Metrics>();
+  for (const auto& m : a->modules) {
+    for (auto& g : m->gauges()) {
+      p.metrics->addGauge("mcpdb_" + std::string(m->name()) + "_" + g.name, std::move(g.help),
+                          std::move(g.sample));
+    }
+  }
+  if (p.audit) core.addObserver(p.audit);
+  core.addObserver(p.metrics);
+  if (a->config_path) {
+    // A reloaded client list is held to the same scope check as at start-up.
+    p.reload = [path = *a->config_path, sections = a->sections,
+                surface = surfaceOf(a->modules, a->enabled,
+                                    *a->registry)]() -> std::optional<auth::AuthSettings> {
+      auto loaded = transport::http::reloadAuthFromFile(path, sections);
+      if (!loaded) return loaded;
+      bool ok = true;
+      for (const auto& c : loaded->clients) {
+        for (const auto& problem : scopeProblems(c.scope, surface)) {
+          spdlog::error("reload: {}:{}: http.clients.{}.scope: {}", path, c.scope_line, c.name,
+                        problem);
+          ok = false;
+        }
+      }
+      if (!ok) {
+        spdlog::error("reload: the config is invalid, keeping the current clients");
+        return std::nullopt;
+      }
+      return loaded;
+    };
+  }
+  spdlog::info("serving MCP over HTTP with {} tool(s)", a->registry->size());
+  return transport::http::serveHttp(core, std::move(p));
+}
+
+}  // namespace mcpdb::app
