@@ -5,6 +5,7 @@
 
 #include "app/app.hpp"
 #include "auth/keys_command.hpp"
+#include "mcpdb_build_info.hpp"
 
 #ifndef MCPDB_VERSION
 #define MCPDB_VERSION "0.0.0"
@@ -13,8 +14,10 @@
 int main(int argc, char** argv) {
   using namespace mcpdb;
   CLI::App cli{
-      "mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL, DynamoDB and MongoDB"};
-  cli.set_version_flag("--version", std::string("mcp-dbserver ") + MCPDB_VERSION);
+      "mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL (+pgvector), "
+      "MySQL/MariaDB, DynamoDB and MongoDB (+Atlas Vector Search)"};
+  cli.set_version_flag(
+      "--version", std::string("mcp-dbserver ") + MCPDB_VERSION + " (commit " + MCPDB_COMMIT + ")");
   cli.footer(
       "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check "
       "refused start,\n"

@@ -158,13 +158,18 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   const std::optional<std::string> path =
       options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
   config::Diagnostics diag(path.value_or("<built-in default>"));
+  // Mistakes in the environment are reported against the variable, not the config file.
+  std::vector<std::string> env_problems;
   if (const auto level = env.get("MCPDB_LOG_LEVEL"); level && !parseLogLevel(*level)) {
-    diag.error(
-        0, "",
+    env_problems.push_back(
         "MCPDB_LOG_LEVEL='" + level->substr(0, 32) +
-            "' is not a log level (use trace, debug, info, warning, error, "
-            "critical or off; any case)" +
-            didYouMean(*level, {"trace", "debug", "info", "warning", "error", "critical", "off"}));
+        "' is not a log level (use trace, debug, info, warning, error, critical or off; any case)" +
+        didYouMean(*level, {"trace", "debug", "info", "warning", "error", "critical", "off"}));
+  }
+  if (!env_problems.empty()) {
+    err << "the environment is invalid (" << env_problems.size() << " problem"
+        << (env_problems.size() == 1 ? "" : "s") << "):\n";
+    for (const auto& p : env_problems) err << "  " << p << "\n";
   }
   a.config = path ? config::loadConfigFile(*path, sections, diag)
                   : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
@@ -185,10 +190,8 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
         << (errors.size() == 1 ? "" : "s") << "):\n";
     for (const auto& e : errors) err << "  " << e << "\n";
   };
-  if (!diag.ok()) {
-    invalid(diag.errors());
-    return std::nullopt;
-  }
+  if (!diag.ok()) invalid(diag.errors());
+  if (!diag.ok() || !env_problems.empty()) return std::nullopt;
 
   a.services.env = &env;
   a.services.defaults = a.config.limits;

@@ -83,8 +83,11 @@ test('MCP inspector CLI lists tools from the binary', async () => {
 
 test('CLI: --version, --help, check-config and a usage error exit as documented', async () => {
   const v = await run(bin, ['--version']);
-  assert.match(v.stdout, /^mcp-dbserver \d+\.\d+\.\d+/);
+  // The version and the commit the binary was built from (a build outside git says "unknown").
+  assert.match(v.stdout, /^mcp-dbserver \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$/m);
   const h = await run(bin, ['--help']);
+  // The first line names every engine.
+  assert.match(h.stdout.split('\n')[0], /PostgreSQL.*MySQL\/MariaDB.*DynamoDB.*MongoDB/);
   assert.match(h.stdout, /check-config/);
   assert.match(h.stdout, /Exit codes/);
   const c = await run(bin, ['check-config'], { env: serverEnv() });

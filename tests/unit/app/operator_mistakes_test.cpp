@@ -79,11 +79,16 @@ TEST_F(OperatorMistakes, LogLevelIsCaseInsensitiveAndAcceptsWarning) {
   }
 }
 
-TEST_F(OperatorMistakes, AnInvalidLogLevelIsAConfigErrorThatSaysWhatIsValid) {
+TEST_F(OperatorMistakes, AnInvalidLogLevelIsAnEnvironmentErrorThatSaysWhatIsValid) {
   const auto r = checkConfig(
       kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "verbose"}, {"POSTGRES_DSN", "postgresql://x"}}));
   EXPECT_EQ(r.code, kExitConfig);
-  EXPECT_NE(r.err.find("MCPDB_LOG_LEVEL='verbose' is not a log level"), std::string::npos) << r.err;
+  // Reported against the variable: the config file is not at fault.
+  EXPECT_NE(r.err.find("the environment is invalid (1 problem):\n  MCPDB_LOG_LEVEL='verbose' is "
+                       "not a log level"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("configuration is invalid"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("trace, debug, info, warning, error, critical or off"), std::string::npos);
   const auto typo = checkConfig(
       kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "warnign"}, {"POSTGRES_DSN", "postgresql://x"}}));
@@ -91,6 +96,18 @@ TEST_F(OperatorMistakes, AnInvalidLogLevelIsAConfigErrorThatSaysWhatIsValid) {
   const auto upper = checkConfig(
       kPgTools, Env::fromMap({{"MCPDB_LOG_LEVEL", "INFO"}, {"POSTGRES_DSN", "postgresql://x"}}));
   EXPECT_EQ(upper.code, kExitOk) << upper.err;
+}
+
+TEST_F(OperatorMistakes, EnvironmentAndConfigMistakesAreReportedInOneRunEachAgainstItsOwner) {
+  const auto r =
+      checkConfig("postgres:\n  toolz: {}\n", Env::fromMap({{"MCPDB_LOG_LEVEL", "loud"}}));
+  EXPECT_EQ(r.code, kExitConfig);
+  EXPECT_NE(r.err.find("the environment is invalid (1 problem):\n  MCPDB_LOG_LEVEL='loud'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("configuration is invalid (1 problem):"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("toolz"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(": MCPDB_LOG_LEVEL"), std::string::npos) << r.err;  // not under the file
 }
 
 TEST_F(OperatorMistakes, AClientScopeNamingAnUnknownEngineOrToolIsRefusedWithItsLine) {
