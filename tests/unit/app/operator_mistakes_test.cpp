@@ -264,5 +264,74 @@ embedding:
       << r.err;
 }
 
+// check-config's text: what is served now is described; what is declared but not served is
+// named with the reason; parameters read as an operator writes them.
+const char* kServedAndNot = R"(postgres:
+  tools:
+    find_orders:
+      kind: postgres-sql
+      description: Orders of a customer in a date range
+      statement: SELECT 1 AS one WHERE $1::int > 0 AND $2::date < $3::date
+      parameters:
+        - name: customer_id
+          type: integer
+          description: The customer.
+          min: 1
+          max: 1000
+        - name: since
+          type: date
+          description: From.
+        - name: until
+          type: date
+          description: To.
+          required: false
+mysql:
+  tools:
+    find_orders_mysql:
+      kind: mysql-sql
+      description: Orders
+      statement: SELECT 1 AS one
+)";
+
+TEST_F(OperatorMistakes, CheckConfigDescribesWhatIsServedAndNamesWhatIsNot) {
+  const auto r = checkConfig(kServedAndNot, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  // Served: the engine's posture, each tool with its source and readable parameters.
+  EXPECT_NE(r.out.find("engine postgres: 1 tool, enabled by the environment\n  read-only: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  - find_orders: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(source "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      customer_id: integer (required, 1..1000)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("      since: string (date, required)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      until: string (date)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(\"integer\")"), std::string::npos) << r.out;  // not JSON-quoted
+  // Declared but not served: named with the reason, not described.
+  EXPECT_NE(r.out.find("engine mysql: 1 tool declared, not served: its environment is not set "
+                       "(set MYSQL_DSN"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  find_orders_mysql\n"), std::string::npos) << r.out;
+  const auto mysql_at = r.out.find("engine mysql:");
+  EXPECT_EQ(r.out.find("read-only:", mysql_at), std::string::npos) << r.out;
+  // Engines neither declared nor enabled: one line each, under "not used".
+  EXPECT_NE(r.out.find("not used (no tools in the config, environment not set):\n  - "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n1 tool served now with this environment (2 declared by the config)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(OperatorMistakes, CheckConfigSaysWhenNothingIsServed) {
+  const auto r = checkConfig(kServedAndNot);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.find("enabled by the environment"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n0 tools served now with this environment (2 declared by the config)\n"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace mcpdb::app
