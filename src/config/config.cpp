@@ -259,6 +259,97 @@ void scanForSecrets(const Node& root) {
   scan(root.yaml(), path, root.diag());
 }
 
+namespace {
+
+// yaml-cpp's words for a syntax error, in ours: what to look for on the line shown. Written here
+// (yaml-cpp has no other wording); its message stays the fallback for anything not listed.
+std::string yamlSyntaxWords(const std::string& msg) {
+  static const std::pair<std::string_view, std::string_view> kWords[] = {
+      {"end of map not found",
+       "a block of keys ends where YAML cannot read it: check the indentation of this line and "
+       "of the lines above it (the keys of one map start in the same column)"},
+      {"end of map flow not found", "a '{' map is not closed with '}'"},
+      {"end of sequence not found",
+       "a list item here does not line up with the list: check the indentation of its '- ' items"},
+      {"end of sequence flow not found", "a '[' list is not closed with ']'"},
+      {"illegal map value",
+       "a ':' where no value can start (two keys on one line, or a tab in the indentation)"},
+      {"illegal tab when looking for indentation",
+       "a tab in the indentation: YAML indents with spaces only"},
+      {"illegal EOF in scalar", "a quoted value is not closed before the end of the file"},
+      {"illegal block entry", "a '- ' list item where a key was expected"},
+      {"illegal map key", "a key where none can be"},
+      {"the referenced anchor is not defined",
+       "an alias (*name) to an anchor (&name) that is not defined before it"},
+      {"unknown escape character",
+       "an unknown escape in a double-quoted value (write \\\\ for a backslash, or use single "
+       "quotes)"},
+  };
+  for (const auto& [theirs, ours] : kWords) {
+    if (msg.rfind(theirs, 0) == 0) return std::string(ours);
+  }
+  return msg;
+}
+
+// Whether a config line shown in an error could carry a credential: then it is not shown.
+bool lineLooksSecret(std::string_view line) {
+  const auto colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string_view key = line.substr(0, colon);
+    while (!key.empty() && (key.front() == ' ' || key.front() == '-' || key.front() == '\t'))
+      key.remove_prefix(1);
+    if (keyLooksSecret(key)) return true;
+    if (valueLooksSecret(line.substr(colon + 1)) != nullptr) return true;
+  }
+  return valueLooksSecret(line) != nullptr;
+}
+
+// A YAML syntax error at file:line:column, in our words, with the line and a caret under the
+// column (as a compiler shows it); a line that looks like it holds a credential is not shown.
+void reportYamlSyntax(const YAML::Exception& e, std::string_view text, Diagnostics& diag) {
+  if (e.mark.line < 0) {
+    diag.error(0, "", "YAML syntax error: " + yamlSyntaxWords(e.msg));
+    return;
+  }
+  const int line_no = e.mark.line + 1;
+  const int column = e.mark.column + 1;
+  std::string_view line;
+  std::size_t start = 0;
+  for (int i = 0; i < e.mark.line && start != std::string_view::npos; ++i) {
+    start = text.find('\n', start);
+    if (start != std::string_view::npos) ++start;
+  }
+  if (start != std::string_view::npos && start <= text.size()) {
+    line = text.substr(start, text.find('\n', start) - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  }
+  const bool past_end = start == std::string_view::npos || start >= text.size();
+  // A tab in the indentation is the likeliest cause whatever yaml-cpp noticed.
+  const std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
+  std::string message =
+      "YAML syntax error: " + (indent.find('\t') != std::string_view::npos
+                                   ? std::string("a tab in the indentation: YAML indents with "
+                                                 "spaces only")
+                                   : yamlSyntaxWords(e.msg));
+  const std::string gutter = std::to_string(line_no);
+  if (past_end) {
+    message += "\n      " + gutter + " | (the end of the file)";
+  } else if (lineLooksSecret(line)) {
+    message += "\n      " + gutter + " | (line not shown: it looks like it holds a credential)";
+  } else if (line.size() <= 200) {
+    message += "\n      " + gutter + " | " + std::string(line);
+    std::string pad(static_cast<std::size_t>(std::max(0, column - 1)), ' ');
+    // Keep tabs under tabs so the caret lines up however the terminal expands them.
+    for (std::size_t i = 0; i < pad.size() && i < line.size(); ++i) {
+      if (line[i] == '\t') pad[i] = '\t';
+    }
+    message += "\n      " + std::string(gutter.size(), ' ') + " | " + pad + "^";
+  }
+  diag.errorAtColumn(line_no, column, message);
+}
+
+}  // namespace
+
 Config parseConfig(const std::string& text, const std::string& source,
                    const std::vector<std::string>& extra_sections, Diagnostics& diag) {
   // Measured from the parser's events before a tree is built: an alias bomb, deep nesting or an
@@ -273,7 +364,7 @@ Config parseConfig(const std::string& text, const std::string& source,
   try {
     document = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    diag.error(e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+    reportYamlSyntax(e, text, diag);
     Config cfg;
     cfg.source = source;
     return cfg;

@@ -26,6 +26,11 @@ void Diagnostics::error(int line, const std::string& key_path, const std::string
   errors_.push_back(format(line, key_path, message));
 }
 
+void Diagnostics::errorAtColumn(int line, int column, const std::string& message) {
+  errors_.push_back(withInvalidUtf8Replaced(file_ + ":" + std::to_string(line) + ":" +
+                                            std::to_string(column) + ": " + message));
+}
+
 void Diagnostics::warning(int line, const std::string& key_path, const std::string& message) {
   warnings_.push_back(format(line, key_path, message));
 }

@@ -21,6 +21,9 @@ class Diagnostics {
   // `line` is 1-based; 0 when unknown.
   void error(int line, const std::string& key_path, const std::string& message);
   void warning(int line, const std::string& key_path, const std::string& message);
+  // An error at a position in the file's text (file:line:column:), for problems found before
+  // there are keys, such as YAML syntax. Both 1-based.
+  void errorAtColumn(int line, int column, const std::string& message);
   bool ok() const { return errors_.empty(); }
   const std::vector<std::string>& errors() const { return errors_; }
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -45,6 +45,35 @@ TEST(ConfigGolden, BadConfigsGiveExactMessages) {
   EXPECT_GE(cases, 6);
 }
 
+// A YAML syntax error shows the line it is on, unless that line looks like it holds a credential
+// (a secret-named key or a secret-shaped value): the error output never carries one.
+TEST(ConfigYamlSyntax, TheLineShownNeverCarriesACredential) {
+  const char* secrets[] = {
+      "      password: Sup3rS3cret-value: x",
+      "      api_key: Sup3rS3cret-value: x",
+      "      note: postgresql://admin:Sup3rS3cret-value@db/prod: x",
+      "      note: mysql://admin:Sup3rS3cret-value@db/prod: x",
+      "    - aws_secret_access_key: Sup3rS3cret-value: x",
+  };
+  for (const char* line : secrets) {
+    SCOPED_TRACE(line);
+    Diagnostics diag("x.yaml");
+    parseConfig(std::string("postgres:\n  sources:\n    main:\n") + line + "\n", "x.yaml",
+                kSections, diag);
+    ASSERT_FALSE(diag.ok());
+    EXPECT_EQ(diag.errors().front().find("Sup3rS3cret"), std::string::npos)
+        << diag.errors().front();
+  }
+  // An ordinary line is shown, with a caret under the column.
+  Diagnostics diag("x.yaml");
+  parseConfig("server:\n  workers: 4: x\n", "x.yaml", kSections, diag);
+  ASSERT_FALSE(diag.ok());
+  EXPECT_NE(diag.errors().front().find("x.yaml:2:"), std::string::npos) << diag.errors().front();
+  EXPECT_NE(diag.errors().front().find("2 |   workers: 4: x\n"), std::string::npos)
+      << diag.errors().front();
+  EXPECT_NE(diag.errors().front().find("^"), std::string::npos);
+}
+
 TEST(Config, EmptyConfigIsValidWithDefaults) {
   Diagnostics diag("x.yaml");
   Config c = parseConfig("", "x.yaml", kSections, diag);
