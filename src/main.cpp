@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   cli.add_option("-c,--config", config_path,
                  "Allowlist config file (default: $MCPDB_CONFIG, else built-in)");
+  std::string log_format;
 
   auto* serve = cli.add_subcommand("serve", "Serve MCP (default: stdio)");
   auto* check = cli.add_subcommand("check-config",
@@ -43,6 +44,11 @@ int main(int argc, char** argv) {
   serve->add_option(
       "--http", http_listen,
       "Serve MCP Streamable HTTP on ADDR:PORT (e.g. 127.0.0.1:8080) instead of stdio");
+  serve
+      ->add_option("--log-format", log_format,
+                   "The log on stderr: text (default) or json (one object per line); both with UTC "
+                   "timestamps. Overrides server.log_format")
+      ->check(CLI::IsMember({"text", "json"}));
   serve->add_flag("--allow-insecure-http", http.allow_insecure,
                   "Allow plain HTTP (no http.tls) on a non-loopback address (prints a warning)");
   auto* keys = cli.add_subcommand("keys", "Manage HTTP client API keys");
@@ -77,6 +83,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? app::kExitOk : app::kExitUsage;
   }
   if (!config_path.empty()) options.config_path = config_path;
+  if (!log_format.empty()) options.log_format = log_format;
   const Env env = Env::process();
   try {
     if (check->parsed() && print_default) {

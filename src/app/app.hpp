@@ -31,6 +31,7 @@ inline constexpr int kExitDoctorToolsUnusable = 7;  // read-only, but a configur
 struct AppOptions {
   std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
   std::string version = "0.0.0";
+  std::optional<std::string> log_format;  // --log-format: "text" or "json" (checked by the CLI)
 };
 
 // A validated configuration with its engines configured and tools registered.

@@ -1,19 +1,72 @@
 #include "app/logging.hpp"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <memory>
+#include <chrono>
+#include <ctime>
 
 #include "app/app.hpp"
+#include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::app {
+namespace {
 
-void setupLogging(const Env& env) {
+// "2026-12-05T14:59:18.123Z".
+void appendUtcTime(std::string& out, std::chrono::system_clock::time_point t) {
+  const auto since = t.time_since_epoch();
+  const std::time_t secs = std::chrono::duration_cast<std::chrono::seconds>(since).count();
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  const auto n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  out.append(buf, n);
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ".%03dZ", static_cast<int>(millis < 0 ? 0 : millis));
+  out.append(ms);
+}
+
+// One JSON object per line. Written here: spdlog formats text patterns only, and its %v does not
+// escape the message.
+class JsonLineFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    std::string line = R"({"time":")";
+    appendUtcTime(line, msg.time);
+    line += R"(","level":")";
+    const auto level = spdlog::level::to_string_view(msg.level);
+    line.append(level.data(), level.size());
+    line += R"(","message":)";
+    protocol::appendJsonString(line, std::string_view(msg.payload.data(), msg.payload.size()));
+    line += "}\n";
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonLineFormatter>();
+  }
+};
+
+}  // namespace
+
+std::optional<LogFormat> parseLogFormat(std::string_view text) {
+  if (text == "text") return LogFormat::Text;
+  if (text == "json") return LogFormat::Json;
+  return std::nullopt;
+}
+
+std::unique_ptr<spdlog::formatter> makeLogFormatter(LogFormat format) {
+  if (format == LogFormat::Json) return std::make_unique<JsonLineFormatter>();
+  return std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                                                     spdlog::pattern_time_type::utc);
+}
+
+void setupLogging(const Env& env, LogFormat format) {
   auto logger = std::make_shared<spdlog::logger>(
       "mcp-dbserver",
       std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::never));
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  logger->set_formatter(makeLogFormatter(format));
   const auto level = parseLogLevel(env.get("MCPDB_LOG_LEVEL").value_or("info"));
   logger->set_level(level ? static_cast<spdlog::level::level_enum>(*level) : spdlog::level::info);
   spdlog::set_default_logger(logger);

@@ -180,18 +180,26 @@ protocol::ServerOptions serverOptionsFor(const Assembly& a, const AppOptions& op
   return so;
 }
 
-// assemble() for the serving paths: config problems go to stderr.
+// assemble() for the serving paths: config problems go to stderr. The log is set up first in the
+// command line's format (so start-up lines are in it), then in the config's when only it has one.
 std::optional<Assembly> assembleForServing(const AppOptions& options, const Env& env) {
+  const auto cli_format = options.log_format ? parseLogFormat(*options.log_format) : std::nullopt;
+  setupLogging(env, cli_format.value_or(LogFormat::Text));
   std::ostringstream err;
   auto a = assemble(options, env, /*all_engines=*/false, err);
-  if (!a) std::cerr << err.str();
+  if (!a) {
+    std::cerr << err.str();
+    return a;
+  }
+  if (!cli_format && !a->config.server.log_format.empty()) {
+    setupLogging(env, parseLogFormat(a->config.server.log_format).value_or(LogFormat::Text));
+  }
   return a;
 }
 
 }  // namespace
 
 int runServeStdio(const AppOptions& options, const Env& env) {
-  setupLogging(env);
   auto a = assembleForServing(options, env);
   if (!a) return kExitConfig;
   // Destroyed before `a` on every return below: the check holds references into it.
@@ -228,7 +236,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
 }
 
 int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http) {
-  setupLogging(env);
+  setupLogging(env);  // the text format until the config is read: a listen error is logged
   auto listen = transport::http::parseListenAddress(http.listen);
   if (!listen) {
     std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";

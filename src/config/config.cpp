@@ -191,7 +191,7 @@ void readServer(const Node& server, ServerSettings& out) {
   if (!server.present() ||
       !server.expectMap({"self_check", "workers", "max_queue", "max_calls_per_source",
                          "max_calls_by_source", "max_message_bytes", "page_size", "drain_ms",
-                         "require_environment", "max_result_memory", "fence"})) {
+                         "require_environment", "max_result_memory", "fence", "log_format"})) {
     return;
   }
   if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
@@ -212,6 +212,7 @@ void readServer(const Node& server, ServerSettings& out) {
   if (auto v = server.integer("max_result_memory", 1LL << 20, 64LL << 30))
     out.max_result_memory = static_cast<std::uint64_t>(*v);
   if (auto v = server.choice("fence", {"auto", "always", "never"})) out.fence = *parseFence(*v);
+  if (auto v = server.choice("log_format", {"text", "json"})) out.log_format = *v;
 }
 
 // Each toolset is checked on its own, so every bad name and every bad list is reported.

@@ -40,6 +40,9 @@ struct ServerSettings {
   // An engine the config declares tools for while its environment is unset: a warning (false) or
   // a startup error (true).
   bool require_environment = false;
+  // The operator's log on stderr: "text" (one line per event) or "json" (one object per line);
+  // the command line's --log-format wins. Empty: not set here.
+  std::string log_format;
 };
 
 struct Config {

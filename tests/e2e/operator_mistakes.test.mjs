@@ -12,7 +12,7 @@ import path from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
 import { bin, serverEnv } from './helpers.mjs';
 
-const EXIT = { ok: 0, config: 3, refused: 4, violation: 5, inconclusive: 6, unusable: 7 };
+const EXIT = { ok: 0, usage: 2, config: 3, refused: 4, violation: 5, inconclusive: 6, unusable: 7 };
 
 function need(names) {
   const missing = names.filter((n) => !process.env[n]);
@@ -294,6 +294,32 @@ test('an invalid MCPDB_LOG_LEVEL is a startup error that names the valid ones (e
     serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN, MCPDB_LOG_LEVEL: 'verbose' }));
   assert.equal(r.code, EXIT.config, r.stderr);
   assert.match(r.stderr, /MCPDB_LOG_LEVEL='verbose' is not a log level \(use trace, debug, info, warning, error, critical or off; any case\)/);
+});
+
+test('serve --log-format json: every log line is one JSON object with a UTC time; server.log_format sets it, the flag wins', async () => {
+  const jsonLines = (stderr) => stderr.split('\n').filter((l) => l.trim() !== '');
+  const isLog = (o) => typeof o.time === 'string' && typeof o.level === 'string' && typeof o.message === 'string';
+  const byFlag = await run(['serve', '--log-format', 'json', '--config', configFile(`audit: {enabled: false}\n${pgTools()}`)],
+    serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
+  const lines = jsonLines(byFlag.stderr);
+  assert.ok(lines.length >= 2, byFlag.stderr);
+  for (const l of lines) {
+    const o = JSON.parse(l);  // throws on a line that is not JSON
+    assert.ok(isLog(o), l);
+    assert.match(o.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  }
+  assert.ok(lines.some((l) => JSON.parse(l).message.startsWith('serving MCP on stdio with 1 tool')));
+
+  const byConfig = await run(['serve', '--config', configFile(`server: {log_format: json}\naudit: {enabled: false}\n${pgTools()}`)],
+    serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
+  assert.ok(jsonLines(byConfig.stderr).every((l) => isLog(JSON.parse(l))), byConfig.stderr);
+
+  const flagWins = await run(['serve', '--log-format', 'text', '--config', configFile(`server: {log_format: json}\n${pgTools()}`)],
+    serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
+  assert.match(flagWins.stderr, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info serving MCP on stdio/m);
+
+  const bad = await run(['serve', '--log-format', 'xml'], serverEnv({}));
+  assert.equal(bad.code, EXIT.usage, bad.stderr);
 });
 
 test('serve: a config declaring tools without their environment warns, or fails with server.require_environment', async () => {
