@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check "
       "refused start,\n"
       "5 doctor found write capability, 6 doctor could not make a check (nothing proved),\n"
-      "7 doctor: read-only, but a configured tool cannot run.\n"
+      "7 doctor: read-only, but a configured tool cannot run,\n"
+      "8 invoke: the tool reported an error, 9 invoke: the call was refused before the tool ran.\n"
       "Credentials come only from the environment; see .env.example.");
   app::AppOptions options;
   options.version = MCPDB_VERSION;
@@ -51,6 +52,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   serve->add_flag("--allow-insecure-http", http.allow_insecure,
                   "Allow plain HTTP (no http.tls) on a non-loopback address (prints a warning)");
+  auto* invoke = cli.add_subcommand(
+      "invoke",
+      "Run one tool as an agent's call would run (validation, proof, limits, audit) and print its "
+      "result (exit 8 the tool reported an error, 9 the call was refused)");
+  app::InvokeOptions invoke_opts;
+  invoke->add_option("tool", invoke_opts.tool, "The tool's name (check-config lists them)")
+      ->required();
+  invoke->add_option("--args", invoke_opts.args_json,
+                     "The arguments as a JSON object, e.g. '{\"id\": \"doc-01\"}'");
+  invoke->add_flag("--json", invoke_opts.json,
+                   "Print the whole result (or the refusal) as JSON, as an agent receives it");
   auto* keys = cli.add_subcommand("keys", "Manage HTTP client API keys");
   keys->require_subcommand(1);
   auto* keys_new =
@@ -71,7 +83,7 @@ int main(int argc, char** argv) {
   check->add_flag("--print-default", print_default,
                   "Print the built-in allowlist (a starting point for your own)");
   doctor->add_flag("--json", json, "Print the findings as JSON");
-  for (auto* sub : {serve, check, doctor, keys_new}) {
+  for (auto* sub : {serve, check, doctor, invoke, keys_new}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");
   }
   cli.require_subcommand(0, 1);
@@ -92,6 +104,7 @@ int main(int argc, char** argv) {
     }
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
     if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
+    if (invoke->parsed()) return app::runInvoke(options, env, invoke_opts, std::cout, std::cerr);
     if (keys_new->parsed()) {
       key_opts.check_scope = [&](const auth::Scope& scope) {
         return app::checkScope(options, env, scope, std::cerr);

@@ -27,6 +27,8 @@ inline constexpr int kExitSelfCheck = 4;
 inline constexpr int kExitDoctorViolation = 5;
 inline constexpr int kExitDoctorInconclusive = 6;   // a check could not be made: nothing proved
 inline constexpr int kExitDoctorToolsUnusable = 7;  // read-only, but a configured tool cannot run
+inline constexpr int kExitToolError = 8;            // invoke: the tool ran and reported an error
+inline constexpr int kExitCallRefused = 9;  // invoke: refused before the tool ran (name, arguments)
 
 struct AppOptions {
   std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
@@ -84,6 +86,18 @@ struct HttpServeOptions {
 };
 // `serve --http ADDR:PORT`: Streamable HTTP until SIGINT/SIGTERM; SIGHUP reloads http.clients.
 int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptions& http);
+
+struct InvokeOptions {
+  std::string tool;
+  std::string args_json;  // a JSON object; empty: no arguments
+  bool json = false;      // print the whole CallToolResult (or JSON-RPC error) as JSON
+};
+// `invoke TOOL --args JSON`: one call through the same path as an agent's (validation, scope,
+// proof, limits, audit). Exit 0 with the result on stdout, 8 when the tool reported an error, 9
+// when the call was refused before the tool ran, 2 for --args that is not a JSON object, 3 for
+// an invalid config, 4 when self_check: refuse could not prove the credentials read-only.
+int runInvoke(const AppOptions& options, const Env& env, const InvokeOptions& invoke,
+              std::ostream& out, std::ostream& err);
 
 // `doctor`: connects with the configured credentials of every engine the config uses, reports
 // what each principal can do (with the statement that fixes each finding) and whether every
