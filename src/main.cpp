@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/app.hpp"
+#include "app/import_toolbox.hpp"
 #include "auth/keys_command.hpp"
 #include "mcpdb_build_info.hpp"
 
@@ -63,6 +64,17 @@ int main(int argc, char** argv) {
                      "The arguments as a JSON object, e.g. '{\"id\": \"doc-01\"}'");
   invoke->add_flag("--json", invoke_opts.json,
                    "Print the whole result (or the refusal) as JSON, as an agent receives it");
+  auto* import = cli.add_subcommand(
+      "import-toolbox",
+      "Convert a Google MCP Toolbox tools file into this server's config (credentials go to a "
+      ".env template, never into the config; what has no safe equivalent is listed as refused)");
+  std::string import_file;
+  std::string import_out;
+  import->add_option("file", import_file, "The Toolbox tools file (either of its forms)")
+      ->required();
+  import->add_option("-o,--output", import_out,
+                     "Write the config here and its .env template to OUT.env (default: the "
+                     "config on stdout, the template and the report on stderr)");
   auto* keys = cli.add_subcommand("keys", "Manage HTTP client API keys");
   keys->require_subcommand(1);
   auto* keys_new =
@@ -104,6 +116,8 @@ int main(int argc, char** argv) {
     }
     if (check->parsed()) return app::runCheckConfig(options, env, json, std::cout, std::cerr);
     if (doctor->parsed()) return app::runDoctor(options, env, json, std::cout, std::cerr);
+    if (import->parsed())
+      return app::runImportToolbox(import_file, import_out, std::cout, std::cerr);
     if (invoke->parsed()) return app::runInvoke(options, env, invoke_opts, std::cout, std::cerr);
     if (keys_new->parsed()) {
       key_opts.check_scope = [&](const auth::Scope& scope) {
