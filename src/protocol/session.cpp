@@ -14,19 +14,6 @@ bool validId(const Json& id) {
 
 }  // namespace
 
-bool getsAnswer(const Json& message) {
-  if (!message.is_object()) return true;
-  if (!message.contains("id")) return false;
-  // A client's response to a request of ours (no method, a result or an error) is not answered.
-  return message.contains("method") || !(message.contains("result") || message.contains("error"));
-}
-
-bool isToolCall(const Json& message) {
-  if (!message.is_object() || !message.contains("id") || !validId(message["id"])) return false;
-  const auto method = message.find("method");
-  return method != message.end() && *method == "tools/call";
-}
-
 std::string requestIdText(const Json& id) {
   if (id.is_string()) return bounded(id.get_ref<const std::string&>());
   if (id.is_number_integer()) return id.dump();
@@ -119,7 +106,22 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   for (const auto& m : message) handleOne(m, batch);
 }
 
-void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out) {
+void Session::handleClassified(Json message, const Classified& classified,
+                               const std::shared_ptr<Outbox>& out) {
+  if (classified.batch) return handle(message, out);
+  handleOne(std::move(message), out, &classified);
+}
+
+void Session::startStateless(std::string_view requested_version) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    protocol_version_ = negotiatedVersion(requested_version);
+  }
+  initialized_.store(true);
+}
+
+void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out,
+                        const Classified* classified) {
   const Json& message = owned;
   if (!message.is_object()) {
     out->send(
@@ -158,7 +160,9 @@ void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out) {
     handleNotification(method, params);
     return;
   }
-  if (carriesModernMeta(params)) return handleModern(id, method, params, out);
+  const bool modern =
+      classified != nullptr ? classified->era == Era::Modern : carriesModernMeta(params);
+  if (modern) return handleModern(id, method, params, out, classified);
   handleRequest(id, method, params, out);
 }
 
@@ -220,8 +224,12 @@ void Session::handleRequest(const Json& id, const std::string& method, Json& par
 }
 
 void Session::handleModern(const Json& id, const std::string& method, Json& params,
-                           const std::shared_ptr<Outbox>& out) {
-  auto checked = checkModernMeta(params);
+                           const std::shared_ptr<Outbox>& out, const Classified* classified) {
+  // The metadata is checked once per request: by the transport's classification when it made one.
+  std::optional<std::variant<ModernMeta, MetaError>> own;
+  const auto& checked = classified != nullptr && classified->meta
+                            ? *classified->meta
+                            : own.emplace(checkModernMeta(params));
   if (const auto* e = std::get_if<MetaError>(&checked)) {
     Json response = makeErrorResponse(id, e->code, e->message);
     if (!e->data.is_null()) response["error"]["data"] = e->data;
@@ -235,7 +243,8 @@ void Session::handleModern(const Json& id, const std::string& method, Json& para
     return;
   }
   if (method == "subscriptions/listen") return listen(id, params, out);
-  if (!isModernMethod(method)) {
+  if (!(classified != nullptr && classified->meta ? classified->known_method
+                                                  : isModernMethod(method))) {
     out->send(makeErrorResponse(
         id, rpc::kMethodNotFound,
         "method not found at " + std::string(kModernProtocolVersion) + ": " + bounded(method)));
@@ -286,13 +295,16 @@ Json Session::discoverResult() const {
   return result;
 }
 
-Json Session::initializeResult(const Json& params) {
-  const std::string requested = params["protocolVersion"].get<std::string>();
+std::string negotiatedVersion(std::string_view requested) {
   const auto& versions = supportedProtocolVersions();
+  return std::find(versions.begin(), versions.end(), requested) != versions.end()
+             ? std::string(requested)
+             : std::string(kLatestProtocolVersion);
+}
+
+Json Session::initializeResult(const Json& params) {
   const std::string version =
-      std::find(versions.begin(), versions.end(), requested) != versions.end()
-          ? requested
-          : std::string(kLatestProtocolVersion);
+      negotiatedVersion(params["protocolVersion"].get_ref<const std::string&>());
   {
     std::lock_guard<std::mutex> lock(mu_);
     protocol_version_ = version;

@@ -28,6 +28,7 @@
 #include "protocol/answers.hpp"
 #include "protocol/bulkhead.hpp"
 #include "protocol/call_record.hpp"
+#include "protocol/classify.hpp"
 #include "protocol/era.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/outbox.hpp"
@@ -52,13 +53,9 @@ inline constexpr std::int64_t kCacheTtlMs = 60'000;
 // At most this many open subscriptions/listen requests per session (stdio) or HTTP request.
 inline constexpr std::size_t kMaxSubscriptions = 8;
 
-// Whether a session answers `message` (one element of a batch, or a message alone): a non-object
-// always (one error, id null); an object only when it has an `id` and is not a client's response.
-// Notifications, valid or not, are never answered (JSON-RPC 2.0). The one rule for counting a
-// batch's answers, answering, and a transport deciding whether a POST waits for an answer.
-bool getsAnswer(const Json& message);
-// A tools/call request with a usable id (a string or an integer): one call that may run.
-bool isToolCall(const Json& message);
+// The version a legacy session runs at when the client asks for `requested`: that one when this
+// server speaks it, else the newest (the initialize handshake's rule).
+std::string negotiatedVersion(std::string_view requested);
 
 // The text form of a JSON-RPC request id for logs: a string id as is (at most 64 bytes, then
 // "..."), an integer in decimal, anything else empty.
@@ -80,6 +77,13 @@ class Session : public std::enable_shared_from_this<Session> {
   void handleText(std::string_view text, const std::shared_ptr<Outbox>& out);
   // Handles one message (or a batch, where the negotiated version allows it).
   void handle(const Json& message, const std::shared_ptr<Outbox>& out);
+  // Handles a message (or a batch) its transport classified (protocol/classify.hpp, with
+  // `classified` from that very message): a modern request's metadata is not checked again.
+  void handleClassified(Json message, const Classified& classified,
+                        const std::shared_ptr<Outbox>& out);
+  // A session that serves one request on its own (HTTP's stateless mode): initialised at the
+  // version the client names (negotiatedVersion), without an initialize request.
+  void startStateless(std::string_view requested_version);
 
   // How a tools/call that passed admission runs: by default a job on the worker pool. A transport
   // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp);
@@ -111,13 +115,14 @@ class Session : public std::enable_shared_from_this<Session> {
   using Clock = std::chrono::steady_clock;
 
   // ---- messages in (session.cpp)
-  void handleOne(Json message, const std::shared_ptr<Outbox>& out);
+  void handleOne(Json message, const std::shared_ptr<Outbox>& out,
+                 const Classified* classified = nullptr);
   void handleRequest(const Json& id, const std::string& method, Json& params,
                      const std::shared_ptr<Outbox>& out);
   void handleNotification(const std::string& method, const Json& params);
   // A request carrying 2026-07-28 per-request metadata: served on its own, whatever the session.
   void handleModern(const Json& id, const std::string& method, Json& params,
-                    const std::shared_ptr<Outbox>& out);
+                    const std::shared_ptr<Outbox>& out, const Classified* classified);
   // The methods both eras share, once the era is known (legacy: after initialize).
   void handleShared(const Json& id, const std::string& method, Json& params,
                     const std::shared_ptr<Outbox>& out, bool modern);

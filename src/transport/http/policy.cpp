@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "protocol/classify.hpp"
 #include "protocol/session.hpp"
 
 namespace mcpdb::transport::http {
@@ -353,9 +354,7 @@ std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
     return "Header mismatch: Mcp-Method header value '" + echoed(sent_method) +
            "' does not match body value '" + echoed(method) + "'";
   }
-  const char* source = method == "tools/call" || method == "prompts/get" ? "name"
-                       : method == "resources/read"                      ? "uri"
-                                                                         : nullptr;
+  const char* source = protocol::nameMember(method);
   if (source == nullptr) return std::nullopt;
   if (auto e = once(headers.name, "Mcp-Name")) return e;
   const auto name = decodeMcpHeaderValue(headers.name.front());

@@ -97,10 +97,9 @@ bool validProxyEntry(std::string_view text);
 // IPv6 as IPv4; text that is no IP literal is returned unchanged.
 std::string sourceKey(std::string_view ip);
 
-// MCP-Protocol-Version: absent is fine (the spec's default, 2025-03-26, applies); present must be
-// a version this server supports.
+// MCP-Protocol-Version: absent is fine (the spec's default, protocol::kDefaultLegacyVersion,
+// applies); present must be a version this server supports.
 bool protocolVersionHeaderOk(std::optional<std::string_view> value);
-inline constexpr std::string_view kDefaultProtocolVersion = "2025-03-26";
 
 // The headers a 2026-07-28 POST mirrors from its body (Streamable HTTP, "Request Metadata"),
 // every occurrence of each as sent.
@@ -110,10 +109,11 @@ struct McpHeaders {
   std::vector<std::string_view> name;              // Mcp-Name
 };
 // nullopt when the headers agree with the body: MCP-Protocol-Version and Mcp-Method each present
-// once and equal to `meta_version` and `method`; Mcp-Name present once for tools/call,
-// resources/read and prompts/get and equal to params.name (params.uri for resources/read) once
-// decoded. Otherwise the HeaderMismatch (-32020) message; a header sent twice is a mismatch (an
-// intermediary may read the other one). Header values are echoed bounded, never whole.
+// once and equal to `meta_version` and `method`; Mcp-Name present once for the methods that name
+// something (protocol::nameMember: tools/call, prompts/get, resources/read) and equal to that
+// member of params once decoded. Otherwise the HeaderMismatch (-32020) message; a header sent twice
+// is a mismatch (an intermediary may read the other one). Header values are echoed bounded, never
+// whole.
 std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
                                              std::string_view meta_version, std::string_view method,
                                              const Json& params);
