@@ -54,8 +54,9 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     } else {
       response = makeErrorResponse(id, rpc::kInternalError, errorText(description.error()));
     }
-    self->finishCall(key);
-    out->send(response);
+    // drain() waits until the answer is written, as for a tool call (finishing first let drain()
+    // return before the answer went out: found by the batch fuzz target).
+    self->finishAndSend(key, out, serialize(response));
   };
   auto unrun = [id](const Unrun& never) -> std::string {
     if (never.why == NotRun::Cancelled) return {};

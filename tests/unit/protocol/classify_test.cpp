@@ -122,6 +122,38 @@ TEST(Classify, NameMemberPerMethod) {
   EXPECT_EQ(nameMember("Tools/Call"), nullptr);
 }
 
+// Keeps what the session sends (synchronous here: no call runs on a worker).
+class KeepingOutbox : public Outbox {
+ public:
+  void send(const Json& message) override { sent.push_back(message); }
+  std::vector<Json> sent;
+};
+
+// The metadata is judged once: a session handed a classification uses its verdicts instead of
+// checking the message again (a verdict that differs from the message's shows which one it read).
+TEST(Classify, SessionReusesTheClassificationsVerdicts) {
+  ServerCore core(ServerOptions{}, std::make_shared<ToolRegistry>());
+  const Json request = {{"jsonrpc", "2.0"},
+                        {"id", 4},
+                        {"method", "tools/list"},
+                        {"params", {{"_meta", modernMeta()}}}};
+  auto session = std::make_shared<Session>(core, Principal{});
+  auto out = std::make_shared<KeepingOutbox>();
+  Classified refused = classify(request);
+  refused.meta = MetaError{rpc::kInvalidParams, "verdict of the classification", nullptr};
+  session->handleClassified(request, refused, out);
+  ASSERT_EQ(out->sent.size(), 1u);
+  EXPECT_EQ(out->sent[0]["error"]["message"], "verdict of the classification");
+  Classified unknown = classify(request);
+  unknown.known_method = false;
+  session->handleClassified(request, unknown, out);
+  ASSERT_EQ(out->sent.size(), 2u);
+  EXPECT_EQ(out->sent[1]["error"]["code"], rpc::kMethodNotFound);
+  session->handleClassified(request, classify(request), out);
+  ASSERT_EQ(out->sent.size(), 3u);
+  EXPECT_TRUE(out->sent[2]["result"]["tools"].is_array());
+}
+
 TEST(Classify, StatelessSessionStartsAtTheNegotiatedVersion) {
   auto registry = std::make_shared<ToolRegistry>();
   ServerCore core(ServerOptions{}, registry);
