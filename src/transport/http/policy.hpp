@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "protocol/classify.hpp"
 
 namespace mcpdb::transport::http {
 
@@ -108,12 +109,16 @@ struct McpHeaders {
   std::vector<std::string_view> method;            // Mcp-Method
   std::vector<std::string_view> name;              // Mcp-Name
 };
-// nullopt when the headers agree with the body: MCP-Protocol-Version and Mcp-Method each present
-// once and equal to `meta_version` and `method`; Mcp-Name present once for the methods that name
-// something (protocol::nameMember: tools/call, prompts/get, resources/read) and equal to that
-// member of params once decoded. Otherwise the HeaderMismatch (-32020) message; a header sent twice
-// is a mismatch (an intermediary may read the other one). Header values are echoed bounded, never
-// whole.
+// nullopt when the headers agree with the classified request: MCP-Protocol-Version and Mcp-Method
+// each present once and equal to `meta_version` and its method; Mcp-Name present once for the
+// methods that name something (protocol::nameMember: tools/call, prompts/get, resources/read) and
+// equal, once decoded, to the classification's name (that member of params, a string). Otherwise
+// the HeaderMismatch (-32020) message; a header sent twice is a mismatch (an intermediary may read
+// the other one). Header values are echoed bounded, never whole.
+std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
+                                             std::string_view meta_version,
+                                             const protocol::Classified& request);
+// The same for a body given by its method and params.
 std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
                                              std::string_view meta_version, std::string_view method,
                                              const Json& params);

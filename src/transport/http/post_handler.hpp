@@ -224,7 +224,7 @@ bool Connection<Stream>::modernRequestValid(const Caller& caller,
   const std::string& meta_version =
       params["_meta"][std::string(protocol::meta_key::kProtocolVersion)]
           .get_ref<const std::string&>();
-  if (auto mismatch = mcpHeaderMismatch(mcpHeaders(), meta_version, *request.method, params)) {
+  if (auto mismatch = mcpHeaderMismatch(mcpHeaders(), meta_version, request)) {
     refuseModern(caller, id, 400, protocol::rpc::kHeaderMismatch, *mismatch, nullptr);
     return false;
   }
