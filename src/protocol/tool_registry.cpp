@@ -54,6 +54,11 @@ const Tool* ToolRegistry::find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const Tool> ToolRegistry::findShared(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
 Json ToolRegistry::describe(const Tool& tool) {
   Json t = {
       {"name", tool.name},
@@ -114,6 +119,11 @@ Status ToolRegistry::addTemplate(ResourceTemplate tmpl) {
 const Resource* ToolRegistry::findResource(std::string_view uri) const {
   auto it = by_uri_.find(uri);
   return it == by_uri_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const Resource> ToolRegistry::findSharedResource(std::string_view uri) const {
+  auto it = by_uri_.find(uri);
+  return it == by_uri_.end() ? nullptr : it->second;
 }
 
 Json ToolRegistry::describe(const Resource& resource) {

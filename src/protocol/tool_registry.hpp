@@ -30,6 +30,8 @@ class ToolRegistry {
   Status add(Tool tool);
 
   const Tool* find(std::string_view name) const;
+  // The registered tool, shared: a call holds it so it outlives the call (null when unknown).
+  std::shared_ptr<const Tool> findShared(std::string_view name) const;
   const std::vector<std::shared_ptr<const Tool>>& tools() const { return tools_; }
   std::size_t size() const { return tools_.size(); }
 
@@ -42,6 +44,7 @@ class ToolRegistry {
   // Adds a resource template; refuses one whose URI template is already listed.
   Status addTemplate(ResourceTemplate tmpl);
   const Resource* findResource(std::string_view uri) const;
+  std::shared_ptr<const Resource> findSharedResource(std::string_view uri) const;
   const std::vector<std::shared_ptr<const Resource>>& resources() const { return resources_; }
   const std::vector<ResourceTemplate>& templates() const { return templates_; }
 

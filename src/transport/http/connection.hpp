@@ -4,7 +4,8 @@
 // for both streams:
 //   connection_read.hpp   reading a request's header and body, and their timeouts
 //   request_router.hpp    the checks every request passes (Host/Origin, auth, rate) and the route
-//   post_handler.hpp      a POST: parse, classify the era, check, pick the session, dispatch
+//   post_handler.hpp      a POST: parse, ask protocol/ to classify, check, pick the session,
+//                         dispatch
 //   post_answer.hpp       answering a POST whose calls run: JSON at once, or an event stream
 //   peer_watch.hpp        a client that goes away while its calls run cancels them
 //   connection_io.hpp     the answer's head, the write queue, the end of a request, the close
@@ -122,24 +123,23 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   // ---- a POST (post_handler.hpp)
   void handlePost(const Caller& caller);
   std::optional<AcceptInfo> acceptedMediaTypes();
-  static bool isModernRequest(std::optional<std::string_view> version_header, const Json& message);
-  static LegacyShape classifyLegacy(const Json& message);
+  static LegacyShape legacyShape(const Json& message, const protocol::Classified& request);
   SessionChoice legacySession(const Caller& caller, const LegacyShape& shape,
                               std::optional<std::string_view> version_header);
   SessionChoice newSession(const Caller& caller, bool is_initialize,
                            std::optional<std::string_view> version_header);
   std::optional<std::string> registerSession(std::shared_ptr<protocol::Session> session,
                                              const Caller& caller);
-  static void initializeStateless(protocol::Session& session, std::string_view version);
-  void handleModernPost(const Caller& caller, Json& message, const AcceptInfo& accept);
-  bool modernRequestValid(const Caller& caller, const std::string& method, const Json& params,
-                          const Json& id);
+  void handleModernPost(const Caller& caller, Json& message, const protocol::Classified& request,
+                        const AcceptInfo& accept);
+  bool modernRequestValid(const Caller& caller, const protocol::Classified& request,
+                          const Json& params, const Json& id);
   void refuseModern(const Caller& caller, const Json& id, unsigned status, int code,
                     const std::string& text, const Json& data);
   McpHeaders mcpHeaders() const;
-  void dispatchPost(const Caller& caller, Json& message, std::shared_ptr<protocol::Session> session,
-                    const std::string& new_session_id, bool stateless_session, bool holds_slot,
-                    bool sse);
+  void dispatchPost(const Caller& caller, Json& message, const protocol::Classified& request,
+                    std::shared_ptr<protocol::Session> session, const std::string& new_session_id,
+                    bool stateless_session, bool holds_slot, bool sse);
   bool admitSingleCall(const Caller& caller);
   std::shared_ptr<CallBudget> newBudget(const Caller& caller, bool single_call);
   void beginPending(const Caller& caller, const std::shared_ptr<CallBudget>& budget,

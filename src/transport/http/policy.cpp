@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "protocol/classify.hpp"
 #include "protocol/session.hpp"
 
 namespace mcpdb::transport::http {
@@ -333,6 +334,20 @@ std::optional<std::string> decodeMcpHeaderValue(std::string_view raw) {
 std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
                                              std::string_view meta_version, std::string_view method,
                                              const Json& params) {
+  protocol::Classified body;
+  body.method = std::string(method);
+  const char* member = protocol::nameMember(method);
+  if (member != nullptr && params.is_object()) {
+    if (const auto n = params.find(member); n != params.end() && n->is_string())
+      body.name = n->get<std::string>();
+  }
+  return mcpHeaderMismatch(headers, meta_version, body);
+}
+
+std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
+                                             std::string_view meta_version,
+                                             const protocol::Classified& request) {
+  const std::string_view method = request.method ? std::string_view(*request.method) : "";
   auto once = [](const std::vector<std::string_view>& values,
                  std::string_view name) -> std::optional<std::string> {
     if (values.empty()) return "Header mismatch: the " + std::string(name) + " header is required";
@@ -353,9 +368,7 @@ std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
     return "Header mismatch: Mcp-Method header value '" + echoed(sent_method) +
            "' does not match body value '" + echoed(method) + "'";
   }
-  const char* source = method == "tools/call" || method == "prompts/get" ? "name"
-                       : method == "resources/read"                      ? "uri"
-                                                                         : nullptr;
+  const char* source = protocol::nameMember(method);
   if (source == nullptr) return std::nullopt;
   if (auto e = once(headers.name, "Mcp-Name")) return e;
   const auto name = decodeMcpHeaderValue(headers.name.front());
@@ -363,10 +376,7 @@ std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
     return std::string(
         "Header mismatch: the Mcp-Name header holds invalid characters or malformed base64");
   }
-  const bool matches = params.is_object() && params.contains(source) &&
-                       params[source].is_string() &&
-                       params[source].get_ref<const std::string&>() == *name;
-  if (!matches) {
+  if (request.name != name) {
     return "Header mismatch: Mcp-Name header value '" + echoed(*name) +
            "' does not match body value params." + source;
   }

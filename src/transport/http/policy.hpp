@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "protocol/classify.hpp"
 
 namespace mcpdb::transport::http {
 
@@ -97,10 +98,9 @@ bool validProxyEntry(std::string_view text);
 // IPv6 as IPv4; text that is no IP literal is returned unchanged.
 std::string sourceKey(std::string_view ip);
 
-// MCP-Protocol-Version: absent is fine (the spec's default, 2025-03-26, applies); present must be
-// a version this server supports.
+// MCP-Protocol-Version: absent is fine (the spec's default, protocol::kDefaultLegacyVersion,
+// applies); present must be a version this server supports.
 bool protocolVersionHeaderOk(std::optional<std::string_view> value);
-inline constexpr std::string_view kDefaultProtocolVersion = "2025-03-26";
 
 // The headers a 2026-07-28 POST mirrors from its body (Streamable HTTP, "Request Metadata"),
 // every occurrence of each as sent.
@@ -109,11 +109,16 @@ struct McpHeaders {
   std::vector<std::string_view> method;            // Mcp-Method
   std::vector<std::string_view> name;              // Mcp-Name
 };
-// nullopt when the headers agree with the body: MCP-Protocol-Version and Mcp-Method each present
-// once and equal to `meta_version` and `method`; Mcp-Name present once for tools/call,
-// resources/read and prompts/get and equal to params.name (params.uri for resources/read) once
-// decoded. Otherwise the HeaderMismatch (-32020) message; a header sent twice is a mismatch (an
-// intermediary may read the other one). Header values are echoed bounded, never whole.
+// nullopt when the headers agree with the classified request: MCP-Protocol-Version and Mcp-Method
+// each present once and equal to `meta_version` and its method; Mcp-Name present once for the
+// methods that name something (protocol::nameMember: tools/call, prompts/get, resources/read) and
+// equal, once decoded, to the classification's name (that member of params, a string). Otherwise
+// the HeaderMismatch (-32020) message; a header sent twice is a mismatch (an intermediary may read
+// the other one). Header values are echoed bounded, never whole.
+std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
+                                             std::string_view meta_version,
+                                             const protocol::Classified& request);
+// The same for a body given by its method and params.
 std::optional<std::string> mcpHeaderMismatch(const McpHeaders& headers,
                                              std::string_view meta_version, std::string_view method,
                                              const Json& params);

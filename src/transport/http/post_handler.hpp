@@ -1,28 +1,21 @@
 #pragma once
-// Connection steps of a POST: check the media types → parse the body → classify its era → (2025)
-// check the version header, classify the message and pick its session, (2026-07-28) check the
-// request against its headers → admit its calls → dispatch them to the session, whose outbox
-// answers (post_answer.hpp). Template definitions, compiled only in connection.cpp.
+// Connection steps of a POST: check the media types → parse the body → ask the protocol to
+// classify it (protocol/classify.hpp) → (2025) check the version header and pick its session,
+// (2026-07-28) map the classification's verdicts to status codes and check the MCP headers
+// against it → admit its calls → dispatch them to the session, whose outbox answers
+// (post_answer.hpp). Template definitions, compiled only in connection.cpp.
 
 #include <shared_mutex>
 #include <type_traits>
 #include <variant>
 
+#include "protocol/classify.hpp"
 #include "protocol/era.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "transport/http/connection.hpp"
 #include "transport/http/connection_io.hpp"
 
 namespace mcpdb::transport::http {
-
-// A tools/call that asks for progress notifications (they need an event stream to travel).
-inline bool wantsProgress(const Json& m) {
-  if (!m.is_object() || m.value("method", Json()) != "tools/call" || !m.contains("id"))
-    return false;
-  const Json& p = m.value("params", Json::object());
-  return p.is_object() && p.contains("_meta") && p["_meta"].is_object() &&
-         p["_meta"].contains("progressToken");
-}
 
 template <class Stream>
 void Connection<Stream>::handlePost(const Caller& caller) {
@@ -33,12 +26,17 @@ void Connection<Stream>::handlePost(const Caller& caller) {
       protocol::parseMessage(parser_->get().body(), srv_.core.options().parse);
   if (parsed.error_response) return respondJson(400, *parsed.error_response, {});
   Json& message = *parsed.message;
-  if (isModernRequest(version_header, message)) return handleModernPost(caller, message, *accept);
-
+  // The protocol classifies the message once (its era, method, id, name, progress, metadata);
+  // this transport maps that to its headers and status codes.
+  const protocol::Classified request = protocol::classify(
+      message, version_header ? std::optional(trimOws(*version_header)) : std::nullopt);
+  if (request.era == protocol::Era::Modern) {
+    return handleModernPost(caller, message, request, *accept);
+  }
   if (!protocolVersionHeaderOk(version_header)) {
     return respondError(400, "bad request: unsupported MCP-Protocol-Version");
   }
-  const LegacyShape shape = classifyLegacy(message);
+  const LegacyShape shape = legacyShape(message, request);
   if (shape.initialize_in_batch) {
     return respondJson(
         400, rpcError(protocol::rpc::kInvalidRequest, "initialize must not be part of a batch"),
@@ -47,11 +45,12 @@ void Connection<Stream>::handlePost(const Caller& caller) {
   SessionChoice chosen = legacySession(caller, shape, version_header);
   if (!chosen.session) return;
   if (!shape.expects_response) {
-    chosen.session->handle(message, std::make_shared<NullOutbox>());
+    chosen.session->handleClassified(std::move(message), request, std::make_shared<NullOutbox>());
     return respond(202, {}, {});
   }
-  dispatchPost(caller, message, std::move(chosen.session), chosen.new_session_id, chosen.stateless,
-               !message.is_array() && shape.tool_calls == 1, shape.progress && accept->sse);
+  dispatchPost(caller, message, request, std::move(chosen.session), chosen.new_session_id,
+               chosen.stateless, !request.batch && shape.tool_calls == 1,
+               shape.progress && accept->sse);
 }
 
 // Content-Type must be JSON (415), Accept must take JSON or an event stream (406); nullopt:
@@ -72,40 +71,31 @@ std::optional<AcceptInfo> Connection<Stream>::acceptedMediaTypes() {
   return accept;
 }
 
-// The era (protocol/era.hpp): a 2026-07-28 request names a modern version in its header or
-// carries the per-request _meta fields; it is served on its own, without a session.
+// What the POST's message (or each element of its batch, classified on its own) asks of the
+// transport.
 template <class Stream>
-bool Connection<Stream>::isModernRequest(std::optional<std::string_view> version_header,
-                                         const Json& message) {
-  const Json* params = nullptr;
-  if (message.is_object()) {
-    if (auto p = message.find("params"); p != message.end()) params = &*p;
-  }
-  return (version_header && protocol::isModernVersion(trimOws(*version_header))) ||
-         (params != nullptr && protocol::carriesModernMeta(*params));
-}
-
-template <class Stream>
-typename Connection<Stream>::LegacyShape Connection<Stream>::classifyLegacy(const Json& message) {
+typename Connection<Stream>::LegacyShape Connection<Stream>::legacyShape(
+    const Json& message, const protocol::Classified& request) {
   LegacyShape shape;
-  if (!message.is_array()) {
-    shape.expects_response = protocol::getsAnswer(message);
-    shape.is_initialize = message.is_object() && message.value("method", Json()) == "initialize";
-    if (protocol::isToolCall(message)) shape.tool_calls = 1;
-    shape.progress = wantsProgress(message);
+  if (!request.batch) {
+    shape.expects_response = request.answered;
+    shape.is_initialize = request.initialize;
+    if (request.tool_call) shape.tool_calls = 1;
+    shape.progress = request.wants_progress;
     return shape;
   }
   // An empty batch is answered (an error); otherwise the session's own rule says which elements
   // get answers (protocol::getsAnswer), so the POST waits exactly when one is due.
   bool all_quiet = !message.empty();
   for (const auto& m : message) {
-    all_quiet = all_quiet && !protocol::getsAnswer(m);
-    if (m.is_object() && m.value("method", Json()) == "initialize") {
+    const protocol::Classified element = protocol::classify(m);
+    all_quiet = all_quiet && !element.answered;
+    if (element.initialize) {
       shape.initialize_in_batch = true;
       return shape;
     }
-    if (protocol::isToolCall(m)) ++shape.tool_calls;
-    shape.progress = shape.progress || wantsProgress(m);
+    if (element.tool_call) ++shape.tool_calls;
+    shape.progress = shape.progress || element.wants_progress;
   }
   shape.expects_response = !all_quiet;
   return shape;
@@ -139,7 +129,7 @@ typename Connection<Stream>::SessionChoice Connection<Stream>::newSession(
   if (srv_.settings.stateless) {
     chosen.stateless = true;
     if (!is_initialize) {
-      initializeStateless(*chosen.session, version_header.value_or(kDefaultProtocolVersion));
+      chosen.session->startStateless(version_header.value_or(protocol::kDefaultLegacyVersion));
     }
     return chosen;
   }
@@ -174,26 +164,12 @@ std::optional<std::string> Connection<Stream>::registerSession(
   return std::move(added.id);
 }
 
-// Every stateless request stands alone: initialise a fresh session at the version the client
-// announces (or the spec's default), out of band.
-template <class Stream>
-void Connection<Stream>::initializeStateless(protocol::Session& session, std::string_view version) {
-  const std::string v(version);
-  session.handle(Json{{"jsonrpc", "2.0"},
-                      {"id", 0},
-                      {"method", "initialize"},
-                      {"params",
-                       {{"protocolVersion", v},
-                        {"capabilities", Json::object()},
-                        {"clientInfo", {{"name", "stateless"}, {"version", "0"}}}}}},
-                 std::make_shared<NullOutbox>());
-}
-
 // A 2026-07-28 POST: one request checked against its headers (Streamable HTTP, "Server
 // Validation") and served by a session of its own. Refusals of its metadata and headers are
 // 400, an unknown method 404, each with the JSON-RPC error and the request's id.
 template <class Stream>
 void Connection<Stream>::handleModernPost(const Caller& caller, Json& message,
+                                          const protocol::Classified& request,
                                           const AcceptInfo& accept) {
   if (!message.is_object()) {
     return respondJson(400,
@@ -201,30 +177,24 @@ void Connection<Stream>::handleModernPost(const Caller& caller, Json& message,
                                 "a 2026-07-28 POST carries one JSON-RPC message, not a batch"),
                        {});
   }
-  const bool request = protocol::getsAnswer(message);
-  const Json id = request && message.contains("id") &&
-                          (message["id"].is_string() || message["id"].is_number_integer())
-                      ? message["id"]
-                      : Json(nullptr);
+  const Json id = request.answered ? request.id : Json(nullptr);
   const int invalid = protocol::rpc::kInvalidRequest;
-  if (!request) {
+  if (!request.answered) {
     // 2026-07-28 defines no client notification over HTTP (closing a stream cancels); one is
     // accepted and has no effect.
-    if (message.contains("method") && message["method"].is_string()) return respond(202, {}, {});
+    if (request.method) return respond(202, {}, {});
     return refuseModern(caller, id, 400, invalid, "not a JSON-RPC request", nullptr);
   }
-  if (!message.contains("method") || !message["method"].is_string()) {
+  if (!request.method) {
     return refuseModern(caller, id, 400, invalid, "method must be a string", nullptr);
   }
   if (id.is_null()) {
     return refuseModern(caller, id, 400, invalid, "id must be a string or an integer", nullptr);
   }
-  const std::string method = message["method"].get<std::string>();
   static const Json kNoParams = Json::object();
   const Json& params = message.contains("params") ? message["params"] : kNoParams;
-  if (!modernRequestValid(caller, method, params, id)) return;
-  const bool listen = method == "subscriptions/listen";
-  if (listen && !accept.sse) {
+  if (!modernRequestValid(caller, request, params, id)) return;
+  if (request.subscription && !accept.sse) {
     return respondError(406,
                         "subscriptions/listen answers with an event stream: Accept must "
                         "include text/event-stream");
@@ -233,17 +203,19 @@ void Connection<Stream>::handleModernPost(const Caller& caller, Json& message,
                                                      scopeFor(caller));
   // A subscription holds its connection like a call holds a slot: it counts against the
   // client's concurrency cap until its stream ends.
-  dispatchPost(caller, message, std::move(session), {}, /*stateless_session=*/true,
-               method == "tools/call" || listen, listen || (accept.sse && wantsProgress(message)));
+  dispatchPost(caller, message, request, std::move(session), {}, /*stateless_session=*/true,
+               request.tool_call || request.subscription,
+               request.subscription || (accept.sse && request.wants_progress));
 }
 
-// The request's _meta, its MCP headers and its method, checked in the order the spec gives the
-// errors; false: refused (answered).
+// The classification's verdicts on the request's _meta and method, and its MCP headers checked
+// against it, in the order the spec gives the errors; false: refused (answered). Refusals of the
+// metadata and headers are 400, an unknown method 404.
 template <class Stream>
-bool Connection<Stream>::modernRequestValid(const Caller& caller, const std::string& method,
-                                            const Json& params, const Json& id) {
-  auto checked = protocol::checkModernMeta(params);
-  const auto* error = std::get_if<protocol::MetaError>(&checked);
+bool Connection<Stream>::modernRequestValid(const Caller& caller,
+                                            const protocol::Classified& request, const Json& params,
+                                            const Json& id) {
+  const auto* error = std::get_if<protocol::MetaError>(&*request.meta);
   if (error != nullptr && error->code == protocol::rpc::kInvalidParams) {
     refuseModern(caller, id, 400, error->code, error->message, error->data);
     return false;
@@ -252,7 +224,7 @@ bool Connection<Stream>::modernRequestValid(const Caller& caller, const std::str
   const std::string& meta_version =
       params["_meta"][std::string(protocol::meta_key::kProtocolVersion)]
           .get_ref<const std::string&>();
-  if (auto mismatch = mcpHeaderMismatch(mcpHeaders(), meta_version, method, params)) {
+  if (auto mismatch = mcpHeaderMismatch(mcpHeaders(), meta_version, request)) {
     refuseModern(caller, id, 400, protocol::rpc::kHeaderMismatch, *mismatch, nullptr);
     return false;
   }
@@ -260,7 +232,8 @@ bool Connection<Stream>::modernRequestValid(const Caller& caller, const std::str
     refuseModern(caller, id, 400, error->code, error->message, error->data);
     return false;
   }
-  if (!protocol::isModernMethod(method)) {
+  if (!request.known_method) {
+    const std::string& method = *request.method;
     refuseModern(caller, id, 404, protocol::rpc::kMethodNotFound,
                  "method not found at " + std::string(protocol::kModernProtocolVersion) + ": " +
                      (method.size() > 64 ? method.substr(0, 64) + "..." : method),
@@ -303,6 +276,7 @@ McpHeaders Connection<Stream>::mcpHeaders() const {
 // the cap: 429).
 template <class Stream>
 void Connection<Stream>::dispatchPost(const Caller& caller, Json& message,
+                                      const protocol::Classified& request,
                                       std::shared_ptr<protocol::Session> session,
                                       const std::string& new_session_id, bool stateless_session,
                                       bool holds_slot, bool sse) {
@@ -314,7 +288,7 @@ void Connection<Stream>::dispatchPost(const Caller& caller, Json& message,
   auto budget = newBudget(caller, single_call);
   beginPending(caller, budget, session, new_session_id, stateless_session, sse);
   auto out = newOutbox(budget);
-  session->handle(message, out);
+  session->handleClassified(std::move(message), request, out);
   // Calls are running: watch the connection, so that a client that goes away cancels them.
   if (budget->entered.load() > 0 || sse) watchPeer();
 }

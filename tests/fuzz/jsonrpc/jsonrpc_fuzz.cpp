@@ -44,6 +44,28 @@ void checkSurrogateRepair(std::string_view input) {
   if (mcpdb::protocol::replaceLoneSurrogates(*repaired)) __builtin_trap();  // idempotent
 }
 
+// The classification HTTP asks (protocol::classify) agrees with the session's own rules, and the
+// session serves a classified message as it serves the text (the HTTP path).
+void checkClassification(std::string_view line,
+                         const std::shared_ptr<mcpdb::protocol::Session>& session,
+                         const std::shared_ptr<mcpdb::protocol::Outbox>& out) {
+  namespace p = mcpdb::protocol;
+  auto parsed = p::parseMessage(line, core().options().parse);
+  if (!parsed.message) return;
+  mcpdb::Json& m = *parsed.message;
+  const p::Classified c = p::classify(m);
+  if (c.batch != m.is_array()) __builtin_trap();
+  if (!c.batch && (c.answered != p::getsAnswer(m) || c.tool_call != p::isToolCall(m)))
+    __builtin_trap();
+  if (c.era == p::Era::Modern && !c.meta) __builtin_trap();  // the metadata is always judged
+  if (c.meta) {
+    const auto* meta = std::get_if<p::ModernMeta>(&*c.meta);
+    if (meta != nullptr && !p::isModernVersion(meta->version)) __builtin_trap();
+  }
+  if (c.name && (!c.method || p::nameMember(*c.method) == nullptr)) __builtin_trap();
+  session->handleClassified(std::move(m), c, out);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto session = std::make_shared<mcpdb::protocol::Session>(core(), mcpdb::protocol::Principal{});
   auto out = std::make_shared<NullOutbox>();
@@ -56,6 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (!input.empty()) {
     const auto nl = input.find('\n');
     session->handleText(input.substr(0, nl), out);
+    checkClassification(input.substr(0, nl), session, out);
     if (nl == std::string_view::npos) break;
     input.remove_prefix(nl + 1);
   }

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "fake_tools.hpp"
 #include "protocol/session.hpp"
@@ -740,6 +741,37 @@ TEST(CallContextLimits, DeadlineIsTheTimeoutFromNowButNeverPastTheCalls) {
   EXPECT_EQ(ctx.deadlineFor(l), ctx.deadline);
   ctx.deadline = Clock::now() + std::chrono::hours(1);
   EXPECT_LT(ctx.deadlineFor(l), ctx.deadline);
+}
+
+// drain() returns only once every finished request's answer is written, resource reads included
+// (a read once left the in-flight set before its answer was sent, so drain() could return with
+// the answer still to come: the batch fuzz target found it). Each answer here takes a while to
+// write; drain() must wait for all of them, whatever they answer.
+TEST(Session, DrainWaitsForEveryAnswerToBeWritten) {
+  class SlowOutbox : public Outbox {
+   public:
+    void send(const Json& message) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (message.contains("id")) answers.fetch_add(1);
+    }
+    std::atomic<int> answers{0};
+  };
+  ServerCore core(ServerOptions{}, testing::makeFakeRegistry());
+  for (const char* params :
+       {R"({"uri":"mcpdb://fake/tools/echo_length"})", R"({"uri":"mcpdb://fake/tools/slow"})",
+        R"({"name":"echo_length","arguments":{"text":"x"}})"}) {
+    const std::string method =
+        std::string(params).find("uri") != std::string::npos ? "resources/read" : "tools/call";
+    auto session = std::make_shared<Session>(core, Principal{});
+    auto out = std::make_shared<SlowOutbox>();
+    session->handleText(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+        std::make_shared<SlowOutbox>());
+    session->handleText(
+        R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params + "}", out);
+    session->drain(std::chrono::seconds(10));
+    EXPECT_EQ(out->answers.load(), 1) << params;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+#pragma once
+// What every session of one server process shares: options, the tool registry, the worker pool,
+// the sources' bulkheads, the budget for results in flight, the call observers, cached pages.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/fence.hpp"
+#include "common/memory_budget.hpp"
+#include "protocol/bulkhead.hpp"
+#include "protocol/call_record.hpp"
+#include "protocol/jsonrpc.hpp"
+#include "protocol/tool_registry.hpp"
+#include "protocol/worker_pool.hpp"
+
+namespace mcpdb::protocol {
+
+struct ServerOptions {
+  std::string name = "mcp-dbserver";
+  std::string version = "0.0.0";
+  std::string instructions;
+  std::size_t page_size = 50;  // tools per tools/list page
+  std::size_t workers = 8;     // concurrent tool calls
+  std::size_t max_queue = 64;  // queued calls beyond the workers before "busy"
+  // Calls one source may have running at once (its bulkhead, protocol/bulkhead.hpp); more wait
+  // for a slot, up to kWaitingPerSlot times as many. 0: three quarters of the workers (at least
+  // 1), or no bulkhead when the tools read one source only. `calls_by_source` overrides it for a
+  // source named "<engine>/<source>" ("<engine>/*": the tools of an engine whose arguments pick
+  // the source).
+  std::size_t calls_per_source = 0;
+  std::map<std::string, std::size_t, std::less<>> calls_by_source;
+  // Memory for results in flight, over all sessions (server.max_result_memory): each call reserves
+  // kResultCopies times its byte cap while it runs and its answer is written.
+  std::uint64_t max_result_memory = std::uint64_t{512} << 20;
+  // Untrusted-data fencing of tools without a setting of their own (server.fence).
+  Fence fence = Fence::Auto;
+  ParseLimits parse;
+};
+
+// How many calls may wait for a source's slot, per slot of its share: enough for an agent's burst
+// to a source slow for a moment, few enough that a hung source's queue stays small (each waiter
+// holds its request, no worker).
+inline constexpr std::size_t kWaitingPerSlot = 4;
+
+// What one call's result may cost in memory, in multiples of its byte cap: the rows as a JSON
+// tree, their serialised text, and the response line that carries the text twice.
+inline constexpr std::uint64_t kResultCopies = 5;
+
+class ServerCore {
+ public:
+  ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry);
+  ~ServerCore();
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+
+  const ServerOptions& options() const { return options_; }
+  const ToolRegistry& registry() const { return *registry_; }
+  WorkerPool& pool() { return pool_; }
+  // The bulkhead of the source `tool` reads; nullptr for a tool not in the registry, and when the
+  // server reads one source only without a size set for it (nothing to keep apart).
+  Bulkhead* bulkheadFor(const Tool& tool) const;
+  // Every source's bulkhead (metrics, tests).
+  const std::vector<std::unique_ptr<Bulkhead>>& bulkheads() const { return bulkheads_; }
+  MemoryBudget& resultMemory() { return result_memory_; }
+  void addObserver(std::shared_ptr<CallObserver> observer) {
+    observers_.push_back(std::move(observer));
+  }
+  void notify(const CallRecord& record) const;
+  // The serialised tools/list result page starting at `start` for sessions that see every tool
+  // (the registry never changes after start-up), in the legacy or the modern shape; `make` fills
+  // the cache on first use.
+  std::string unscopedToolsPage(std::size_t start, bool modern,
+                                const std::function<std::string()>& make);
+  // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` without braces around it: what every
+  // modern result carries, serialised once.
+  const std::string& serverInfoMetaMember() const { return server_info_meta_; }
+
+ private:
+  ServerOptions options_;
+  std::mutex pages_mu_;
+  std::map<std::pair<std::size_t, bool>, std::string> pages_;
+  void makeBulkheads();
+  std::size_t callsFor(const std::string& key, std::size_t sources) const;
+
+  std::string server_info_meta_;
+  std::shared_ptr<const ToolRegistry> registry_;
+  std::vector<std::shared_ptr<CallObserver>> observers_;
+  MemoryBudget result_memory_;
+  // Answers calls waiting for a slot when their deadline passes; only when there are bulkheads.
+  // Declared before them: it outlives them.
+  std::unique_ptr<WaitTimer> wait_timer_;
+  std::vector<std::unique_ptr<Bulkhead>> bulkheads_;
+  std::unordered_map<const Tool*, Bulkhead*> bulkhead_of_;
+  WorkerPool pool_;
+};
+
+// The key of the bulkhead `tool` takes: "<engine>/<source>", or "<engine>/*" without a source.
+std::string bulkheadKey(const Tool& tool);
+
+}  // namespace mcpdb::protocol

@@ -1,0 +1,140 @@
+// resources/read (dispatched as a tool call is: session_dispatch.cpp) and subscriptions/listen.
+
+#include "protocol/session.hpp"
+
+namespace mcpdb::protocol {
+
+void Session::readResource(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
+                           bool modern) {
+  if (!params.contains("uri") || !params["uri"].is_string()) {
+    out->send(
+        makeErrorResponse(id, rpc::kInvalidParams, "resources/read needs params.uri (a string)"));
+    return;
+  }
+  const auto& uri = params["uri"].get_ref<const std::string&>();
+  std::shared_ptr<const Resource> resource = core_.registry().findSharedResource(uri);
+  // A resource outside the caller's scope is indistinguishable from one that does not exist.
+  if (resource == nullptr || !visible(*resource)) {
+    Json response = makeErrorResponse(
+        id, modern ? rpc::kInvalidParams : rpc::kResourceNotFoundLegacy, "Resource not found");
+    response["error"]["data"] = {{"uri", bounded(uri, 256)}};
+    out->send(response);
+    return;
+  }
+  std::stop_source source;
+  if (!startRequest(id, out, source)) return;
+  // A description may ask the database: it takes the bulkhead of the (first) tool it describes,
+  // whose limits it also runs under (it asks no more of the database than the tool), waiting for
+  // a slot as a call does.
+  const Tool* described = core_.registry().find(resource->tools.front());
+  auto self = shared_from_this();
+  auto run = [self, id, key = id.dump(), resource, out, modern, described](
+                 const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline) {
+    CallContext ctx;
+    ctx.stop = stop;
+    if (described != nullptr) ctx.limits = described->limits;
+    ctx.deadline = std::min(Clock::now() + ctx.limits.timeout, deadline);
+    ctx.principal = self->principal_;
+    Result<Json> description = makeError(Code::Internal, "the resource was not read");
+    if (!stop.stop_requested()) {
+      try {
+        description = resource->read(ctx);
+      } catch (const std::exception&) {
+        description = makeError(Code::Internal, "internal error reading '" + resource->uri + "'");
+      }
+    }
+    if (slot != nullptr) slot->release();
+    if (stop.stop_requested()) return self->endUnanswered(key, out);  // cancelled: no answer
+    Json response;
+    if (description.ok()) {
+      Json result = {{"contents", Json::array({Json{{"uri", resource->uri},
+                                                    {"mimeType", resource->mime_type},
+                                                    {"text", serialize(*description)}}})}};
+      response = makeResultResponse(id, self->finishResult(std::move(result), modern, true));
+    } else {
+      response = makeErrorResponse(id, rpc::kInternalError, errorText(description.error()));
+    }
+    // drain() waits until the answer is written, as for a tool call (finishing first let drain()
+    // return before the answer went out: found by the batch fuzz target).
+    self->finishAndSend(key, out, serialize(response));
+  };
+  auto unrun = [id](const Unrun& never) -> std::string {
+    if (never.why == NotRun::Cancelled) return {};
+    const std::string text = never.why == NotRun::Busy && !never.waited
+                                 ? "the server is busy with other calls; retry in a moment"
+                                 : notRunText(never);
+    return serialize(makeErrorResponse(id, rpc::kInternalError, text));
+  };
+  dispatch(Job{.id = id, .key = id.dump(), .tool = described, .run = run, .unrun = unrun},
+           std::move(source), out);
+}
+
+void Session::listen(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out) {
+  if (params.contains("notifications")) {
+    const Json& n = params["notifications"];
+    bool ok = n.is_object();
+    for (const char* flag : {"toolsListChanged", "promptsListChanged", "resourcesListChanged"}) {
+      ok = ok && (!n.contains(flag) || n[flag].is_boolean());
+    }
+    if (ok && n.contains("resourceSubscriptions")) {
+      const Json& uris = n["resourceSubscriptions"];
+      ok = uris.is_array() &&
+           std::all_of(uris.begin(), uris.end(), [](const Json& u) { return u.is_string(); });
+    }
+    if (!ok) {
+      out->send(makeErrorResponse(
+          id, rpc::kInvalidParams,
+          "params.notifications must be an object of booleans (toolsListChanged, "
+          "promptsListChanged, resourcesListChanged) and resourceSubscriptions (strings)"));
+      return;
+    }
+  }
+  const std::string key = id.dump();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_flight_.count(key) != 0 || subscriptions_.count(key) != 0) {
+      out->send(makeErrorResponse(id, rpc::kInvalidRequest,
+                                  "a request with this id is already in progress"));
+      return;
+    }
+    if (subscriptions_.size() >= kMaxSubscriptions) {
+      out->send(makeErrorResponse(
+          id, kLimitExceeded,
+          "too many open subscriptions (at most " + std::to_string(kMaxSubscriptions) + ")"));
+      return;
+    }
+    subscriptions_[key] = Subscription{id, out, nullptr};
+  }
+  // Nothing this server offers changes while it runs (the tool surface and the resources are
+  // fixed at start-up), so it honours none of the notification types: the acknowledgment says so
+  // with an empty filter, and the stream carries nothing more until it ends.
+  out->send(makeNotification("notifications/subscriptions/acknowledged",
+                             Json{{"_meta", {{std::string(meta_key::kSubscriptionId), id}}},
+                                  {"notifications", Json::object()}}));
+  // The stream's reader going away (HTTP) ends the subscription without an answer.
+  if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
+    std::weak_ptr<Session> weak = weak_from_this();
+    using OnGone = std::stop_callback<std::function<void()>>;
+    auto on_gone = std::make_shared<OnGone>(gone, std::function<void()>([weak, key] {
+                                              auto self = weak.lock();
+                                              if (!self) return;
+                                              Subscription ended;
+                                              std::lock_guard<std::mutex> lock(self->mu_);
+                                              if (auto it = self->subscriptions_.find(key);
+                                                  it != self->subscriptions_.end()) {
+                                                // This callback is destroyed with it, after the
+                                                // lock (allowed while it runs, on this thread).
+                                                ended = std::move(it->second);
+                                                self->subscriptions_.erase(it);
+                                              }
+                                            }));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = subscriptions_.find(key); it != subscriptions_.end()) {
+      it->second.on_gone = std::move(on_gone);
+      return;
+    }
+    // Already gone (the callback ran in its constructor): nothing is kept.
+  }
+}
+
+}  // namespace mcpdb::protocol
