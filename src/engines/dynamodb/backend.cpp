@@ -1,9 +1,11 @@
 #include "engines/dynamodb/backend.hpp"
 
+#include "engines/kit/module.hpp"
+
 namespace mcpdb::dynamodb {
 
 Error Backend::sourceError(const std::string& what) const {
-  return makeError(Code::FailedPrecondition, "dynamodb source '" + source_.name + "': " + what);
+  return engines::kit::sourceError(Code::FailedPrecondition, "dynamodb", source_.name, what);
 }
 
 Result<std::string> Backend::region() const {

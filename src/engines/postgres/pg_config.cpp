@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "config/sources.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
@@ -157,12 +158,6 @@ std::string entryKeys(const config::Section<U>& entry) {
   std::string keys;
   for (const auto& f : entry.fields()) keys += (keys.empty() ? "`" : ", `") + f.key + "`";
   return " (each: " + keys + ")";
-}
-
-std::string toolNameProblem(std::string_view name) {
-  return protocol::isValidToolName(name) ? ""
-                                         : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ "
-                                           "- .)";
 }
 
 std::string columnProblem(std::string_view name) {
@@ -611,7 +606,7 @@ const config::Section<SemanticSearch>& searchSection() {
   static const auto s =
       config::Section<S>("a vector-search tool over a table of embedded documents (pgvector)")
           .string("tool", &S::tool, "the tool's name (default semantic_search_documents)",
-                  config::kOptional, toolNameProblem)
+                  config::kOptional, engines::kit::toolNameProblem)
           .string("source", &S::source, "the source it reads (required when there are several)")
           .string("title", &S::title, "a short human title (default: from the tool's name)")
           .string("description", &S::description, "what it finds, written for an agent")
@@ -703,7 +698,8 @@ const config::Section<Section>& sectionDeclaration() {
                   &stringsSchema, config::kOptional, readSearchPath)
           .object("proof", &Section::proof, proofSection(), "the read-only proof")
           .named("tools", &Section::tools, &QueryTool::name, toolSection(), "the tools, by name",
-                 config::kOptional, toolNameProblem, "must map tool names to tool definitions",
+                 config::kOptional, engines::kit::toolNameProblem,
+                 "must map tool names to tool definitions",
                  [](QueryTool& t, const Section& st) { t.limits = st.defaults; })
           .object("semantic_search", &Section::search, searchSection(),
                   "a vector-search tool (default: none)")
