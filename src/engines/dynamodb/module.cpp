@@ -1,9 +1,9 @@
 #include <memory>
 
-#include "engines/dynamodb/dynamodb.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/module.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/dynamodb/resources.hpp"
-#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/doctor.hpp"
 #include "engines/dynamodb/tools.hpp"
 #include "engines/kit/module.hpp"
 
@@ -21,8 +21,8 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   }
   // Without `sources:` today's rule (AWS_REGION); with declared sources, any source usable.
   bool enabled(const Env& env) const override {
-    if (!registry_) return env.has("AWS_REGION");
-    for (const auto& s : registry_->sources) {
+    if (!settings_) return env.has("AWS_REGION");
+    for (const auto& s : settings_->sources) {
       if (sourceUsable(s, env)) return true;
     }
     return false;
@@ -44,19 +44,19 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   YAML::Node defaultSectionDocument() const override { return dynamodb::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
-    registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));
+    settings_ = std::make_shared<const Settings>(parseSettings(section, defaults));
     resetRuntime();
   }
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
-    if (!registry_) return {};
+    if (!settings_) return {};
     const auto routes = runtime(services);
     if (auto st = dynamodb::registerTools(registry, routes, services.cursor_key); !st) return st;
     return dynamodb::registerResources(registry, routes);
   }
 
-  bool declaresTools() const override { return registry_ && !registry_->targets.empty(); }
+  bool declaresTools() const override { return settings_ && !settings_->targets.empty(); }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     return perSource(services, runSelfCheck);
@@ -76,9 +76,9 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   std::shared_ptr<const Routes> makeRuntime(engines::EngineServices& services) override {
     const Env env = services.env != nullptr ? *services.env : Env::process();
     std::vector<std::shared_ptr<Backend>> backends;
-    for (const Source& s : registry_->sources)
+    for (const Source& s : settings_->sources)
       backends.push_back(std::make_shared<Backend>(s, env, options_));
-    return std::make_shared<const Routes>(registry_, std::move(backends));
+    return std::make_shared<const Routes>(settings_, std::move(backends));
   }
 
   std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
@@ -108,7 +108,7 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
 
   // `check` on each source's targets; with several sources each finding names its source.
   std::vector<engines::Finding> perSource(engines::EngineServices& services, Check check) {
-    if (!registry_ || registry_->targets.empty()) return {};
+    if (!settings_ || settings_->targets.empty()) return {};
     const auto routes = runtime(services);
     std::vector<engines::Finding> out;
     for (const auto& backend : routes->backends()) {
@@ -121,7 +121,7 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   }
 
   BackendOptions options_;
-  std::shared_ptr<const Registry> registry_;
+  std::shared_ptr<const Settings> settings_;
 };
 
 }  // namespace

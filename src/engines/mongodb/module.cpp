@@ -3,11 +3,9 @@
 #include <algorithm>
 
 #include "engines/kit/module.hpp"
-#include "engines/mongodb/bson_json.hpp"
-#include "engines/mongodb/commands.hpp"
-#include "engines/mongodb/privileges.hpp"
+#include "engines/mongodb/doctor.hpp"
 #include "engines/mongodb/resources.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "engines/mongodb/tools.hpp"
 
 namespace mcpdb::mongodb {
@@ -122,63 +120,6 @@ class MongoModule final : public engines::kit::Module<EngineState> {
   }
 
  private:
-  using Sev = engines::Finding::Severity;
-
-  static std::vector<engines::Finding> checkSource(SourceClient& src) {
-    auto client = src.client();
-    if (!client) {
-      return {{Sev::Inconclusive, "mongodb.connect",
-               "could not connect, so nothing was proved: " + operatorText(client.error())}};
-    }
-    BsonPtr cmd = connectionStatusCommand();
-    auto reply = (*client)->readCommand(*cmd);
-    if (!reply) {
-      return {{Sev::Inconclusive, "mongodb.connection_status",
-               "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
-                   operatorText(reply.error())}};
-    }
-    return assessConnectionStatus(bsonToJson(**reply), (*client)->database(), src.source().uri_env);
-  }
-
-  static std::vector<engines::Finding> checkTargets(SourceClient& src,
-                                                    const std::vector<const Target*>& targets) {
-    auto client = src.client();
-    if (!client) {
-      return {{Sev::Inconclusive, "mongodb.targets",
-               "could not check the targets: " + operatorText(client.error())}};
-    }
-    std::vector<engines::Finding> out;
-    for (const Target* t : targets) out.push_back(checkTarget(**client, *t));
-    return out;
-  }
-
-  static engines::Finding checkTarget(Client& client, const Target& t) {
-    const std::string db = client.database();
-    const std::string check = "mongodb.target." + t.name;
-    const std::string label = "target " + t.name + " (collection " + t.collection + ")";
-    auto listed = client.readCommand(*listCollectionCommand(t.collection));
-    ReadOptions ro;
-    auto counted = client.countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
-    const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
-    if (failed != nullptr) {
-      const bool denied = failed->code == Code::PermissionDenied;
-      return {denied ? Sev::Unusable : Sev::Inconclusive, check,
-              label + ": " + operatorText(*failed),
-              denied ? "db.getSiblingDB('" + db +
-                           "').grantRolesToUser('<user>', [{role: 'read', db: '" + db + "'}])"
-                     : ""};
-    }
-    const Json reply = bsonToJson(**listed);
-    const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
-                           ? reply["cursor"].value("firstBatch", Json::array())
-                           : Json::array();
-    if (!batch.is_array() || batch.empty()) {
-      return {Sev::Unusable, check, label + ": no such collection in database '" + db + "'",
-              "create it, or correct mongodb.targets." + t.name + ".collection"};
-    }
-    return {Sev::Ok, check, label + ": exists and can be read"};
-  }
-
   // Before configure(): the default source (enabled() reads the sources).
   config::Diagnostics diag_{"<unconfigured>"};  // before settings_: read by its initializer
   Settings settings_ = parseSettings(config::Node(YAML::Node(), "mongodb", diag_), Limits{});

@@ -11,7 +11,7 @@
 #include "engines/engine.hpp"
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/runtime.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mongodb {

@@ -6,45 +6,10 @@
 #include "engines/mysql/config.hpp"
 #include "engines/mysql/resources.hpp"
 #include "engines/mysql/runtime.hpp"
-#include "protocol/schema.hpp"
+#include "engines/mysql/tools.hpp"
 
 namespace mcpdb::mysql {
 namespace {
-
-Json queryOutputSchema() {
-  return {{"type", "object"},
-          {"properties",
-           {{"columns",
-             {{"type", "array"},
-              {"description", "Result columns in order, with their types."},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
-                {"required", {"name", "type"}}}}}},
-            {"rows",
-             {{"type", "array"},
-              {"description",
-               "One object per row, keyed by column name. DECIMAL values are strings (lossless); "
-               "dates and times are ISO 8601; binary values are base64; JSON columns are text."},
-              {"items", {{"type", "object"}}}}},
-            {"row_count", {{"type", "integer"}, {"description", "Number of rows returned."}}},
-            {"truncated",
-             {{"type", "boolean"},
-              {"description", "True when a row or byte cap cut the result; see note."}}},
-            {"note",
-             {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
-            // As PostgreSQL's: the values the byte cap left in the database (source_cap.hpp).
-            {"cut",
-             {{"type", "array"},
-              {"description",
-               "Present when values longer than the byte cap were left in the database: each is "
-               "null in its row (rows[row][column]); truncated is true."},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
-                {"required", {"row", "column"}}}}}}}},
-          {"required", {"columns", "rows", "row_count", "truncated"}}};
-}
 
 class MysqlModule final : public engines::kit::Module<Runtime> {
  public:
@@ -84,25 +49,7 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
     auto rt = runtime(services);
-    for (const auto& t : settings_.tools) {
-      auto tool = std::make_shared<const QueryTool>(t);
-      protocol::Tool out;
-      out.name = t.name;
-      out.title = t.title;
-      out.description = t.description + engines::kit::describeLimits(t.limits);
-      out.engine = "mysql";
-      if (const Source* s = settings_.sourceOf(t)) out.source = s->name;  // its bulkhead
-      out.input_schema = sql::paramsInputSchema(t.parameters);
-      out.output_schema = queryOutputSchema();
-      out.limits = t.limits;
-      out.fence = t.fence;
-      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
-        return rt->callQuery(*tool, args, ctx);
-      };
-      if (auto st = protocol::validateSchemaSubset(out.input_schema, t.name + ".inputSchema"); !st)
-        return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
-    }
+    if (auto st = mysql::registerTools(registry, settings_, rt); !st) return st;
     // A schema resource per tool; reading one describes its statement (never at registration).
     return registerResources(registry, rt);
   }

@@ -5,11 +5,10 @@
 #include <vector>
 
 #include "engines/kit/module.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 #include "engines/postgres/resources.hpp"
 #include "engines/postgres/runtime.hpp"
-#include "engines/postgres/schema_gen.hpp"
-#include "protocol/schema.hpp"
+#include "engines/postgres/tools.hpp"
 
 namespace mcpdb::postgres {
 namespace {
@@ -51,7 +50,7 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   YAML::Node defaultSectionDocument() const override { return postgres::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
-    section_ = parseSection(section, defaults);
+    section_ = parseSettings(section, defaults);
   }
 
   Status registerTools(protocol::ToolRegistry& registry,
@@ -60,52 +59,18 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
       // The tool's runtime and source name are resolved here, once: a call only uses them.
       const Source* source = section_.sourceOf(t.source);
       if (source == nullptr) return makeError(Code::Internal, "tool " + t.name + ": no source");
-      auto rt = runtime(*source, services);
-      auto tool = std::make_shared<const QueryTool>(t);
-      protocol::Tool out;
-      out.name = t.name;
-      out.title = t.title;
-      out.description = t.description + engines::kit::describeLimits(t.limits);
-      out.engine = "postgres";
-      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
-      out.input_schema = inputSchema(t);
-      out.output_schema = queryOutputSchema();
-      out.limits = t.limits;
-      out.fence = t.fence;
-      out.handler = [rt, tool, name = source->name](const Json& args, protocol::CallContext& ctx) {
-        ctx.audit.source = name;
-        return rt->callQuery(*tool, args, ctx);
-      };
-      // Its only sleeps are the executor's poll(), which watches the reader's descriptors, and the
-      // pool's waits, which release the reading role first.
-      out.watches_input = true;
-      if (auto st = checkSchemas(out); !st) return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
+      auto tool = queryTool(t, source->name, runtime(*source, services));
+      if (!tool) return tool.error();
+      if (auto st = registry.add(std::move(*tool)); !st) return st;
     }
     const SemanticSearch& s = section_.search;
     if (s.enabled) {
       const Source* source = section_.sourceOf(s.source);
       if (source == nullptr) return makeError(Code::Internal, "tool " + s.tool + ": no source");
-      auto rt = runtime(*source, services);
-      protocol::Tool out;
-      out.name = s.tool;
-      out.title = s.title;
-      out.description = s.description + " k is 1.." + std::to_string(s.k_max) + " (default " +
-                        std::to_string(s.k_default) + ")." + engines::kit::describeLimits(s.limits);
-      out.engine = "postgres";
-      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
-      out.input_schema = searchInputSchema(s);
-      out.output_schema = searchOutputSchema(s);
-      out.limits = s.limits;
-      EmbedderFn embedder = services.embedder;
       services.embedder_requested = true;  // the app preloads the model in the background
-      out.handler = [rt, embedder, name = source->name](const Json& args,
-                                                        protocol::CallContext& ctx) {
-        ctx.audit.source = name;
-        return rt->callSearch(args, ctx, embedder);
-      };
-      if (auto st = checkSchemas(out); !st) return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
+      auto tool = searchTool(s, source->name, runtime(*source, services), services.embedder);
+      if (!tool) return tool.error();
+      if (auto st = registry.add(std::move(*tool)); !st) return st;
     }
     // A schema resource per tool; reading one describes its statement (never at registration).
     return registerResources(registry, runtimes(services));
@@ -153,12 +118,6 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
  private:
-  static Status checkSchemas(const protocol::Tool& t) {
-    if (auto st = protocol::validateSchemaSubset(t.input_schema, t.name + ".inputSchema"); !st)
-      return st;
-    return protocol::validateSchemaSubset(t.output_schema, t.name + ".outputSchema");
-  }
-
   static bool implicitEnabled(const Env& env) {
     if (env.has(std::string(kDefaultDsnEnv))) return true;
     const auto iam = env.get("MCPDB_PG_IAM_AUTH");
@@ -170,7 +129,7 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   // The runtime of `source`, made on first use; it connects only when a call or a check needs it.
   std::shared_ptr<Runtime> runtime(const Source& source, engines::EngineServices& services) {
     return runtime(services)->get(source.name, [&] {
-      return std::make_shared<Runtime>(sectionFor(section_, source),
+      return std::make_shared<Runtime>(settingsFor(section_, source),
                                        services.env != nullptr ? *services.env : Env::process());
     });
   }
@@ -201,7 +160,7 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
     return out;
   }
 
-  Section section_;
+  Settings section_;
 };
 
 }  // namespace

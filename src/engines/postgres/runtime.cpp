@@ -41,7 +41,7 @@ ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool 
   return ProofAge::Fresh;
 }
 
-Runtime::Runtime(Section section, Env env, TokenSource token)
+Runtime::Runtime(Settings section, Env env, TokenSource token)
     : section_(std::move(section)),
       env_(std::move(env)),
       source_(section_.sources.empty() ? implicitSource() : section_.sources.front()) {

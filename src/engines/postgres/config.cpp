@@ -1,4 +1,4 @@
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -253,7 +253,7 @@ const config::Section<Source>& sourceSection() {
 
 // A source in RDS IAM mode connects with verify-full: an sslmode saying otherwise (its own, or the
 // pool's it inherits) is a mistake.
-bool checkSourceTls(const Section& st, const Node& node) {
+bool checkSourceTls(const Settings& st, const Node& node) {
   bool ok = true;
   for (const Source& src : st.sources) {
     const PoolSettings p = poolFor(st.pool, src);
@@ -276,7 +276,7 @@ bool checkSourceTls(const Section& st, const Node& node) {
 }
 
 // Every tool (and the search tool) reads a declared source.
-bool resolveToolSources(Section& st, const Node& node) {
+bool resolveToolSources(Settings& st, const Node& node) {
   if (st.sources.empty()) st.sources.push_back(implicitSource());
   bool ok = true;
   const Node tools = node.child("tools");
@@ -324,7 +324,7 @@ std::string searchPathProblem(const std::vector<std::string>& path) {
   return "";
 }
 
-bool readSearchPath(Section& out, const Node& n) {
+bool readSearchPath(Settings& out, const Node& n) {
   auto list = n.asStringList();
   if (!list) return false;
   if (auto p = searchPathProblem(*list); !p.empty()) {
@@ -659,7 +659,7 @@ const config::Section<SemanticSearch>& searchSection() {
 
 // Tool names are unique regardless of case, the search tool's included. Every valid name in the
 // file is claimed, also of a tool with other errors (as the file reads).
-bool claimToolNames(const Section& out, const Node& node) {
+bool claimToolNames(const Settings& out, const Node& node) {
   ToolNames names;
   bool ok = true;
   const Node tools = node.child("tools");
@@ -685,25 +685,25 @@ bool claimToolNames(const Section& out, const Node& node) {
 
 }  // namespace
 
-const config::Section<Section>& sectionDeclaration() {
+const config::Section<Settings>& settingsSection() {
   static const auto s =
-      config::Section<Section>("the PostgreSQL statements and vector search agents may run")
-          .named("sources", &Section::sources, &Source::name, sourceSection(),
+      config::Section<Settings>("the PostgreSQL statements and vector search agents may run")
+          .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the databases, by name (default: `default` from POSTGRES_DSN)", config::kOptional,
                  config::sourceNameProblem, "must map a source name to its settings")
-          .object("pool", &Section::pool, poolSection(), "connections")
+          .object("pool", &Settings::pool, poolSection(), "connections")
           .custom("search_path",
                   "the schemas every connection searches, in order (pg_temp is always appended "
                   "last; default [pg_catalog, public])",
                   &stringsSchema, config::kOptional, readSearchPath)
-          .object("proof", &Section::proof, proofSection(), "the read-only proof")
-          .named("tools", &Section::tools, &QueryTool::name, toolSection(), "the tools, by name",
+          .object("proof", &Settings::proof, proofSection(), "the read-only proof")
+          .named("tools", &Settings::tools, &QueryTool::name, toolSection(), "the tools, by name",
                  config::kOptional, engines::kit::toolNameProblem,
                  "must map tool names to tool definitions",
-                 [](QueryTool& t, const Section& st) { t.limits = st.defaults; })
-          .object("semantic_search", &Section::search, searchSection(),
+                 [](QueryTool& t, const Settings& st) { t.limits = st.defaults; })
+          .object("semantic_search", &Settings::search, searchSection(),
                   "a vector-search tool (default: none)")
-          .check([](Section& st, const Node& node) {
+          .check([](Settings& st, const Node& node) {
             st.proof.search_path = st.pool.search_path;
             const bool names_ok = claimToolNames(st, node);
             const bool sources_ok = resolveToolSources(st, node);
@@ -720,12 +720,12 @@ Source implicitSource() {
   return s;
 }
 
-const Source* Section::sourceOf(std::string_view wanted) const {
+const Source* Settings::sourceOf(std::string_view wanted) const {
   return config::findSource(sources, wanted);
 }
 
-Section sectionFor(const Section& all, const Source& source) {
-  Section out = all;
+Settings settingsFor(const Settings& all, const Source& source) {
+  Settings out = all;
   out.sources = {source};
   out.tools.clear();
   for (const QueryTool& t : all.tools) {
@@ -745,8 +745,8 @@ PoolSettings poolFor(const PoolSettings& pool, const Source& source) {
   return p;
 }
 
-Section parseSection(const config::Node& section, const Limits& defaults) {
-  Section out;
+Settings parseSettings(const config::Node& section, const Limits& defaults) {
+  Settings out;
   out.defaults = defaults;
   out.pool.statement_timeout = defaults.timeout;
   out.search.limits = defaults;
@@ -755,7 +755,7 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
     return out;
   }
   out.present = true;
-  sectionDeclaration().parse(section, out);
+  settingsSection().parse(section, out);
   return out;
 }
 
