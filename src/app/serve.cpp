@@ -223,7 +223,7 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   for (const auto& m : a->modules) {
     for (auto& g : m->gauges()) {
       p.metrics->addGauge("mcpdb_" + std::string(m->name()) + "_" + g.name, std::move(g.help),
-                          std::move(g.sample));
+                          std::move(g.sample), std::move(g.by_source));
     }
   }
   if (p.audit) core.addObserver(p.audit);

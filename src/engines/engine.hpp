@@ -8,6 +8,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/env.hpp"
@@ -58,12 +59,14 @@ struct EngineServices {
 };
 
 // A value sampled whenever metrics are rendered, e.g. connection pool usage. `name` is relative
-// to the engine: it is exposed as mcpdb_<engine>_<name>. `sample` is cheap, thread-safe and
-// never throws.
+// to the engine: it is exposed as mcpdb_<engine>_<name>, and, when `by_source` is set, per source
+// as mcpdb_<engine>_<name>_by_source{source="..."} (engines/kit/module.hpp). The samplers are
+// cheap, thread-safe and never throw.
 struct Gauge {
   std::string name;
   std::string help;
   std::function<double()> sample;
+  std::function<std::vector<std::pair<std::string, double>>()> by_source = {};
 };
 
 class EngineModule {

@@ -67,9 +67,10 @@ void Metrics::onHttpResponse(int status) {
   ++http_responses_[status];
 }
 
-void Metrics::addGauge(std::string name, std::string help, std::function<double()> sample) {
+void Metrics::addGauge(std::string name, std::string help, std::function<double()> sample,
+                       std::function<SourceValues()> by_source) {
   std::lock_guard<std::mutex> lock(mu_);
-  gauges_[std::move(name)] = Gauge{std::move(help), std::move(sample)};
+  gauges_[std::move(name)] = Gauge{std::move(help), std::move(sample), std::move(by_source)};
 }
 
 std::string Metrics::render() const {
@@ -134,6 +135,11 @@ std::string Metrics::render() const {
   for (const auto& [name, g] : gauges_) {
     header(out, name, "gauge", g.help);
     out += name + " " + num(g.sample ? g.sample() : 0.0) + "\n";
+    if (!g.by_source) continue;
+    header(out, name + "_by_source", "gauge", "Per source: " + g.help);
+    for (const auto& [source, v] : g.by_source()) {
+      out += name + "_by_source{source=\"" + escapeLabel(source) + "\"} " + num(v) + "\n";
+    }
   }
   return out;
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "protocol/session.hpp"
 
@@ -31,7 +33,11 @@ class Metrics : public protocol::CallObserver {
   void callsFinished(std::int64_t n) { in_flight_ -= n; }
   void setSessions(std::int64_t n) { sessions_ = n; }
   // Extra gauges sampled at render time (e.g. worker pool size).
-  void addGauge(std::string name, std::string help, std::function<double()> sample);
+  using SourceValues = std::vector<std::pair<std::string, double>>;
+  // `by_source`, when set, is rendered as its own family <name>_by_source{source="..."} (its
+  // sum is the total, so the two never share a family a query would sum twice).
+  void addGauge(std::string name, std::string help, std::function<double()> sample,
+                std::function<SourceValues()> by_source = {});
 
   // The exposition text (Content-Type: text/plain; version=0.0.4).
   std::string render() const;
@@ -50,6 +56,7 @@ class Metrics : public protocol::CallObserver {
   struct Gauge {
     std::string help;
     std::function<double()> sample;
+    std::function<SourceValues()> by_source;
   };
 
   mutable std::mutex mu_;

@@ -1,5 +1,5 @@
 #pragma once
-// Golden verdict files of the statement guards (tests/unit/guard/cases, tests/unit/mysql/
+// Golden verdict files of the statement guards (tests/unit/postgres/guard/cases, tests/unit/mysql/
 // guard_cases): adding a case is adding data.
 //
 //   ## a file comment (only between cases)

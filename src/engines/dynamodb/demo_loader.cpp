@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/dynamodb/transport.hpp"
 #include "engines/dynamodb/demo_loader.hpp"
 

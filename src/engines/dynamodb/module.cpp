@@ -1,16 +1,16 @@
 #include <memory>
-#include <mutex>
 
-#include "engines/dynamodb/dynamodb.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/module.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/dynamodb/resources.hpp"
-#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/doctor.hpp"
 #include "engines/dynamodb/tools.hpp"
+#include "engines/kit/module.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {
 
-class DynamoModule final : public engines::EngineModule {
+class DynamoModule final : public engines::kit::Module<const Routes> {
  public:
   explicit DynamoModule(BackendOptions options) : options_(std::move(options)) {}
 
@@ -21,8 +21,8 @@ class DynamoModule final : public engines::EngineModule {
   }
   // Without `sources:` today's rule (AWS_REGION); with declared sources, any source usable.
   bool enabled(const Env& env) const override {
-    if (!registry_) return env.has("AWS_REGION");
-    for (const auto& s : registry_->sources) {
+    if (!settings_) return env.has("AWS_REGION");
+    for (const auto& s : settings_->sources) {
       if (sourceUsable(s, env)) return true;
     }
     return false;
@@ -44,20 +44,19 @@ class DynamoModule final : public engines::EngineModule {
   YAML::Node defaultSectionDocument() const override { return dynamodb::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
-    registry_ = std::make_shared<const Registry>(parseRegistry(section, defaults));
-    std::lock_guard lock(mu_);
-    routes_.reset();
+    settings_ = std::make_shared<const Settings>(parseSettings(section, defaults));
+    resetRuntime();
   }
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
-    if (!registry_) return {};
-    const auto routes = routesFor(services);
+    if (!settings_) return {};
+    const auto routes = runtime(services);
     if (auto st = dynamodb::registerTools(registry, routes, services.cursor_key); !st) return st;
     return dynamodb::registerResources(registry, routes);
   }
 
-  bool declaresTools() const override { return registry_ && !registry_->targets.empty(); }
+  bool declaresTools() const override { return settings_ && !settings_->targets.empty(); }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     return perSource(services, runSelfCheck);
@@ -68,72 +67,61 @@ class DynamoModule final : public engines::EngineModule {
   }
 
   std::vector<engines::Gauge> gauges() override {
-    std::weak_ptr<const Routes> weak;
-    {
-      std::lock_guard lock(mu_);
-      if (!routes_ || routes_->routes().empty()) return {};
-      weak = routes_;
-    }
-    // Summed over the sources whose transport a call created.
-    auto sampler = [weak](std::size_t Transport::ConnectionStats::*field) {
-      return [weak, field]() -> double {
-        const auto routes = weak.lock();
-        double sum = 0;
-        if (!routes) return sum;
-        for (const auto& backend : routes->backends()) {
-          if (const auto transport = backend->transportIfCreated())
-            sum += static_cast<double>(transport->connectionStats().*field);
-        }
-        return sum;
-      };
-    };
+    if (const auto routes = runtimeIfMade(); !routes || routes->routes().empty()) return {};
+    return Module::gauges();
+  }
+
+ protected:
+  // A backend per source, created (never connected) once.
+  std::shared_ptr<const Routes> makeRuntime(engines::EngineServices& services) override {
+    const Env env = services.env != nullptr ? *services.env : Env::process();
+    std::vector<std::shared_ptr<Backend>> backends;
+    for (const Source& s : settings_->sources)
+      backends.push_back(std::make_shared<Backend>(s, env, options_));
+    return std::make_shared<const Routes>(settings_, std::move(backends));
+  }
+
+  std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
     return {
         {"http_connections_in_use",
-         "DynamoDB HTTP connections carrying a request now, all sources.",
-         sampler(&Transport::ConnectionStats::in_use)},
+         "DynamoDB HTTP connections carrying a request now, all sources."},
         {"http_connections_idle",
-         "DynamoDB keep-alive HTTP connections idle in the pools, all sources.",
-         sampler(&Transport::ConnectionStats::idle)},
+         "DynamoDB keep-alive HTTP connections idle in the pools, all sources."},
+    };
+  }
+
+  // The sources whose transport a call created.
+  engines::kit::Sampler<const Routes> sampler() const override {
+    return [](const Routes& routes, std::vector<engines::kit::SourceSample>& out) {
+      for (const auto& backend : routes.backends()) {
+        if (const auto transport = backend->transportIfCreated()) {
+          const auto stats = transport->connectionStats();
+          out.push_back({backend->source().name,
+                         {static_cast<double>(stats.in_use), static_cast<double>(stats.idle)}});
+        }
+      }
     };
   }
 
  private:
   using Check = std::vector<engines::Finding> (*)(const std::vector<const Target*>&, Backend&);
 
-  // A backend per source, created (never connected) once under the lock.
-  std::shared_ptr<const Routes> routesFor(engines::EngineServices& services) {
-    std::lock_guard lock(mu_);
-    if (!routes_) {
-      const Env env = services.env != nullptr ? *services.env : Env::process();
-      std::vector<std::shared_ptr<Backend>> backends;
-      for (const Source& s : registry_->sources)
-        backends.push_back(std::make_shared<Backend>(s, env, options_));
-      routes_ = std::make_shared<const Routes>(registry_, std::move(backends));
-    }
-    return routes_;
-  }
-
   // `check` on each source's targets; with several sources each finding names its source.
   std::vector<engines::Finding> perSource(engines::EngineServices& services, Check check) {
-    if (!registry_ || registry_->targets.empty()) return {};
-    const auto routes = routesFor(services);
+    if (!settings_ || settings_->targets.empty()) return {};
+    const auto routes = runtime(services);
     std::vector<engines::Finding> out;
     for (const auto& backend : routes->backends()) {
       const auto targets = routes->targetsOf(*backend);
       if (targets.empty()) continue;
-      for (auto& f : check(targets, *backend)) {
-        if (routes->onlySource().empty())
-          f.message = "source '" + backend->source().name + "': " + f.message;
-        out.push_back(std::move(f));
-      }
+      addFindings(out, backend->source().name, routes->onlySource().empty(),
+                  check(targets, *backend));
     }
     return out;
   }
 
   BackendOptions options_;
-  std::shared_ptr<const Registry> registry_;
-  std::mutex mu_;
-  std::shared_ptr<const Routes> routes_;
+  std::shared_ptr<const Settings> settings_;
 };
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "common/json.hpp"
 #include "common/result.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 
 namespace mcpdb::dynamodb {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "common/result.hpp"
-#include "engines/dynamodb/backend.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/runtime.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::dynamodb {

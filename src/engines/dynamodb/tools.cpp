@@ -47,7 +47,7 @@ Error forTarget(const Target& t, const Error& e) {
   return makeError(e.code, "target '" + t.name + "': " + e.message);
 }
 
-Json targetEnum(const Registry& reg) {
+Json targetEnum(const Settings& reg) {
   Json names = Json::array();
   for (const auto& t : reg.targets) names.push_back(t.name);
   return names;
@@ -61,13 +61,13 @@ std::string keySummary(const Target& t) {
   return s + ")";
 }
 
-std::string targetsSummary(const Registry& reg) {
+std::string targetsSummary(const Settings& reg) {
   std::string s;
   for (const auto& t : reg.targets) s += (s.empty() ? "" : "; ") + keySummary(t);
   return s;
 }
 
-Json targetProperty(const Registry& reg) {
+Json targetProperty(const Settings& reg) {
   return {{"type", "string"},
           {"enum", targetEnum(reg)},
           {"description",
@@ -112,7 +112,7 @@ Json describeTarget(const Route& route) {
 // ---- list_dynamodb_targets -------------------------------------------------------------------
 
 Tool listTool(const std::shared_ptr<const Routes>& routes) {
-  const Registry* reg = &routes->registry();
+  const Settings* reg = &routes->settings();
   Tool t;
   t.name = kListTargetsTool;
   t.title = "List DynamoDB targets";
@@ -147,7 +147,7 @@ Tool listTool(const std::shared_ptr<const Routes>& routes) {
 // ---- get_dynamodb_item -----------------------------------------------------------------------
 
 Tool getTool(const std::shared_ptr<const Routes>& routes) {
-  const Registry* reg = &routes->registry();
+  const Settings* reg = &routes->settings();
   Tool t;
   t.name = kGetItemTool;
   t.title = "Get one DynamoDB item by key";
@@ -240,7 +240,7 @@ Tool getTool(const std::shared_ptr<const Routes>& routes) {
 
 Tool scanTool(const std::shared_ptr<const Routes>& routes,
               const std::shared_ptr<const CursorCodec>& codec) {
-  const Registry* reg = &routes->registry();
+  const Settings* reg = &routes->settings();
   std::uint32_t max_rows = 1;
   for (const auto& target : reg->targets) max_rows = std::max(max_rows, target.limits.max_rows);
   Tool t;
@@ -395,7 +395,7 @@ Tool scanTool(const std::shared_ptr<const Routes>& routes,
 // ---- count_dynamodb_items --------------------------------------------------------------------
 
 Tool countTool(const std::shared_ptr<const Routes>& routes) {
-  const Registry* reg = &routes->registry();
+  const Settings* reg = &routes->settings();
   Tool t;
   t.name = kCountTool;
   t.title = "Count items of a DynamoDB target";

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "common/result.hpp"
-#include "engines/dynamodb/backend.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/runtime.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::dynamodb {

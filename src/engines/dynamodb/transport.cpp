@@ -7,7 +7,7 @@
 
 #include "aws/credential_provider.hpp"
 #include "aws/sigv4.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {

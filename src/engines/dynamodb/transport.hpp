@@ -6,7 +6,7 @@
 // within the call's deadline; nothing else is retried.
 //
 // The transport does not know which operations exist: the serving code names only read operations
-// (requests.hpp) and the self-check's denied write (self_check.cpp); the loader, a separate
+// (requests.hpp) and the self-check's denied write (doctor.cpp); the loader, a separate
 // executable, names the writes.
 
 #include <chrono>

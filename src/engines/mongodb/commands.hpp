@@ -13,7 +13,7 @@
 
 #include "common/result.hpp"
 #include "engines/mongodb/ids.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 

@@ -17,7 +17,7 @@
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/search.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "engines/mongodb/demo_loader.hpp"
 
 namespace mcpdb::mongodb {

@@ -4,7 +4,7 @@
 
 #include "engines/demo.hpp"
 #include "engines/mongodb/commands.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 

@@ -11,7 +11,7 @@
 
 #include "common/json.hpp"
 #include "common/result.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 

@@ -2,18 +2,17 @@
 
 #include <algorithm>
 
-#include "engines/mongodb/bson_json.hpp"
-#include "engines/mongodb/commands.hpp"
-#include "engines/mongodb/privileges.hpp"
+#include "engines/kit/module.hpp"
+#include "engines/mongodb/doctor.hpp"
 #include "engines/mongodb/resources.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "engines/mongodb/tools.hpp"
 
 namespace mcpdb::mongodb {
 
 namespace {
 
-class MongoModule final : public engines::EngineModule {
+class MongoModule final : public engines::kit::Module<EngineState> {
  public:
   std::string_view name() const override { return "mongodb"; }
   std::string_view enableHint() const override {
@@ -51,13 +50,13 @@ class MongoModule final : public engines::EngineModule {
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
-    state_ = std::make_shared<EngineState>(settings_, services);
+    const auto state = runtime(services);
     // A target with vector search gets a semantic search tool, which embeds queries: the app
     // then preloads the model in the background.
     for (const auto& t : settings_.targets) {
       if (t.vector_search) services.embedder_requested = true;
     }
-    for (auto& tool : buildTools(state_)) {
+    for (auto& tool : buildTools(state)) {
       if (auto st = registry.add(std::move(tool)); !st) return st;
     }
     return registerResources(registry, settings_);
@@ -66,8 +65,8 @@ class MongoModule final : public engines::EngineModule {
   // The read-only proof of every source's user; with several sources each finding names its own.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     std::vector<engines::Finding> out;
-    for (const auto& src : stateFor(services).runtime().sources()) {
-      append(out, *src, checkSource(*src));
+    for (const auto& src : runtime(services)->runtime().sources()) {
+      addFindings(out, src->source().name, settings_.sources.size() > 1, checkSource(*src));
     }
     return out;
   }
@@ -78,122 +77,52 @@ class MongoModule final : public engines::EngineModule {
   // as count_mongodb_documents sends), on each source that reads it.
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
     std::vector<engines::Finding> out;
-    for (const auto& src : stateFor(services).runtime().sources()) {
+    for (const auto& src : runtime(services)->runtime().sources()) {
       std::vector<const Target*> targets;
       for (const auto& t : settings_.targets) {
         const bool searches = t.vector_search && t.vector_search->source == src->source().name;
         if (t.source == src->source().name || searches) targets.push_back(&t);
       }
-      if (!targets.empty()) append(out, *src, checkTargets(*src, targets));
+      if (!targets.empty()) {
+        addFindings(out, src->source().name, settings_.sources.size() > 1,
+                    checkTargets(*src, targets));
+      }
     }
     return out;
   }
 
-  std::vector<engines::Gauge> gauges() override {
-    if (!state_) return {};
-    std::weak_ptr<EngineState> weak = state_;
-    // Summed over the sources whose pool a call already made (sampling never connects).
-    auto sampler = [weak](std::size_t (Client::*field)() const) {
-      return [weak, field]() -> double {
-        const auto state = weak.lock();
-        double sum = 0;
-        if (!state) return sum;
-        for (const auto& src : state->runtime().sources()) {
-          if (Client* client = src->clientIfCreated())
-            sum += static_cast<double>((client->*field)());
-        }
-        return sum;
-      };
-    };
+ protected:
+  // The engine state, made on first use (the self-check can run before any call).
+  std::shared_ptr<EngineState> makeRuntime(engines::EngineServices& services) override {
+    return std::make_shared<EngineState>(settings_, services);
+  }
+
+  std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
     return {
-        {"pool_clients_in_use", "MongoDB pooled clients leased to a running operation.",
-         sampler(&Client::clientsInUse)},
+        {"pool_clients_in_use", "MongoDB pooled clients leased to a running operation."},
         {"pool_clients_max",
          "MongoDB client pool bound (maxPoolSize), all sources; 0 until the first call opens a "
-         "pool.",
-         sampler(&Client::clientsMax)},
+         "pool."},
+    };
+  }
+
+  // The sources whose pool a call already made (sampling never connects).
+  engines::kit::Sampler<EngineState> sampler() const override {
+    return [](const EngineState& state, std::vector<engines::kit::SourceSample>& out) {
+      for (const auto& src : state.runtime().sources()) {
+        if (Client* client = src->clientIfCreated()) {
+          out.push_back({src->source().name,
+                         {static_cast<double>(client->clientsInUse()),
+                          static_cast<double>(client->clientsMax())}});
+        }
+      }
     };
   }
 
  private:
-  using Sev = engines::Finding::Severity;
-
-  // The engine state, made on first use (the self-check can run before any call).
-  EngineState& stateFor(engines::EngineServices& services) {
-    if (!state_) state_ = std::make_shared<EngineState>(settings_, services);
-    return *state_;
-  }
-
-  // Adds the findings of `src`, each naming it when there are several sources.
-  void append(std::vector<engines::Finding>& out, const SourceClient& src,
-              std::vector<engines::Finding> findings) const {
-    for (auto& f : findings) {
-      if (settings_.sources.size() > 1) {
-        f.message = "source '" + src.source().name + "': " + f.message;
-      }
-      out.push_back(std::move(f));
-    }
-  }
-
-  static std::vector<engines::Finding> checkSource(SourceClient& src) {
-    auto client = src.client();
-    if (!client) {
-      return {{Sev::Inconclusive, "mongodb.connect",
-               "could not connect, so nothing was proved: " + operatorText(client.error())}};
-    }
-    BsonPtr cmd = connectionStatusCommand();
-    auto reply = (*client)->readCommand(*cmd);
-    if (!reply) {
-      return {{Sev::Inconclusive, "mongodb.connection_status",
-               "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
-                   operatorText(reply.error())}};
-    }
-    return assessConnectionStatus(bsonToJson(**reply), (*client)->database(), src.source().uri_env);
-  }
-
-  static std::vector<engines::Finding> checkTargets(SourceClient& src,
-                                                    const std::vector<const Target*>& targets) {
-    auto client = src.client();
-    if (!client) {
-      return {{Sev::Inconclusive, "mongodb.targets",
-               "could not check the targets: " + operatorText(client.error())}};
-    }
-    std::vector<engines::Finding> out;
-    for (const Target* t : targets) out.push_back(checkTarget(**client, *t));
-    return out;
-  }
-
-  static engines::Finding checkTarget(Client& client, const Target& t) {
-    const std::string db = client.database();
-    const std::string check = "mongodb.target." + t.name;
-    const std::string label = "target " + t.name + " (collection " + t.collection + ")";
-    auto listed = client.readCommand(*listCollectionCommand(t.collection));
-    ReadOptions ro;
-    auto counted = client.countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
-    const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
-    if (failed != nullptr) {
-      const bool denied = failed->code == Code::PermissionDenied;
-      return {denied ? Sev::Unusable : Sev::Inconclusive, check,
-              label + ": " + operatorText(*failed),
-              denied ? "db.getSiblingDB('" + db +
-                           "').grantRolesToUser('<user>', [{role: 'read', db: '" + db + "'}])"
-                     : ""};
-    }
-    const Json reply = bsonToJson(**listed);
-    const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
-                           ? reply["cursor"].value("firstBatch", Json::array())
-                           : Json::array();
-    if (!batch.is_array() || batch.empty()) {
-      return {Sev::Unusable, check, label + ": no such collection in database '" + db + "'",
-              "create it, or correct mongodb.targets." + t.name + ".collection"};
-    }
-    return {Sev::Ok, check, label + ": exists and can be read"};
-  }
-
   // Before configure(): the default source (enabled() reads the sources).
   config::Diagnostics diag_{"<unconfigured>"};  // before settings_: read by its initializer
   Settings settings_ = parseSettings(config::Node(YAML::Node(), "mongodb", diag_), Limits{});
-  std::shared_ptr<EngineState> state_;
 };
 }  // namespace
 

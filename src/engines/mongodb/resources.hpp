@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "common/result.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::mongodb {

@@ -1,5 +1,7 @@
 #include "engines/mongodb/runtime.hpp"
 
+#include "engines/kit/module.hpp"
+
 namespace mcpdb::mongodb {
 
 Result<Client*> SourceClient::client() {
@@ -28,19 +30,17 @@ SourceClient* Runtime::find(std::string_view name) {
 }
 
 Result<std::unique_ptr<Client>> Runtime::open(const Source& source) const {
-  const std::string label = "mongodb source '" + source.name + "': ";
+  const auto failed = [&source](Code code, const std::string& what) {
+    return engines::kit::sourceError(code, "mongodb", source.name, what);
+  };
   const auto uri = env_.get(source.uri_env);
-  if (!uri) {
-    return makeError(Code::FailedPrecondition, label + source.uri_env + " is not set");
-  }
+  if (!uri) return failed(Code::FailedPrecondition, source.uri_env + " is not set");
   std::string database = source.database;
   if (database.empty()) {
     const auto db = env_.get(source.database_env);
-    if (!db) {
-      return makeError(Code::FailedPrecondition, label + source.database_env + " is not set");
-    }
+    if (!db) return failed(Code::FailedPrecondition, source.database_env + " is not set");
     if (auto p = databaseNameProblem(*db); !p.empty()) {
-      return makeError(Code::FailedPrecondition, label + source.database_env + " " + p);
+      return failed(Code::FailedPrecondition, source.database_env + " " + p);
     }
     database = *db;
   }
@@ -48,7 +48,7 @@ Result<std::unique_ptr<Client>> Runtime::open(const Source& source) const {
                           "mongodb source '" + source.name + "' (" + source.uri_env + ")");
   if (!c) {
     // Client::create's messages name no variable and never quote the URI.
-    return makeError(c.error().code, label + source.uri_env + " " + c.error().message);
+    return failed(c.error().code, source.uri_env + " " + c.error().message);
   }
   return std::move(*c);
 }

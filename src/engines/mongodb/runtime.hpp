@@ -15,7 +15,7 @@
 #include "common/env.hpp"
 #include "common/result.hpp"
 #include "engines/mongodb/client.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 

@@ -17,7 +17,7 @@
 #include "common/result.hpp"
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/commands.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 

@@ -11,7 +11,7 @@
 #include "engines/engine.hpp"
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/runtime.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mongodb {
@@ -31,6 +31,7 @@ class EngineState {
   const Settings& settings() const { return settings_; }
   const CursorCodec& cursors() const { return codec_; }
   Runtime& runtime() { return runtime_; }
+  const Runtime& runtime() const { return runtime_; }
   // The client slot of `target` (one of settings().targets), resolved when the state was made;
   // nullptr only for a target of another Settings.
   SourceClient* sourceOf(const Target& target) const;

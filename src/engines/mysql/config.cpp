@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "config/sources.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/mysql/guard.hpp"
 
 namespace mcpdb::mysql {
@@ -16,14 +17,6 @@ bool readLimits(Limits& limits, const Node& node) {
   const std::size_t before = node.diag().errors().size();
   limits = config::parseLimits(node, limits, &limits);
   return node.diag().errors().size() == before;
-}
-
-std::string toolNameProblem(std::string_view name) {
-  const bool ok =
-      !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
-      });
-  return ok ? "" : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ - .)";
 }
 
 std::string functionNameProblem(std::string_view name) {
@@ -189,7 +182,8 @@ const config::Section<Settings>& settingsSection() {
                 return ok;
               })
           .named("tools", &Settings::tools, &QueryTool::name, toolSection(), "the tools, by name",
-                 config::kOptional, toolNameProblem, "must map a tool name to its statement",
+                 config::kOptional, engines::kit::toolNameProblem,
+                 "must map a tool name to its statement",
                  [](QueryTool& t, const Settings& st) { t.limits = st.limits; })
           .check([](Settings& st, const Node& node) {
             if (st.sources.empty()) {

@@ -1,58 +1,17 @@
 #include "engines/mysql/module.hpp"
 
 #include <memory>
-#include <mutex>
 
+#include "engines/kit/module.hpp"
 #include "engines/mysql/config.hpp"
 #include "engines/mysql/resources.hpp"
 #include "engines/mysql/runtime.hpp"
-#include "protocol/schema.hpp"
+#include "engines/mysql/tools.hpp"
 
 namespace mcpdb::mysql {
 namespace {
 
-Json queryOutputSchema() {
-  return {{"type", "object"},
-          {"properties",
-           {{"columns",
-             {{"type", "array"},
-              {"description", "Result columns in order, with their types."},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"name", {{"type", "string"}}}, {"type", {{"type", "string"}}}}},
-                {"required", {"name", "type"}}}}}},
-            {"rows",
-             {{"type", "array"},
-              {"description",
-               "One object per row, keyed by column name. DECIMAL values are strings (lossless); "
-               "dates and times are ISO 8601; binary values are base64; JSON columns are text."},
-              {"items", {{"type", "object"}}}}},
-            {"row_count", {{"type", "integer"}, {"description", "Number of rows returned."}}},
-            {"truncated",
-             {{"type", "boolean"},
-              {"description", "True when a row or byte cap cut the result; see note."}}},
-            {"note",
-             {{"type", "string"}, {"description", "Present when truncated: which cap applied."}}},
-            // As PostgreSQL's: the values the byte cap left in the database (source_cap.hpp).
-            {"cut",
-             {{"type", "array"},
-              {"description",
-               "Present when values longer than the byte cap were left in the database: each is "
-               "null in its row (rows[row][column]); truncated is true."},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"row", {{"type", "integer"}}}, {"column", {{"type", "string"}}}}},
-                {"required", {"row", "column"}}}}}}}},
-          {"required", {"columns", "rows", "row_count", "truncated"}}};
-}
-
-std::string describeLimits(const Limits& l) {
-  return " At most " + std::to_string(l.max_rows) + " rows and " +
-         std::to_string(l.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
-         std::to_string(l.timeout.count()) + " ms timeout.";
-}
-
-class MysqlModule final : public engines::EngineModule {
+class MysqlModule final : public engines::kit::Module<Runtime> {
  public:
   std::string_view name() const override { return "mysql"; }
 
@@ -90,80 +49,55 @@ class MysqlModule final : public engines::EngineModule {
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
     auto rt = runtime(services);
-    for (const auto& t : settings_.tools) {
-      auto tool = std::make_shared<const QueryTool>(t);
-      protocol::Tool out;
-      out.name = t.name;
-      out.title = t.title;
-      out.description = t.description + describeLimits(t.limits);
-      out.engine = "mysql";
-      if (const Source* s = settings_.sourceOf(t)) out.source = s->name;  // its bulkhead
-      out.input_schema = sql::paramsInputSchema(t.parameters);
-      out.output_schema = queryOutputSchema();
-      out.limits = t.limits;
-      out.fence = t.fence;
-      out.handler = [rt, tool](const Json& args, protocol::CallContext& ctx) {
-        return rt->callQuery(*tool, args, ctx);
-      };
-      if (auto st = protocol::validateSchemaSubset(out.input_schema, t.name + ".inputSchema"); !st)
-        return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
-    }
+    if (auto st = mysql::registerTools(registry, settings_, rt); !st) return st;
     // A schema resource per tool; reading one describes its statement (never at registration).
     return registerResources(registry, rt);
   }
 
   bool declaresTools() const override { return !settings_.tools.empty(); }
 
+  // Each source's account, checked on its own connection.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    return runtime(services)->checkPrivileges({});
+    const auto rt = runtime(services);
+    const auto pools = rt->pools();
+    std::vector<engines::Finding> out;
+    for (SourcePool* p : pools) {
+      addFindings(out, p->source().name, pools.size() > 1, rt->checkPrivileges(*p, {}));
+    }
+    return out;
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
     return runtime(services)->checkTools({});
   }
 
-  std::vector<engines::Gauge> gauges() override {
-    std::weak_ptr<Runtime> weak;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!runtime_) return {};
-      weak = runtime_;
-    }
-    auto sampler = [weak](std::size_t PoolStats::*field) {
-      return [weak, field]() -> double {
-        const auto rt = weak.lock();
-        double sum = 0;
-        if (rt) {
-          for (const auto& s : rt->stats()) sum += static_cast<double>(s.*field);
-        }
-        return sum;
-      };
-    };
+ protected:
+  std::shared_ptr<Runtime> makeRuntime(engines::EngineServices& services) override {
+    return std::make_shared<Runtime>(settings_,
+                                     services.env != nullptr ? *services.env : Env::process());
+  }
+
+  std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
     return {
-        {"pool_connections_open", "MySQL connections open (idle or leased), all sources.",
-         sampler(&PoolStats::open)},
-        {"pool_connections_in_use", "MySQL connections leased to a running call.",
-         sampler(&PoolStats::in_use)},
-        {"pool_connections_max", "MySQL pool size (mysql.pool.size per source).",
-         sampler(&PoolStats::max)},
+        {"pool_connections_open", "MySQL connections open (idle or leased), all sources."},
+        {"pool_connections_in_use", "MySQL connections leased to a running call."},
+        {"pool_connections_max", "MySQL pool size (mysql.pool.size per source)."},
+    };
+  }
+
+  engines::kit::Sampler<Runtime> sampler() const override {
+    return [](const Runtime& rt, std::vector<engines::kit::SourceSample>& out) {
+      for (const auto& [name, s] : rt.stats()) {
+        out.push_back({name,
+                       {static_cast<double>(s.open), static_cast<double>(s.in_use),
+                        static_cast<double>(s.max)}});
+      }
     };
   }
 
  private:
-  std::shared_ptr<Runtime> runtime(engines::EngineServices& services) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!runtime_) {
-      runtime_ = std::make_shared<Runtime>(
-          settings_, services.env != nullptr ? *services.env : Env::process());
-    }
-    return runtime_;
-  }
-
   config::Diagnostics diag_{"<unconfigured>"};  // before settings_: it is read by its initializer
   Settings settings_ = parseSettings(config::Node(YAML::Node(), "mysql", diag_), Limits{});
-  std::mutex mu_;
-  std::shared_ptr<Runtime> runtime_;
 };
 
 }  // namespace

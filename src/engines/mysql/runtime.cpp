@@ -12,6 +12,7 @@
 #include "engines/mysql/iam.hpp"
 #include "engines/mysql/catalog.hpp"
 #include "engines/mysql/routines.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/sql/result_keys.hpp"
 
 namespace mcpdb::mysql {
@@ -95,19 +96,18 @@ SourcePool::Lease::~Lease() {
 Result<std::unique_ptr<Connection>> SourcePool::openOne() {
   const auto text = env_.get(source_.dsn_env);
   if (!text || text->empty()) {
-    return makeError(Code::Unavailable,
-                     "mysql source '" + source_.name + "': " + source_.dsn_env + " is not set");
+    return engines::kit::sourceError(Code::Unavailable, "mysql", source_.name,
+                                     source_.dsn_env + " is not set");
   }
   auto dsn = parseDsn(*text);
   if (!dsn) {
-    return makeError(Code::Unavailable, "mysql source '" + source_.name + "': " + source_.dsn_env +
-                                            ": " + dsn.error().message);
+    return engines::kit::sourceError(Code::Unavailable, "mysql", source_.name,
+                                     source_.dsn_env + ": " + dsn.error().message);
   }
   if (source_.iam_auth && !dsn->iam) {
     if (auto s = enableIam(*dsn); !s) {
-      return makeError(Code::Unavailable, "mysql source '" + source_.name +
-                                              "': " + source_.dsn_env +
-                                              " with iam_auth: " + s.error().message);
+      return engines::kit::sourceError(Code::Unavailable, "mysql", source_.name,
+                                       source_.dsn_env + " with iam_auth: " + s.error().message);
     }
   }
   // Called for this connection and for each cancelling side connection: a fresh token each time.
@@ -232,9 +232,9 @@ SourcePool* Runtime::pool(const std::string& source) {
   return it == pools_.end() ? nullptr : it->second.get();
 }
 
-std::vector<PoolStats> Runtime::stats() const {
-  std::vector<PoolStats> out;
-  for (const auto& [name, p] : pools_) out.push_back(p->stats());
+std::vector<std::pair<std::string, PoolStats>> Runtime::stats() const {
+  std::vector<std::pair<std::string, PoolStats>> out;
+  for (const auto& [name, p] : pools_) out.emplace_back(name, p->stats());
   return out;
 }
 
@@ -462,35 +462,36 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
   return fresh.status;
 }
 
-std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& stop) {
-  std::vector<engines::Finding> out;
-  for (const auto& [name, p] : pools_) {
-    auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
-    if (!lease) {
-      out.push_back({engines::Finding::Severity::Inconclusive, "mysql.connect",
-                     "mysql source '" + name + "': " + operatorText(lease.error()) +
-                         ": nothing was proved about its account"});
-      continue;
-    }
-    RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), *p));
-    PrivilegeCheckOptions options;
-    options.routine_is_read_only = routineCheckHook(checker);
-    auto findings = mcpdb::mysql::checkPrivileges(lease->conn(), options);
-    auto definers = definerFindings(lease->conn(), checker);
-    if (std::any_of(definers.begin(), definers.end(), [](const GrantFinding& g) {
-          return g.severity != GrantFinding::Severity::Warning;
-        })) {
-      // A definer-rights object that may write is a write path of this account too.
-      std::erase_if(findings,
-                    [](const GrantFinding& g) { return g.severity == GrantFinding::Severity::Ok; });
-    }
-    findings.insert(findings.end(), definers.begin(), definers.end());
-    for (const auto& g : findings) {
-      engines::Finding f = toFinding(g);
-      if (pools_.size() > 1) f.message = "source '" + name + "': " + f.message;
-      out.push_back(std::move(f));
-    }
+std::vector<engines::Finding> Runtime::checkPrivileges(SourcePool& pool,
+                                                       const std::stop_token& stop) {
+  auto lease = pool.acquire(Clock::now() + std::chrono::seconds(30), stop);
+  if (!lease) {
+    // The error names the source when the source is the problem (sourceError); the module names
+    // it besides when there are several.
+    return {{engines::Finding::Severity::Inconclusive, "mysql.connect",
+             operatorText(lease.error()) + ": nothing was proved about its account"}};
   }
+  RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), pool));
+  PrivilegeCheckOptions options;
+  options.routine_is_read_only = routineCheckHook(checker);
+  auto findings = mcpdb::mysql::checkPrivileges(lease->conn(), options);
+  auto definers = definerFindings(lease->conn(), checker);
+  if (std::any_of(definers.begin(), definers.end(), [](const GrantFinding& g) {
+        return g.severity != GrantFinding::Severity::Warning;
+      })) {
+    // A definer-rights object that may write is a write path of this account too.
+    std::erase_if(findings,
+                  [](const GrantFinding& g) { return g.severity == GrantFinding::Severity::Ok; });
+  }
+  findings.insert(findings.end(), definers.begin(), definers.end());
+  std::vector<engines::Finding> out;
+  for (const auto& g : findings) out.push_back(toFinding(g));
+  return out;
+}
+
+std::vector<SourcePool*> Runtime::pools() {
+  std::vector<SourcePool*> out;
+  for (auto& [name, p] : pools_) out.push_back(p.get());
   return out;
 }
 

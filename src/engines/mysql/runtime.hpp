@@ -16,6 +16,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/env.hpp"
@@ -120,13 +121,16 @@ class Runtime {
   // change, is judged again on this call. At most kVetInterval old in any case (a backstop for
   // what no counter shows).
   Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
-  // doctor: the principal of every source (SHOW GRANTS, roles), and every tool's vetting.
-  std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
+  // doctor: the principal of `pool`'s source (SHOW GRANTS, roles); every tool's vetting.
+  std::vector<engines::Finding> checkPrivileges(SourcePool& pool, const std::stop_token& stop);
   std::vector<engines::Finding> checkTools(const std::stop_token& stop);
 
   const Settings& settings() const { return settings_; }
-  std::vector<PoolStats> stats() const;
+  // Each source's pool usage, by source name.
+  std::vector<std::pair<std::string, PoolStats>> stats() const;
   SourcePool* pool(const std::string& source);
+  // Every source's pool, by source name.
+  std::vector<SourcePool*> pools();
 
   static constexpr std::chrono::seconds kVetInterval{60};
   // How long a source's counters, once read, stand for the server's: a definition changed is

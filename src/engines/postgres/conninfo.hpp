@@ -11,7 +11,7 @@
 
 #include "common/env.hpp"
 #include "common/result.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 namespace mcpdb::postgres {
 

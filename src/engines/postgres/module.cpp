@@ -1,21 +1,22 @@
 #include "engines/postgres/module.hpp"
 
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
-#include "engines/postgres/pg_config.hpp"
+#include "engines/kit/module.hpp"
+#include "engines/postgres/config.hpp"
 #include "engines/postgres/resources.hpp"
 #include "engines/postgres/runtime.hpp"
-#include "engines/postgres/schema_gen.hpp"
-#include "protocol/schema.hpp"
+#include "engines/postgres/tools.hpp"
 
 namespace mcpdb::postgres {
 namespace {
 
-class PostgresModule final : public engines::EngineModule {
+// A runtime per source (they share nothing: each has its own pool and proofs).
+using Runtimes = engines::kit::PerSource<Runtime>;
+
+class PostgresModule final : public engines::kit::Module<Runtimes> {
  public:
   std::string_view name() const override { return "postgres"; }
 
@@ -49,7 +50,7 @@ class PostgresModule final : public engines::EngineModule {
   YAML::Node defaultSectionDocument() const override { return postgres::defaultSectionDocument(); }
 
   void configure(const config::Node& section, const Limits& defaults) override {
-    section_ = parseSection(section, defaults);
+    section_ = parseSettings(section, defaults);
   }
 
   Status registerTools(protocol::ToolRegistry& registry,
@@ -58,55 +59,21 @@ class PostgresModule final : public engines::EngineModule {
       // The tool's runtime and source name are resolved here, once: a call only uses them.
       const Source* source = section_.sourceOf(t.source);
       if (source == nullptr) return makeError(Code::Internal, "tool " + t.name + ": no source");
-      auto rt = runtime(*source, services);
-      auto tool = std::make_shared<const QueryTool>(t);
-      protocol::Tool out;
-      out.name = t.name;
-      out.title = t.title;
-      out.description = t.description + describeLimits(t.limits);
-      out.engine = "postgres";
-      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
-      out.input_schema = inputSchema(t);
-      out.output_schema = queryOutputSchema();
-      out.limits = t.limits;
-      out.fence = t.fence;
-      out.handler = [rt, tool, name = source->name](const Json& args, protocol::CallContext& ctx) {
-        ctx.audit.source = name;
-        return rt->callQuery(*tool, args, ctx);
-      };
-      // Its only sleeps are the executor's poll(), which watches the reader's descriptors, and the
-      // pool's waits, which release the reading role first.
-      out.watches_input = true;
-      if (auto st = checkSchemas(out); !st) return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
+      auto tool = queryTool(t, source->name, runtime(*source, services));
+      if (!tool) return tool.error();
+      if (auto st = registry.add(std::move(*tool)); !st) return st;
     }
     const SemanticSearch& s = section_.search;
     if (s.enabled) {
       const Source* source = section_.sourceOf(s.source);
       if (source == nullptr) return makeError(Code::Internal, "tool " + s.tool + ": no source");
-      auto rt = runtime(*source, services);
-      protocol::Tool out;
-      out.name = s.tool;
-      out.title = s.title;
-      out.description = s.description + " k is 1.." + std::to_string(s.k_max) + " (default " +
-                        std::to_string(s.k_default) + ")." + describeLimits(s.limits);
-      out.engine = "postgres";
-      out.source = source->name;  // its bulkhead (protocol/bulkhead.hpp)
-      out.input_schema = searchInputSchema(s);
-      out.output_schema = searchOutputSchema(s);
-      out.limits = s.limits;
-      EmbedderFn embedder = services.embedder;
       services.embedder_requested = true;  // the app preloads the model in the background
-      out.handler = [rt, embedder, name = source->name](const Json& args,
-                                                        protocol::CallContext& ctx) {
-        ctx.audit.source = name;
-        return rt->callSearch(args, ctx, embedder);
-      };
-      if (auto st = checkSchemas(out); !st) return st;
-      if (auto st = registry.add(std::move(out)); !st) return st;
+      auto tool = searchTool(s, source->name, runtime(*source, services), services.embedder);
+      if (!tool) return tool.error();
+      if (auto st = registry.add(std::move(*tool)); !st) return st;
     }
     // A schema resource per tool; reading one describes its statement (never at registration).
-    return registerResources(registry, runtimes());
+    return registerResources(registry, runtimes(services));
   }
 
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
@@ -125,48 +92,32 @@ class PostgresModule final : public engines::EngineModule {
     return perSource(services, [](Runtime& rt) { return rt.checkTools(); });
   }
 
-  // Summed over the sources' pools (one gauge per figure, as for one source).
-  std::vector<engines::Gauge> gauges() override {
-    {
-      std::lock_guard<std::mutex> lock(runtimes_->mu);
-      if (runtimes_->by_source.empty()) return {};  // no tools registered: no pool
-    }
-    std::weak_ptr<Runtimes> weak = runtimes_;
-    auto sampler = [weak](std::size_t PoolStats::*field) {
-      return [weak, field]() -> double {
-        const auto all = weak.lock();
-        if (!all) return 0.0;
-        std::lock_guard<std::mutex> lock(all->mu);
-        double sum = 0;
-        for (const auto& [name, rt] : all->by_source) {
-          sum += static_cast<double>(rt->pool().stats().*field);
-        }
-        return sum;
-      };
-    };
+ protected:
+  std::shared_ptr<Runtimes> makeRuntime(engines::EngineServices&) override {
+    return std::make_shared<Runtimes>();
+  }
+
+  // Summed over the sources' pools (one gauge per figure, as for one source), and per source.
+  std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
     return {
-        {"pool_connections_open", "PostgreSQL connections open (idle or leased), all sources.",
-         sampler(&PoolStats::open)},
-        {"pool_connections_in_use", "PostgreSQL connections leased to a running call.",
-         sampler(&PoolStats::in_use)},
-        {"pool_connections_max", "PostgreSQL pool size (postgres.pool.size per source).",
-         sampler(&PoolStats::max)},
+        {"pool_connections_open", "PostgreSQL connections open (idle or leased), all sources."},
+        {"pool_connections_in_use", "PostgreSQL connections leased to a running call."},
+        {"pool_connections_max", "PostgreSQL pool size (postgres.pool.size per source)."},
+    };
+  }
+
+  engines::kit::Sampler<Runtimes> sampler() const override {
+    return [](const Runtimes& all, std::vector<engines::kit::SourceSample>& out) {
+      for (const auto& [name, rt] : all.made()) {
+        const PoolStats s = rt->pool().stats();
+        out.push_back({name,
+                       {static_cast<double>(s.open), static_cast<double>(s.in_use),
+                        static_cast<double>(s.max)}});
+      }
     };
   }
 
  private:
-  static std::string describeLimits(const Limits& l) {
-    return " At most " + std::to_string(l.max_rows) + " rows and " +
-           std::to_string(l.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
-           std::to_string(l.timeout.count()) + " ms timeout.";
-  }
-
-  static Status checkSchemas(const protocol::Tool& t) {
-    if (auto st = protocol::validateSchemaSubset(t.input_schema, t.name + ".inputSchema"); !st)
-      return st;
-    return protocol::validateSchemaSubset(t.output_schema, t.name + ".outputSchema");
-  }
-
   static bool implicitEnabled(const Env& env) {
     if (env.has(std::string(kDefaultDsnEnv))) return true;
     const auto iam = env.get("MCPDB_PG_IAM_AUTH");
@@ -175,31 +126,28 @@ class PostgresModule final : public engines::EngineModule {
            (env.has("AWS_REGION") || env.has("AWS_DEFAULT_REGION"));
   }
 
-  // The runtime of `source`, made on first use (under the module's one lock); it connects only
-  // when a call or a check needs it.
+  // The runtime of `source`, made on first use; it connects only when a call or a check needs it.
   std::shared_ptr<Runtime> runtime(const Source& source, engines::EngineServices& services) {
-    std::lock_guard<std::mutex> lock(runtimes_->mu);
-    auto& rt = runtimes_->by_source[source.name];
-    if (!rt) {
-      rt = std::make_shared<Runtime>(sectionFor(section_, source),
-                                     services.env != nullptr ? *services.env : Env::process());
-    }
-    return rt;
+    return runtime(services)->get(source.name, [&] {
+      return std::make_shared<Runtime>(settingsFor(section_, source),
+                                       services.env != nullptr ? *services.env : Env::process());
+    });
   }
+  using engines::kit::Module<Runtimes>::runtime;
 
   // The runtimes made so far, in the order of the sources.
-  std::vector<std::shared_ptr<Runtime>> runtimes() {
-    std::lock_guard<std::mutex> lock(runtimes_->mu);
+  std::vector<std::shared_ptr<Runtime>> runtimes(engines::EngineServices& services) {
+    const auto made = runtime(services)->made();
     std::vector<std::shared_ptr<Runtime>> out;
     for (const Source& s : section_.sources) {
-      if (auto it = runtimes_->by_source.find(s.name); it != runtimes_->by_source.end())
-        out.push_back(it->second);
+      for (const auto& [name, rt] : made) {
+        if (name == s.name) out.push_back(rt);
+      }
     }
     return out;
   }
 
-  // `check` on every source's runtime; with several sources each message starts with
-  // "source <name>: ".
+  // `check` on every source's runtime; with several sources each finding names its source.
   std::vector<engines::Finding> perSource(
       engines::EngineServices& services,
       const std::function<std::vector<engines::Finding>(Runtime&)>& check) {
@@ -207,22 +155,12 @@ class PostgresModule final : public engines::EngineModule {
     const std::vector<Source> sources =
         section_.sources.empty() ? std::vector<Source>{implicitSource()} : section_.sources;
     for (const Source& s : sources) {
-      for (auto& f : check(*runtime(s, services))) {
-        if (sources.size() > 1) f.message = "source " + s.name + ": " + f.message;
-        out.push_back(std::move(f));
-      }
+      addFindings(out, s.name, sources.size() > 1, check(*runtime(s, services)));
     }
     return out;
   }
 
-  struct Runtimes {
-    std::mutex mu;
-    std::map<std::string, std::shared_ptr<Runtime>> by_source;
-  };
-
-  Section section_;
-  // Shared with the gauges' samplers, which may outlive a call to gauges().
-  std::shared_ptr<Runtimes> runtimes_ = std::make_shared<Runtimes>();
+  Settings section_;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "common/json.hpp"
 #include "common/result.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 namespace mcpdb::postgres {
 

@@ -21,7 +21,7 @@
 #include "common/handle.hpp"
 #include "common/result.hpp"
 #include "engines/postgres/conninfo.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 #include "engines/postgres/type_map.hpp"
 
 namespace mcpdb::postgres {

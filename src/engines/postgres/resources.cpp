@@ -200,7 +200,7 @@ Status registerResources(protocol::ToolRegistry& registry,
                          const std::vector<std::shared_ptr<Runtime>>& runtimes) {
   bool any = false;
   for (const auto& rt : runtimes) {
-    const Section& section = rt->section();
+    const Settings& section = rt->section();
     for (const QueryTool& t : section.tools) {
       if (auto st = addResource(registry, rt, describeQueryTool(t), t.title); !st) return st;
     }

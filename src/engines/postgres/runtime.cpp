@@ -6,6 +6,7 @@
 
 #include "common/input_watch.hpp"
 #include "embed/embedder.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/postgres/analysis.hpp"
 #include "engines/postgres/guard/guard.hpp"
 #include "engines/sql/result_keys.hpp"
@@ -40,7 +41,7 @@ ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool 
   return ProofAge::Fresh;
 }
 
-Runtime::Runtime(Section section, Env env, TokenSource token)
+Runtime::Runtime(Settings section, Env env, TokenSource token)
     : section_(std::move(section)),
       env_(std::move(env)),
       source_(section_.sources.empty() ? implicitSource() : section_.sources.front()) {
@@ -56,8 +57,9 @@ Result<Pool::Lease> Runtime::leaseConnection(Clock::time_point deadline,
                                              const std::stop_token& stop) {
   auto leased = pool_->acquire(deadline, stop);
   if (leased || source_.implicit) return leased;
-  Error e = leased.error();
-  e.message = "PostgreSQL source '" + source_.name + "': " + e.message;
+  Error e = engines::kit::sourceError(leased.error().code, "PostgreSQL", source_.name,
+                                      leased.error().message);
+  e.detail = leased.error().detail;
   return e;
 }
 

@@ -22,7 +22,7 @@
 #include "engines/engine.hpp"
 #include "engines/postgres/conninfo.hpp"
 #include "engines/postgres/executor.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 #include "engines/postgres/pool.hpp"
 #include "protocol/tool.hpp"
 
@@ -51,10 +51,10 @@ ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool 
 class Runtime {
  public:
   // Serves one source: `section.sources.front()` (the implicit default when there is none) with
-  // the tools of `section` (sectionFor). Its pool, proof and self-check are its own, so a source
+  // the tools of `section` (settingsFor). Its pool, proof and self-check are its own, so a source
   // that cannot connect fails only its own calls, with errors that name it.
   // `token` is used only in RDS IAM mode; empty means the real AWS credential chain.
-  Runtime(Section section, Env env, TokenSource token = {});
+  Runtime(Settings section, Env env, TokenSource token = {});
 
   // The one execution path of every call: the guardrail verdict on `sql` (again, right before
   // running it), a pooled connection, executeReadOnly. When a pooled connection turns out dead
@@ -86,7 +86,7 @@ class Runtime {
                                                const std::stop_token& stop,
                                                Clock::time_point deadline);
 
-  // The privilege self-check of the configured role (see self_check.cpp).
+  // The privilege self-check of the configured role (see doctor.cpp).
   // `stop` ends it early (the server stopping): what it could not check is inconclusive.
   std::vector<engines::Finding> selfCheck(const std::stop_token& stop = {});
   // doctor: every configured statement can be planned and its relations read as the configured
@@ -124,7 +124,7 @@ class Runtime {
   std::vector<std::string> configuredStatements() const;
 
   Pool& pool() { return *pool_; }
-  const Section& section() const { return section_; }
+  const Settings& section() const { return section_; }
   const Source& source() const { return source_; }
 
  private:
@@ -166,7 +166,7 @@ class Runtime {
   // What requireProof's default deadline stands for: an hour from now (no call waits longer).
   static Clock::time_point noDeadline() { return Clock::now() + std::chrono::hours(1); }
 
-  Section section_;
+  Settings section_;
   Env env_;
   Source source_;  // after section_: initialised from it
   std::unique_ptr<Pool> pool_;

@@ -3,7 +3,7 @@
 // subset that protocol::validateSchemaSubset accepts, so argument validation is never partial.
 
 #include "common/json.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 namespace mcpdb::postgres {
 

@@ -16,8 +16,8 @@
 #include <set>
 
 #include "config/config.hpp"
-#include "engines/dynamodb/dynamodb.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/module.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/dynamodb/resources.hpp"
 #include "engines/dynamodb/transport.hpp"
 #include "engines/dynamodb/demo_loader.hpp"

@@ -6,7 +6,7 @@
 
 #include "config/config.hpp"
 #include "engines/postgres/module.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 namespace mcpdb::postgres::itest {
 namespace {
@@ -211,10 +211,10 @@ std::shared_ptr<Runtime> makeRuntime(const std::string& yaml, const Env& env) {
   ensureTestSchema();
   config::Diagnostics diag("itest.yaml");
   config::Config cfg = config::parseConfig(yaml, "itest.yaml", {"postgres"}, diag);
-  Section section;
+  Settings section;
   if (diag.ok()) {
     config::Node root(cfg.root, "", diag);
-    section = parseSection(root.child("postgres"), cfg.limits);
+    section = parseSettings(root.child("postgres"), cfg.limits);
   }
   for (const auto& e : diag.errors()) ADD_FAILURE() << e;
   auto rt = std::make_shared<Runtime>(section, env);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 #include "integration/postgres/fixture.hpp"
 
 namespace mcpdb::postgres::itest {
@@ -46,10 +46,10 @@ postgres:
 std::shared_ptr<Runtime> runtimeWithInterval(std::chrono::seconds interval) {
   config::Diagnostics diag("itest.yaml");
   config::Config cfg = config::parseConfig(yaml(), "itest.yaml", {"postgres"}, diag);
-  Section section;
+  Settings section;
   if (diag.ok()) {
     config::Node root(cfg.root, "", diag);
-    section = parseSection(root.child("postgres"), cfg.limits);
+    section = parseSettings(root.child("postgres"), cfg.limits);
   }
   for (const auto& e : diag.errors()) ADD_FAILURE() << e;
   section.proof.interval = interval;

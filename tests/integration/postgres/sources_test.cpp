@@ -154,9 +154,9 @@ TEST(PostgresSources, DoctorChecksEverySourceAndNamesIt) {
   const auto findings = e.module->selfCheck(e.services);
   std::vector<std::string> seen;
   for (const auto& f : findings) {
-    const auto colon = f.message.find(": ");
-    ASSERT_TRUE(f.message.starts_with("source ") && colon != std::string::npos) << f.message;
-    const std::string source = f.message.substr(7, colon - 7);
+    const auto end = f.message.find("': ");
+    ASSERT_TRUE(f.message.starts_with("source '") && end != std::string::npos) << f.message;
+    const std::string source = f.message.substr(8, end - 8);
     if (seen.empty() || seen.back() != source) seen.push_back(source);
     if (source == "missing" || source == "down") {
       EXPECT_TRUE(f.severity == Sev::Inconclusive) << f.check << ": " << f.message;
@@ -169,9 +169,9 @@ TEST(PostgresSources, DoctorChecksEverySourceAndNamesIt) {
 
   const auto tools = e.module->checkTools(e.services);
   ASSERT_EQ(tools.size(), 4U);
-  EXPECT_TRUE(tools[0].message.starts_with("source main: ")) << tools[0].message;
+  EXPECT_TRUE(tools[0].message.starts_with("source 'main': ")) << tools[0].message;
   EXPECT_EQ(tools[0].severity, Sev::Ok) << tools[0].message;
-  EXPECT_TRUE(tools[2].message.starts_with("source missing: ")) << tools[2].message;
+  EXPECT_TRUE(tools[2].message.starts_with("source 'missing': ")) << tools[2].message;
   EXPECT_NE(tools[2].message.find(kUnsetVar), std::string::npos) << tools[2].message;
   EXPECT_EQ(tools[2].severity, Sev::Inconclusive);
 }

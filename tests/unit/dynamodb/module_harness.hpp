@@ -9,7 +9,7 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "engines/dynamodb/dynamodb.hpp"
+#include "engines/dynamodb/module.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/tool_registry.hpp"
 

@@ -1,6 +1,6 @@
 // The serving binary contains no DynamoDB write operation name. The only exception is the
 // self-check's denied-write probe, which must appear solely inside its marker literal
-// (engines/dynamodb/self_check.hpp). The loader (a separate executable) is the only writer.
+// (engines/dynamodb/doctor.hpp). The loader (a separate executable) is the only writer.
 #include <gtest/gtest.h>
 
 #include <fstream>

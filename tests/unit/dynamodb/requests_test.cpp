@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "engines/dynamodb/requests.hpp"
-#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/doctor.hpp"
 
 namespace mcpdb::dynamodb {
 namespace {

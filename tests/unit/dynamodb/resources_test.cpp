@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "config/config.hpp"
-#include "engines/dynamodb/dynamodb.hpp"
+#include "engines/dynamodb/module.hpp"
 #include "engines/dynamodb/resources.hpp"
 #include "support/fake_http_server.hpp"
 #include "unit/dynamodb/module_harness.hpp"

@@ -10,7 +10,7 @@
 
 #include "aws/sigv4.hpp"
 #include "config/config.hpp"
-#include "engines/dynamodb/dynamodb.hpp"
+#include "engines/dynamodb/module.hpp"
 #include "engines/dynamodb/resources.hpp"
 #include "engines/dynamodb/tools.hpp"
 #include "protocol/schema.hpp"

@@ -8,8 +8,8 @@
 
 #include "common/cursor.hpp"
 #include "config/config.hpp"
-#include "engines/dynamodb/dynamodb.hpp"
-#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/module.hpp"
+#include "engines/dynamodb/doctor.hpp"
 #include "engines/dynamodb/tools.hpp"
 #include "protocol/schema.hpp"
 #include "support/fake_http_server.hpp"

@@ -5,7 +5,7 @@
 #include "common/cursor.hpp"
 #include "engines/mongodb/commands.hpp"
 #include "engines/mongodb/ids.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "unit/mongodb/tool_harness.hpp"
 
 namespace mcpdb::mongodb {

@@ -282,6 +282,27 @@ TEST(Metrics, GaugesAreSampledAtRenderTime) {
   EXPECT_EQ(series, 1u);
 }
 
+// A gauge with a per-source sampler: the total keeps its own family and the sources get theirs,
+// so a query summing a family never counts a connection twice.
+TEST(Metrics, AGaugeBySourceIsItsOwnLabelledFamily) {
+  Metrics m;
+  m.addGauge(
+      "mcpdb_mysql_pool_connections_open", "Connections open.", [] { return 3.0; },
+      [] {
+        return Metrics::SourceValues{{"main", 1.0}, {"re\"ports", 2.0}};
+      });
+  const std::string text = m.render();
+  EXPECT_NE(text.find("\nmcpdb_mysql_pool_connections_open 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE mcpdb_mysql_pool_connections_open_by_source gauge\n"
+                      "mcpdb_mysql_pool_connections_open_by_source{source=\"main\"} 1\n"
+                      "mcpdb_mysql_pool_connections_open_by_source{source=\"re\\\"ports\"} 2\n"),
+            std::string::npos)
+      << text;
+  // Without a per-source sampler, no second family.
+  m.addGauge("mcpdb_worker_busy", "Busy workers.", [] { return 1.0; });
+  EXPECT_EQ(m.render().find("mcpdb_worker_busy_by_source"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mcpdb::observe
 

@@ -123,7 +123,7 @@ void collectKeys(const YAML::Node& yaml, std::set<std::string>& keys, bool skip,
 
 TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
   const YAML::Node doc = YAML::Load(std::string(defaultSectionText()));
-  const Json schema = sectionDeclaration().jsonSchema();
+  const Json schema = settingsSection().jsonSchema();
   testsupport::expectSchemaCovers(doc["postgres"], schema, "postgres");
   const Json pool = schema["properties"]["pool"];
   EXPECT_EQ(pool["properties"]["size"]["maximum"], 256);
@@ -134,7 +134,7 @@ TEST(PostgresConfig, TheDeclarationDescribesTheBuiltInSection) {
             Json::array({"cosine", "l2", "inner_product"}));
   // The reference names every key of the built-in section, and every key the parser accepts.
   std::string text;
-  for (const auto& l : sectionDeclaration().reference()) text += l + "\n";
+  for (const auto& l : settingsSection().reference()) text += l + "\n";
   std::set<std::string> keys;
   collectKeys(doc["postgres"], keys, false, false);
   for (const char* k : {"search_path",
@@ -188,12 +188,12 @@ postgres:
   ASSERT_EQ(p.section.sources.size(), 2U);
   EXPECT_FALSE(p.section.sources[0].implicit);
   EXPECT_EQ(p.section.sources[1].dsn_env, "REPORTS_PG_DSN");
-  const Section reports = sectionFor(p.section, p.section.sources[1]);
+  const Settings reports = settingsFor(p.section, p.section.sources[1]);
   ASSERT_EQ(reports.tools.size(), 1U);
   EXPECT_EQ(reports.tools[0].name, "b");
   EXPECT_TRUE(reports.search.enabled);
   EXPECT_EQ(reports.sources.size(), 1U);
-  const Section main = sectionFor(p.section, p.section.sources[0]);
+  const Settings main = settingsFor(p.section, p.section.sources[0]);
   ASSERT_EQ(main.tools.size(), 1U);
   EXPECT_EQ(main.tools[0].name, "a");
   EXPECT_FALSE(main.search.enabled) << "the search tool reads reports only";
@@ -205,7 +205,7 @@ postgres:
   EXPECT_EQ(plain.section.sources[0].name, "default");
   EXPECT_EQ(plain.section.sources[0].dsn_env, "POSTGRES_DSN");
   EXPECT_TRUE(plain.section.sources[0].implicit);
-  EXPECT_EQ(sectionFor(plain.section, plain.section.sources[0]).tools.size(), 1U);
+  EXPECT_EQ(settingsFor(plain.section, plain.section.sources[0]).tools.size(), 1U);
 }
 
 TEST(PostgresConfig, AbsentSectionHasNoTools) {

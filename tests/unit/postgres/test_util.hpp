@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 namespace mcpdb::postgres::test {
 
@@ -18,7 +18,7 @@ inline std::string readFile(const std::filesystem::path& p) {
 }
 
 struct Parsed {
-  Section section;
+  Settings section;
   std::vector<std::string> errors;
   Limits limits;
 };
@@ -31,7 +31,7 @@ inline Parsed parse(const std::string& text, const std::string& file = "test.yam
   p.limits = cfg.limits;
   if (diag.ok()) {
     config::Node root(cfg.root, "", diag);
-    p.section = parseSection(root.child("postgres"), cfg.limits);
+    p.section = parseSettings(root.child("postgres"), cfg.limits);
   }
   p.errors = diag.errors();
   return p;

@@ -1,9 +1,12 @@
-#include "engines/mongodb/privileges.hpp"
+#include "engines/mongodb/doctor.hpp"
 
 #include <algorithm>
 #include <array>
 #include <set>
 #include <string>
+
+#include "engines/mongodb/bson_json.hpp"
+#include "engines/mongodb/commands.hpp"
 
 namespace mcpdb::mongodb {
 
@@ -171,6 +174,67 @@ std::vector<Finding> assessConnectionStatus(const Json& reply, std::string_view 
                    "the MongoDB user has no write action on database '" + std::string(database) +
                        "', any database or the cluster (roles: " + role_text + ")"});
   }
+  return out;
+}
+
+namespace {
+
+using Sev = engines::Finding::Severity;
+
+// Target `t`'s collection exists and can be read (a count of at most one document).
+engines::Finding checkTarget(Client& client, const Target& t) {
+  const std::string db = client.database();
+  const std::string check = "mongodb.target." + t.name;
+  const std::string label = "target " + t.name + " (collection " + t.collection + ")";
+  auto listed = client.readCommand(*listCollectionCommand(t.collection));
+  ReadOptions ro;
+  auto counted = client.countDocuments(t.collection, *countFilter(), *countOptions(1, ro));
+  const Error* failed = !listed ? &listed.error() : !counted ? &counted.error() : nullptr;
+  if (failed != nullptr) {
+    const bool denied = failed->code == Code::PermissionDenied;
+    return {denied ? Sev::Unusable : Sev::Inconclusive, check, label + ": " + operatorText(*failed),
+            denied ? "db.getSiblingDB('" + db +
+                         "').grantRolesToUser('<user>', [{role: 'read', db: '" + db + "'}])"
+                   : ""};
+  }
+  const Json reply = bsonToJson(**listed);
+  const Json batch = reply.contains("cursor") && reply["cursor"].is_object()
+                         ? reply["cursor"].value("firstBatch", Json::array())
+                         : Json::array();
+  if (!batch.is_array() || batch.empty()) {
+    return {Sev::Unusable, check, label + ": no such collection in database '" + db + "'",
+            "create it, or correct mongodb.targets." + t.name + ".collection"};
+  }
+  return {Sev::Ok, check, label + ": exists and can be read"};
+}
+
+}  // namespace
+
+std::vector<engines::Finding> checkSource(SourceClient& src) {
+  auto client = src.client();
+  if (!client) {
+    return {{Sev::Inconclusive, "mongodb.connect",
+             "could not connect, so nothing was proved: " + operatorText(client.error())}};
+  }
+  BsonPtr cmd = connectionStatusCommand();
+  auto reply = (*client)->readCommand(*cmd);
+  if (!reply) {
+    return {{Sev::Inconclusive, "mongodb.connection_status",
+             "could not run connectionStatus, so the MongoDB user's privileges are unverified: " +
+                 operatorText(reply.error())}};
+  }
+  return assessConnectionStatus(bsonToJson(**reply), (*client)->database(), src.source().uri_env);
+}
+
+std::vector<engines::Finding> checkTargets(SourceClient& src,
+                                           const std::vector<const Target*>& targets) {
+  auto client = src.client();
+  if (!client) {
+    return {{Sev::Inconclusive, "mongodb.targets",
+             "could not check the targets: " + operatorText(client.error())}};
+  }
+  std::vector<engines::Finding> out;
+  for (const Target* t : targets) out.push_back(checkTarget(**client, *t));
   return out;
 }
 

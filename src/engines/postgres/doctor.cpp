@@ -14,7 +14,7 @@
 
 #include "engines/postgres/runtime.hpp"
 #include "engines/postgres/guard/denylist.hpp"
-#include "engines/postgres/self_check_sql.hpp"
+#include "engines/postgres/doctor_sql.hpp"
 
 namespace mcpdb::postgres {
 namespace {

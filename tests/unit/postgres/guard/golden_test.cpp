@@ -1,4 +1,4 @@
-// Runs every golden case in tests/unit/guard/cases/*.test through checkTemplate.
+// Runs every golden case in tests/unit/postgres/guard/cases/*.test through checkTemplate.
 //
 // Case file format (adding a case is adding data):
 //   ## a file comment (only between cases)
@@ -61,7 +61,7 @@ bool matches(const std::string& expect, const Verdict& v, std::string& why) {
 }
 
 TEST(GuardGolden, EveryCaseFileMatches) {
-  testsupport::runVerdictCases(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/guard/cases",
+  testsupport::runVerdictCases(fs::path(MCPDB_SOURCE_DIR) / "tests/unit/postgres/guard/cases",
                                [](const fs::path& file, const VerdictCase& c) {
                                  (void)file;
                                  const Verdict v = checkTemplate(c.sql);

@@ -11,7 +11,7 @@
 
 #include "common/env.hpp"
 #include "common/result.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/dynamodb/transport.hpp"
 
 namespace mcpdb::dynamodb {
@@ -61,10 +61,10 @@ struct Route {
 // in one lookup; nothing is resolved per call.
 class Routes {
  public:
-  // `backends[i]` serves `registry->sources[i]`.
-  Routes(std::shared_ptr<const Registry> registry, std::vector<std::shared_ptr<Backend>> backends);
+  // `backends[i]` serves `settings->sources[i]`.
+  Routes(std::shared_ptr<const Settings> settings, std::vector<std::shared_ptr<Backend>> backends);
 
-  const Registry& registry() const { return *registry_; }
+  const Settings& settings() const { return *settings_; }
   const std::vector<std::shared_ptr<Backend>>& backends() const { return backends_; }
   // In target order.
   const std::vector<Route>& routes() const { return routes_; }
@@ -75,7 +75,7 @@ class Routes {
   std::vector<const Target*> targetsOf(const Backend& backend) const;
 
  private:
-  std::shared_ptr<const Registry> registry_;
+  std::shared_ptr<const Settings> settings_;
   std::vector<std::shared_ptr<Backend>> backends_;
   std::vector<Route> routes_;
   std::string only_source_;

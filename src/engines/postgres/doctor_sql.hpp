@@ -1,5 +1,5 @@
 #pragma once
-// The catalog queries of the privilege self-check (self_check.cpp). Fixed text, one plain SELECT
+// The catalog queries of the privilege self-check (doctor.cpp). Fixed text, one plain SELECT
 // each, run through the same guarded, read-only path as tools: privilege and statement keywords
 // appear only inside string literals, and every function they call is STABLE or IMMUTABLE.
 //

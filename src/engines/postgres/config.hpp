@@ -139,7 +139,7 @@ struct PoolSettings {
   std::vector<std::string> search_path = {"pg_catalog", "public"};
 };
 
-struct Section {
+struct Settings {
   bool present = false;
   Limits defaults;  // the server-wide limits: tools start from them and may only lower them
   std::vector<Source> sources;  // after parsing: at least one (implicitSource() when none declared)
@@ -154,7 +154,7 @@ struct Section {
 
 // What one source serves: `all` with only the tools (and the search tool) that read `source`,
 // and `sources` = {source}. Its Runtime applies the source's TLS and IAM settings to the pool.
-Section sectionFor(const Section& all, const Source& source);
+Settings settingsFor(const Settings& all, const Source& source);
 
 // The pool settings of `source`: its iam_auth, sslmode and sslrootcert over the pool's.
 PoolSettings poolFor(const PoolSettings& pool, const Source& source);
@@ -165,10 +165,10 @@ std::string buildSearchStatement(const SemanticSearch& search);
 // The section's declaration (config/section.hpp): parsing, JSON Schema and reference from one
 // place. Cross-key rules (tool names unique regardless of case, statements judged by the guard,
 // the generated search statement) are its checks.
-const config::Section<Section>& sectionDeclaration();
+const config::Section<Settings>& settingsSection();
 
 // Parses the section; problems go to section.diag(). `defaults` are the server-wide limits (tools
 // may only lower them).
-Section parseSection(const config::Node& section, const Limits& defaults);
+Settings parseSettings(const config::Node& section, const Limits& defaults);
 
 }  // namespace mcpdb::postgres

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "support/section_coverage.hpp"
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 #include "support/golden.hpp"
 
 namespace mcpdb::mongodb {

@@ -1,4 +1,4 @@
-#include "engines/dynamodb/self_check.hpp"
+#include "engines/dynamodb/doctor.hpp"
 
 #include <set>
 

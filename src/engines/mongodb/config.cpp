@@ -1,4 +1,4 @@
-#include "engines/mongodb/settings.hpp"
+#include "engines/mongodb/config.hpp"
 
 #include <algorithm>
 #include <set>

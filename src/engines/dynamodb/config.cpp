@@ -1,4 +1,4 @@
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 
 #include <algorithm>
 #include <set>
@@ -20,7 +20,7 @@ bool isAsciiLetterOrDigit(char c) {
 }  // namespace
 
 // Plain loops, not std::regex: compiling the two expressions was ~1.3 M instructions of every
-// start (docs/BENCHMARKS.md "Startup profile"); registry_test checks them against the regexes.
+// start (docs/BENCHMARKS.md "Startup profile"); config_test checks them against the regexes.
 bool validTableName(std::string_view s) {
   return s.size() >= 3 && s.size() <= 255 && std::all_of(s.begin(), s.end(), [](char c) {
            return isAsciiLetterOrDigit(c) || c == '_' || c == '.' || c == '-';
@@ -67,14 +67,14 @@ std::string_view keyTypeName(KeyType type) {
   return "S";
 }
 
-const Target* Registry::find(std::string_view name) const {
+const Target* Settings::find(std::string_view name) const {
   for (const auto& t : targets) {
     if (t.name == name) return &t;
   }
   return nullptr;
 }
 
-const Source* Registry::sourceOf(const Target& target) const {
+const Source* Settings::sourceOf(const Target& target) const {
   return config::findSource(sources, target.source);
 }
 
@@ -149,7 +149,7 @@ const config::Section<Source>& sourceSection() {
 }
 
 // Every target reads a declared source; without `sources:` that is one source `default`.
-bool resolveTargetSources(Registry& r, const config::Node& node) {
+bool resolveTargetSources(Settings& r, const config::Node& node) {
   if (!node.child("sources").present()) {
     r.sources.push_back({std::string(config::kDefaultSourceName)});
   } else if (r.sources.empty()) {
@@ -275,24 +275,24 @@ const config::Section<Target>& targetSection() {
 
 }  // namespace
 
-const config::Section<Registry>& registrySection() {
+const config::Section<Settings>& settingsSection() {
   static const auto s =
-      config::Section<Registry>("the DynamoDB tables agents may read")
-          .named("sources", &Registry::sources, &Source::name, sourceSection(),
+      config::Section<Settings>("the DynamoDB tables agents may read")
+          .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the AWS accounts and regions, by name (default: one source `default` from "
                  "AWS_REGION, the endpoint variables and the standard AWS credential chain)",
                  config::kOptional, config::sourceNameProblem,
                  "must map a source name to its settings")
           .custom("limits", "rows, bytes and time for every target (at most the server's)",
                   &config::limitsSchema, config::kOptional,
-                  [](Registry& r, const config::Node& n) { return readLimits(r.limits, n); })
-          .named("targets", &Registry::targets, &Target::name, targetSection(),
+                  [](Settings& r, const config::Node& n) { return readLimits(r.limits, n); })
+          .named("targets", &Settings::targets, &Target::name, targetSection(),
                  "the tables, by the name agents see (1-64 of A-Z a-z 0-9 _ -, starting with a "
                  "letter)",
                  config::kRequired, targetNameProblem, "must map a target name to its table",
-                 [](Target& t, const Registry& r) { t.limits = r.limits; })
+                 [](Target& t, const Settings& r) { t.limits = r.limits; })
           .missingHint("(a map of target name to table)")
-          .check([](Registry& r, const config::Node& node) {
+          .check([](Settings& r, const config::Node& node) {
             if (r.targets.empty() && node.diag().ok()) {
               node.child("targets").error("must declare at least one target");
               return false;
@@ -302,14 +302,14 @@ const config::Section<Registry>& registrySection() {
   return s;
 }
 
-Registry parseRegistry(const config::Node& section, const Limits& defaults) {
-  Registry reg;
+Settings parseSettings(const config::Node& section, const Limits& defaults) {
+  Settings reg;
   reg.limits = defaults;
   if (!section.present()) {
     reg.sources.push_back({std::string(config::kDefaultSourceName)});
     return reg;
   }
-  registrySection().parse(section, reg);
+  settingsSection().parse(section, reg);
   return reg;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The DynamoDB engine module (see engines/engine.hpp).
 
-#include "engines/dynamodb/backend.hpp"
+#include "engines/dynamodb/runtime.hpp"
 #include "engines/engine.hpp"
 
 namespace mcpdb::dynamodb {

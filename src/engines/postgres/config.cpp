@@ -1,4 +1,4 @@
-#include "engines/postgres/pg_config.hpp"
+#include "engines/postgres/config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "config/sources.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/postgres/identifiers.hpp"
 #include "engines/postgres/schema_gen.hpp"
 #include "engines/postgres/guard/guard.hpp"
@@ -159,12 +160,6 @@ std::string entryKeys(const config::Section<U>& entry) {
   return " (each: " + keys + ")";
 }
 
-std::string toolNameProblem(std::string_view name) {
-  return protocol::isValidToolName(name) ? ""
-                                         : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ "
-                                           "- .)";
-}
-
 std::string columnProblem(std::string_view name) {
   return isSafeIdentifier(name) ? "" : "must be a lower-case column name ([a-z_][a-z0-9_]*)";
 }
@@ -258,7 +253,7 @@ const config::Section<Source>& sourceSection() {
 
 // A source in RDS IAM mode connects with verify-full: an sslmode saying otherwise (its own, or the
 // pool's it inherits) is a mistake.
-bool checkSourceTls(const Section& st, const Node& node) {
+bool checkSourceTls(const Settings& st, const Node& node) {
   bool ok = true;
   for (const Source& src : st.sources) {
     const PoolSettings p = poolFor(st.pool, src);
@@ -281,7 +276,7 @@ bool checkSourceTls(const Section& st, const Node& node) {
 }
 
 // Every tool (and the search tool) reads a declared source.
-bool resolveToolSources(Section& st, const Node& node) {
+bool resolveToolSources(Settings& st, const Node& node) {
   if (st.sources.empty()) st.sources.push_back(implicitSource());
   bool ok = true;
   const Node tools = node.child("tools");
@@ -329,7 +324,7 @@ std::string searchPathProblem(const std::vector<std::string>& path) {
   return "";
 }
 
-bool readSearchPath(Section& out, const Node& n) {
+bool readSearchPath(Settings& out, const Node& n) {
   auto list = n.asStringList();
   if (!list) return false;
   if (auto p = searchPathProblem(*list); !p.empty()) {
@@ -611,7 +606,7 @@ const config::Section<SemanticSearch>& searchSection() {
   static const auto s =
       config::Section<S>("a vector-search tool over a table of embedded documents (pgvector)")
           .string("tool", &S::tool, "the tool's name (default semantic_search_documents)",
-                  config::kOptional, toolNameProblem)
+                  config::kOptional, engines::kit::toolNameProblem)
           .string("source", &S::source, "the source it reads (required when there are several)")
           .string("title", &S::title, "a short human title (default: from the tool's name)")
           .string("description", &S::description, "what it finds, written for an agent")
@@ -664,7 +659,7 @@ const config::Section<SemanticSearch>& searchSection() {
 
 // Tool names are unique regardless of case, the search tool's included. Every valid name in the
 // file is claimed, also of a tool with other errors (as the file reads).
-bool claimToolNames(const Section& out, const Node& node) {
+bool claimToolNames(const Settings& out, const Node& node) {
   ToolNames names;
   bool ok = true;
   const Node tools = node.child("tools");
@@ -690,24 +685,25 @@ bool claimToolNames(const Section& out, const Node& node) {
 
 }  // namespace
 
-const config::Section<Section>& sectionDeclaration() {
+const config::Section<Settings>& settingsSection() {
   static const auto s =
-      config::Section<Section>("the PostgreSQL statements and vector search agents may run")
-          .named("sources", &Section::sources, &Source::name, sourceSection(),
+      config::Section<Settings>("the PostgreSQL statements and vector search agents may run")
+          .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the databases, by name (default: `default` from POSTGRES_DSN)", config::kOptional,
                  config::sourceNameProblem, "must map a source name to its settings")
-          .object("pool", &Section::pool, poolSection(), "connections")
+          .object("pool", &Settings::pool, poolSection(), "connections")
           .custom("search_path",
                   "the schemas every connection searches, in order (pg_temp is always appended "
                   "last; default [pg_catalog, public])",
                   &stringsSchema, config::kOptional, readSearchPath)
-          .object("proof", &Section::proof, proofSection(), "the read-only proof")
-          .named("tools", &Section::tools, &QueryTool::name, toolSection(), "the tools, by name",
-                 config::kOptional, toolNameProblem, "must map tool names to tool definitions",
-                 [](QueryTool& t, const Section& st) { t.limits = st.defaults; })
-          .object("semantic_search", &Section::search, searchSection(),
+          .object("proof", &Settings::proof, proofSection(), "the read-only proof")
+          .named("tools", &Settings::tools, &QueryTool::name, toolSection(), "the tools, by name",
+                 config::kOptional, engines::kit::toolNameProblem,
+                 "must map tool names to tool definitions",
+                 [](QueryTool& t, const Settings& st) { t.limits = st.defaults; })
+          .object("semantic_search", &Settings::search, searchSection(),
                   "a vector-search tool (default: none)")
-          .check([](Section& st, const Node& node) {
+          .check([](Settings& st, const Node& node) {
             st.proof.search_path = st.pool.search_path;
             const bool names_ok = claimToolNames(st, node);
             const bool sources_ok = resolveToolSources(st, node);
@@ -724,12 +720,12 @@ Source implicitSource() {
   return s;
 }
 
-const Source* Section::sourceOf(std::string_view wanted) const {
+const Source* Settings::sourceOf(std::string_view wanted) const {
   return config::findSource(sources, wanted);
 }
 
-Section sectionFor(const Section& all, const Source& source) {
-  Section out = all;
+Settings settingsFor(const Settings& all, const Source& source) {
+  Settings out = all;
   out.sources = {source};
   out.tools.clear();
   for (const QueryTool& t : all.tools) {
@@ -749,8 +745,8 @@ PoolSettings poolFor(const PoolSettings& pool, const Source& source) {
   return p;
 }
 
-Section parseSection(const config::Node& section, const Limits& defaults) {
-  Section out;
+Settings parseSettings(const config::Node& section, const Limits& defaults) {
+  Settings out;
   out.defaults = defaults;
   out.pool.statement_timeout = defaults.timeout;
   out.search.limits = defaults;
@@ -759,7 +755,7 @@ Section parseSection(const config::Node& section, const Limits& defaults) {
     return out;
   }
   out.present = true;
-  sectionDeclaration().parse(section, out);
+  settingsSection().parse(section, out);
   return out;
 }
 

@@ -59,7 +59,7 @@ struct Target {
   Fence fence = Fence::Inherit;  // untrusted-data fencing of its items (`fence:`)
 };
 
-struct Registry {
+struct Settings {
   Limits limits;                // section-wide limits (tool limits)
   std::vector<Source> sources;  // never empty once parsed (default: one source `default`)
   std::vector<Target> targets;
@@ -81,10 +81,10 @@ bool validTargetName(std::string_view s);
 bool validRegion(std::string_view region);
 
 // The `dynamodb:` section's declaration (config/section.hpp): parsing, JSON Schema, reference.
-const config::Section<Registry>& registrySection();
+const config::Section<Settings>& settingsSection();
 
 // Parses `section` (may be absent: empty registry). Problems are reported to section.diag().
-Registry parseRegistry(const config::Node& section, const Limits& defaults);
+Settings parseSettings(const config::Node& section, const Limits& defaults);
 
 // The built-in `dynamodb:` section for the demo data set (tables created by the loader;
 // default_section.yaml).

@@ -7,7 +7,7 @@
 
 #include "support/section_coverage.hpp"
 #include "config/config.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "support/golden.hpp"
 
 namespace mcpdb::dynamodb {
@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 const fs::path kConfigs = fs::path(MCPDB_SOURCE_DIR) / "tests/unit/dynamodb/configs";
 
 struct Parsed {
-  Registry registry;
+  Settings registry;
   std::vector<std::string> errors;
 };
 
@@ -28,7 +28,7 @@ Parsed parse(const std::string& text, const std::string& file) {
   Parsed p;
   if (diag.ok()) {
     config::Node root(cfg.root, "", diag);
-    p.registry = parseRegistry(root.child("dynamodb"), cfg.limits);
+    p.registry = parseSettings(root.child("dynamodb"), cfg.limits);
   }
   p.errors = diag.errors();
   return p;
@@ -202,7 +202,7 @@ namespace {
 
 TEST(DynamoRegistry, TheDeclarationDescribesTheBuiltInSection) {
   const YAML::Node doc = YAML::Load(std::string(defaultSectionYaml()));
-  const Json schema = registrySection().jsonSchema();
+  const Json schema = settingsSection().jsonSchema();
   testsupport::expectSchemaCovers(doc["dynamodb"], schema, "dynamodb");
   EXPECT_EQ(schema["required"], Json::array({"targets"}));
   const Json target = schema["properties"]["targets"]["additionalProperties"];
@@ -210,7 +210,7 @@ TEST(DynamoRegistry, TheDeclarationDescribesTheBuiltInSection) {
             Json::array({"S", "N", "B"}));
   // The reference names every key the parser accepts, nested ones included.
   std::string text;
-  for (const auto& l : registrySection().reference()) text += l + "\n";
+  for (const auto& l : settingsSection().reference()) text += l + "\n";
   for (const char* key :
        {"`targets`", "`table`", "`partition_key`", "`sort_key`", "`attributes`", "`exact_count`",
         "`max_items`", "`limits`", "`fence`", "`sources`", "`source`", "`region`", "`endpoint_env`",

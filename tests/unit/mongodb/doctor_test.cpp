@@ -1,7 +1,7 @@
 // The self-check's privilege parsing, on canned connectionStatus replies.
 #include <gtest/gtest.h>
 
-#include "engines/mongodb/privileges.hpp"
+#include "engines/mongodb/doctor.hpp"
 
 namespace mcpdb::mongodb {
 namespace {

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engines/dynamodb/backend.hpp"
-#include "engines/dynamodb/registry.hpp"
+#include "engines/dynamodb/runtime.hpp"
+#include "engines/dynamodb/config.hpp"
 #include "engines/engine.hpp"
 
 namespace mcpdb::dynamodb {

@@ -1,9 +1,11 @@
-#include "engines/dynamodb/backend.hpp"
+#include "engines/dynamodb/runtime.hpp"
+
+#include "engines/kit/module.hpp"
 
 namespace mcpdb::dynamodb {
 
 Error Backend::sourceError(const std::string& what) const {
-  return makeError(Code::FailedPrecondition, "dynamodb source '" + source_.name + "': " + what);
+  return engines::kit::sourceError(Code::FailedPrecondition, "dynamodb", source_.name, what);
 }
 
 Result<std::string> Backend::region() const {
@@ -50,12 +52,12 @@ Result<std::shared_ptr<Transport>> Backend::transport() {
   return transport_;
 }
 
-Routes::Routes(std::shared_ptr<const Registry> registry,
+Routes::Routes(std::shared_ptr<const Settings> settings,
                std::vector<std::shared_ptr<Backend>> backends)
-    : registry_(std::move(registry)), backends_(std::move(backends)) {
+    : settings_(std::move(settings)), backends_(std::move(backends)) {
   if (backends_.size() == 1) only_source_ = backends_.front()->source().name;
-  for (const Target& t : registry_->targets) {
-    const Source* s = registry_->sourceOf(t);
+  for (const Target& t : settings_->targets) {
+    const Source* s = settings_->sourceOf(t);
     std::shared_ptr<Backend> backend;
     for (const auto& b : backends_) {
       if (s != nullptr && b->source().name == s->name) backend = b;

@@ -1,0 +1,30 @@
+#include "engines/kit/module.hpp"
+
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::engines::kit {
+
+std::string describeLimits(const Limits& limits) {
+  return " At most " + std::to_string(limits.max_rows) + " rows and " +
+         std::to_string(limits.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
+         std::to_string(limits.timeout.count()) + " ms timeout.";
+}
+
+std::string toolNameProblem(std::string_view name) {
+  return protocol::isValidToolName(name) ? ""
+                                         : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ "
+                                           "- .)";
+}
+
+Error sourceError(Code code, std::string_view engine, std::string_view source,
+                  std::string_view what) {
+  return makeError(
+      code, std::string(engine) + " source '" + std::string(source) + "': " + std::string(what));
+}
+
+void nameSource(std::vector<Finding>& findings, std::string_view source) {
+  const std::string prefix = "source '" + std::string(source) + "': ";
+  for (auto& f : findings) f.message = prefix + f.message;
+}
+
+}  // namespace mcpdb::engines::kit

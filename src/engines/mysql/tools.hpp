@@ -1,0 +1,17 @@
+#pragma once
+// The MySQL engine's tools: one per allowlisted statement of the `mysql:` section.
+
+#include <memory>
+
+#include "common/result.hpp"
+#include "engines/mysql/config.hpp"
+#include "engines/mysql/runtime.hpp"
+#include "protocol/tool_registry.hpp"
+
+namespace mcpdb::mysql {
+
+// Adds a query tool for each of `settings.tools`, each served by `rt` (never connects).
+Status registerTools(protocol::ToolRegistry& registry, const Settings& settings,
+                     const std::shared_ptr<Runtime>& rt);
+
+}  // namespace mcpdb::mysql
