@@ -1,3 +1,6 @@
+// One file, over 600 lines: the five MongoDB tools share one request shape (target lookup, typed
+// _id, field projection, the row/byte budget, the signed cursor) and one answer shape; each tool
+// is a function here, the commands they send are commands.cpp, the BSON conversion bson_json.cpp.
 #include "engines/mongodb/tools.hpp"
 
 #include <algorithm>

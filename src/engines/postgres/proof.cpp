@@ -1,3 +1,7 @@
+// One file, over 600 lines: the read-only proof is one recursive resolution (statement ->
+// relations, functions, operators, casts, defaults, triggers, policies -> their definitions) over
+// one catalog snapshot, and the Prover's steps share its work list and its verdicts; the catalog
+// queries it sends are in runtime.cpp (catalogQuery), the parse in guard/.
 #include "engines/postgres/proof.hpp"
 
 #include <algorithm>

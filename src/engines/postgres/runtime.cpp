@@ -1,3 +1,7 @@
+// One file, over 600 lines: a source's runtime owns its pool, its read-only proof (made, aged and
+// re-made here, one prover for every waiting call) and the call path that waits on both; the
+// pieces share one lock order, which is easier to check in one place. The statement exchange is
+// exchange.cpp/executor.cpp, the pool pool.cpp, the proof's resolution proof.cpp.
 #include "engines/postgres/runtime.hpp"
 
 #include <set>
