@@ -14,15 +14,17 @@ std::string errorText(const Error& e) {
     case Code::TimedOut:
       hint = " The call ran out of time; narrow the request or try again later.";
       break;
-    case Code::Unavailable:
-      hint = " The database is unreachable right now; retrying later may help.";
-      break;
+    case Code::Unavailable: hint = " Retrying later may help."; break;
     case Code::ResourceExhausted:
       hint = " A limit was reached; wait and retry, or narrow the request.";
       break;
     default: break;
   }
-  return "Error (" + std::string(codeName(e.code)) + "): " + e.message + hint;
+  // The hint is a sentence of its own: the message gets its full stop first.
+  const bool ended = !e.message.empty() && (e.message.back() == '.' || e.message.back() == '!' ||
+                                            e.message.back() == '?');
+  return "Error (" + std::string(codeName(e.code)) + "): " + e.message +
+         (hint.empty() || ended ? "" : ".") + hint;
 }
 
 Json toolErrorResult(const std::string& text) {

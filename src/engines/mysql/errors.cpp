@@ -93,8 +93,15 @@ Error classifyError(unsigned errorNumber, std::string_view sqlstate, std::string
   const auto* known = std::find_if(kKnown.begin(), kKnown.end(),
                                    [&](const Known& k) { return k.number == errorNumber; });
   const Code code = known != kKnown.end() ? known->code : codeForSqlstate(sqlstate);
-  std::string message = std::string(what) + ": " + std::string(describe(code)) + " (error " +
-                        std::to_string(errorNumber);
+  // A refused login is not a refused statement: say which it is, so the operator looks at the
+  // account (user, password, the host it may connect from) and not at grants.
+  const bool login_refused = errorNumber == 1045 || errorNumber == 1698;
+  std::string message =
+      std::string(what) + ": " +
+      (login_refused ? std::string("the database refused the login (wrong user or password, or "
+                                   "the account may not connect from this host)")
+                     : std::string(describe(code))) +
+      " (error " + std::to_string(errorNumber);
   if (!sqlstate.empty()) message += ", SQLSTATE " + withInvalidUtf8Replaced(sqlstate.substr(0, 5));
   message += ")";
   Error e = makeError(code, std::move(message));

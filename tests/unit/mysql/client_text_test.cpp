@@ -68,6 +68,17 @@ TEST(MysqlErrors, ClassesAndSafeMessages) {
   EXPECT_EQ(classifyError(3024, "HY000", "", "execute").code, Code::TimedOut);
   EXPECT_EQ(classifyError(1317, "70100", "", "execute").code, Code::Cancelled);
   EXPECT_EQ(classifyError(1045, "28000", "", "connect").code, Code::PermissionDenied);
+  // A refused login says so (not "refused the statement"), for both numbers MariaDB uses.
+  for (unsigned n : {1045U, 1698U}) {
+    const Error login = classifyError(n, "28000", "Access denied for user 'u'@'h'", "connect");
+    EXPECT_NE(login.message.find("connect: the database refused the login (wrong user or "
+                                 "password"),
+              std::string::npos)
+        << login.message;
+    EXPECT_EQ(login.message.find("statement"), std::string::npos) << login.message;
+  }
+  EXPECT_NE(classifyError(1142, "42000", "", "execute").message.find("refused the statement"),
+            std::string::npos);
   EXPECT_EQ(classifyError(1142, "42000", "", "execute").code, Code::PermissionDenied);
   EXPECT_EQ(classifyError(1792, "25006", "", "execute").code, Code::PermissionDenied);
   EXPECT_EQ(classifyError(2013, "HY000", "", "fetch").code, Code::Unavailable);
