@@ -541,8 +541,14 @@ TEST_F(DynamoIntegration, ResourcesDescribeTheConfiguredTablesOnly) {
                                                      "sort_key": {"name": "seq", "type": "N"}})"));
   EXPECT_EQ((*events)["targets"][0]["fields"], (Json{"cat", "seq"}));
 
-  // No item value and no table statistic.
-  const std::string text = docs->dump() + events->dump();
+  // No item value and no table statistic. The table names are cut out first: their random suffix
+  // may contain the item count's digits.
+  std::string text = docs->dump() + events->dump();
+  for (const std::string& table : {kDocsTable, kEventsTable}) {
+    for (auto at = text.find(table); at != std::string::npos; at = text.find(table, at)) {
+      text.erase(at, table.size());
+    }
+  }
   for (const std::string& v :
        {std::string("Title 7"), std::string("not for agents"), std::string("doc-001"),
         std::string("xxxxxxxx"), std::string("event 3"), std::to_string(kDocs)}) {

@@ -838,6 +838,11 @@ TEST(SessionBulkhead, TheSlotComesBackHoweverTheCallEnds) {
   const Json late = hout->answer(3);
   EXPECT_NE(late.dump().find("busy"), std::string::npos) << late.dump();
   EXPECT_TRUE(handed.waitInUse("hang_a", 0));
+  // The slot is given back before the call leaves the session's in-flight set: wait for both.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (h->inFlight() != 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(h->inFlight(), 0U);
 }
 
