@@ -71,6 +71,14 @@ std::string requestLine(int id, std::string_view method, Json params) {
   return r.dump();
 }
 
+std::string textOf(const Json& result) {
+  std::string text;
+  for (const auto& c : result.value("content", Json::array())) {
+    if (c.value("type", "") == "text") text += (text.empty() ? "" : "\n") + c.value("text", "");
+  }
+  return text;
+}
+
 // What the call returned, for a person: the structured result as indented JSON when there is
 // one, else the text content.
 void printResult(std::ostream& out, const Json& result) {
@@ -78,17 +86,7 @@ void printResult(std::ostream& out, const Json& result) {
     out << result["structuredContent"].dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
   }
-  for (const auto& c : result.value("content", Json::array())) {
-    if (c.value("type", "") == "text") out << c.value("text", "") << "\n";
-  }
-}
-
-std::string textOf(const Json& result) {
-  std::string text;
-  for (const auto& c : result.value("content", Json::array())) {
-    if (c.value("type", "") == "text") text += (text.empty() ? "" : "\n") + c.value("text", "");
-  }
-  return text;
+  out << textOf(result) << "\n";
 }
 
 }  // namespace

@@ -5,28 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <ctime>
 
 #include "app/app.hpp"
+#include "observe/audit_log.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::app {
 namespace {
-
-// "2026-12-05T14:59:18.123Z".
-void appendUtcTime(std::string& out, std::chrono::system_clock::time_point t) {
-  const auto since = t.time_since_epoch();
-  const std::time_t secs = std::chrono::duration_cast<std::chrono::seconds>(since).count();
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  const auto n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  out.append(buf, n);
-  char ms[8];
-  std::snprintf(ms, sizeof ms, ".%03dZ", static_cast<int>(millis < 0 ? 0 : millis));
-  out.append(ms);
-}
 
 // One JSON object per line. Written here: spdlog formats text patterns only, and its %v does not
 // escape the message.
@@ -34,7 +19,7 @@ class JsonLineFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     std::string line = R"({"time":")";
-    appendUtcTime(line, msg.time);
+    observe::appendIsoTime(line, msg.time);
     line += R"(","level":")";
     const auto level = spdlog::level::to_string_view(msg.level);
     line.append(level.data(), level.size());

@@ -10,7 +10,6 @@
 #include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::observe {
-namespace {
 
 // Appends "YYYY-MM-DDTHH:MM:SS.mmmZ". The part up to the seconds is formatted once per second
 // per thread.
@@ -33,6 +32,8 @@ void appendIsoTime(std::string& out, AuditLog::SystemClock::time_point at) {
                         'Z'};
   out.append(tail, sizeof tail);
 }
+
+namespace {
 
 void appendUnsigned(std::string& out, std::uint64_t v) {
   char buf[24];

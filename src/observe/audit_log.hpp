@@ -17,6 +17,9 @@
 
 namespace mcpdb::observe {
 
+// Appends "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC): the time of every audit line and log line.
+void appendIsoTime(std::string& out, std::chrono::system_clock::time_point at);
+
 struct AuditSettings {
   bool enabled = true;
   std::string path = "stderr";  // "stderr" or a file (opened for append)
