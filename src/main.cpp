@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/app.hpp"
+#include "app/config_keys.hpp"
 #include "app/import_toolbox.hpp"
 #include "auth/keys_command.hpp"
 #include "mcpdb_build_info.hpp"
@@ -94,6 +95,15 @@ int main(int argc, char** argv) {
   bool print_default = false;
   check->add_flag("--print-default", print_default,
                   "Print the built-in allowlist (a starting point for your own)");
+  bool print_schema = false;
+  bool print_reference = false;
+  auto* schema_flag = check->add_flag(
+      "--schema", print_schema,
+      "Print the config file's JSON Schema (draft 2020-12), for an editor to validate against");
+  check
+      ->add_flag("--reference", print_reference,
+                 "Print the reference of every config key in Markdown (docs/CONFIG.md)")
+      ->excludes(schema_flag);
   doctor->add_flag("--json", json, "Print the findings as JSON");
   for (auto* sub : {serve, check, doctor, invoke, keys_new}) {
     sub->add_option("-c,--config", config_path, "Allowlist config file");
@@ -110,6 +120,14 @@ int main(int argc, char** argv) {
   if (!log_format.empty()) options.log_format = log_format;
   const Env env = Env::process();
   try {
+    if (check->parsed() && print_schema) {
+      std::cout << app::configSchema(engines::allEngineModules()).dump(2) << "\n";
+      return app::kExitOk;
+    }
+    if (check->parsed() && print_reference) {
+      std::cout << app::configReference(engines::allEngineModules());
+      return app::kExitOk;
+    }
     if (check->parsed() && print_default) {
       std::cout << app::builtInConfigText(engines::allEngineModules());
       return app::kExitOk;

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "app/app.hpp"
+#include "app/config_keys.hpp"
 #include "app/surface.hpp"
 #include "common/cursor.hpp"
 #include "common/suggest.hpp"
@@ -16,11 +17,6 @@
 
 namespace mcpdb::app {
 namespace {
-
-const std::vector<std::string>& otherSections() {
-  static const std::vector<std::string> kSections = {"embedding", "http", "audit"};
-  return kSections;
-}
 
 // 32 bytes from the kernel's CSPRNG. Not RAND_bytes: its first call sets up OpenSSL's DRBG and
 // providers (~8 M instructions) on the way to the first answer (docs/BENCHMARKS.md "Startup
@@ -35,27 +31,6 @@ std::string randomKey() {
     got += static_cast<std::size_t>(n);
   }
   return std::string(reinterpret_cast<const char*>(buf), sizeof buf);
-}
-
-// The `embedding:` section. Environment variables fill what it leaves empty (see EmbedConfig).
-embed::EmbedConfig parseEmbedding(const config::Node& node, bool& preload) {
-  embed::EmbedConfig cfg;
-  preload = true;
-  if (!node.present()) return cfg;
-  if (!node.expectMap({"provider", "model_dir", "url", "model", "dimension", "timeout_ms",
-                       "max_retries", "preload", "verify_model"})) {
-    return cfg;
-  }
-  if (auto v = node.choice("provider", {"use-lite", "openai"})) cfg.provider = *v;
-  if (auto v = node.string("model_dir")) cfg.model_dir = *v;
-  if (auto v = node.string("url")) cfg.url = *v;
-  if (auto v = node.string("model")) cfg.model = *v;
-  if (auto v = node.integer("dimension", 1, 65536)) cfg.dimension = static_cast<std::size_t>(*v);
-  if (auto v = node.integer("timeout_ms", 100, 600000)) cfg.timeout = std::chrono::milliseconds(*v);
-  if (auto v = node.integer("max_retries", 0, 10)) cfg.max_retries = static_cast<int>(*v);
-  if (auto v = node.boolean("verify_model")) cfg.verify_model = *v;
-  if (auto v = node.boolean("preload")) preload = *v;
-  return cfg;
 }
 
 // One embedder for the whole process, created on first use (or by the preload thread), shared by
@@ -152,8 +127,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
                                  std::ostream& err) {
   Assembly a;
   a.modules = engines::allEngineModules();
-  std::vector<std::string> sections = otherSections();
-  for (const auto& m : a.modules) sections.emplace_back(m->name());
+  const std::vector<std::string> sections = appSections(a.modules);
 
   const std::optional<std::string> path =
       options.config_path ? options.config_path : env.get("MCPDB_CONFIG");
@@ -175,13 +149,15 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
                   : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
                                        sections, diag);
   // Every section is read even when another has problems, so one run reports all of them.
-  embed::EmbedConfig embedding;
+  EmbeddingSettings embedding;
   if (a.config.root.IsMap()) {
     config::Node root(a.config.root, "", diag);
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
     transport::http::parseHttpSettings(root.child("http"), a.http);
     observe::parseAuditSettings(root.child("audit"), a.audit);
-    embedding = parseEmbedding(root.child("embedding"), a.preload_embedder);
+    if (const auto e = root.child("embedding"); e.present())
+      (void)embeddingSection().parse(e, embedding);
+    a.preload_embedder = embedding.preload;
   }
   a.sections = sections;
   a.config_path = path;
@@ -210,7 +186,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
     err << "cannot make a cursor signing key: the system random generator failed\n";
     return std::nullopt;
   }
-  auto shared = std::make_shared<SharedEmbedder>(std::move(embedding), env);
+  auto shared = std::make_shared<SharedEmbedder>(std::move(embedding.config), env);
   a.services.embedder = [shared]() { return shared->get(); };
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
@@ -243,17 +219,6 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
     }
   }
   config::Node root(a.config.root, "", diag);
-  for (const auto& [set, tools] : a.config.toolsets) {
-    std::vector<std::string> known;
-    for (const auto& t : a.registry->tools()) known.push_back(t->name);
-    for (const auto& t : tools) {
-      if (a.registry->find(t) == nullptr && all_engines) {
-        root.child("toolsets")
-            .child(set)
-            .error("names unknown tool '" + t + "'" + didYouMean(t, known));
-      }
-    }
-  }
   checkCallsBySource(a, registered, root);
   const Surface surface = surfaceOf(a.modules, registered, *a.registry);
   for (const auto& c : a.http.auth.clients) {

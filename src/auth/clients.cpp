@@ -1,23 +1,9 @@
 #include "auth/clients.hpp"
 
-#include <set>
 #include <sstream>
 
 namespace mcpdb::auth {
 namespace {
-
-void parseRate(const config::Node& node, RateSettings& out) {
-  if (!node.present()) return;
-  if (!node.expectMap({"rate", "burst"})) return;
-  if (auto v = node.number("rate")) {
-    if (*v <= 0 || *v > 1e6) {
-      node.child("rate").error("must be a number of requests per second above 0 (at most 1000000)");
-    } else {
-      out.rate = *v;
-    }
-  }
-  if (auto v = node.integer("burst", 1, 1000000)) out.burst = static_cast<double>(*v);
-}
 
 std::string formatNumber(double v) {
   std::ostringstream s;
@@ -37,69 +23,134 @@ bool isValidClientName(std::string_view name) {
   return true;
 }
 
-void parseAuthSettings(const config::Node& http, AuthSettings& out) {
-  if (auto mode = http.choice("auth", {"api_key", "none"})) out.required = *mode == "api_key";
-  parseRate(http.child("rate_limit"), out.defaults);
-  if (auto v = http.integer("max_concurrent_calls", 1, 10000))
-    out.defaults.max_concurrent = static_cast<std::size_t>(*v);
+const config::Section<RateSettings>& rateSection() {
+  static const auto s =
+      config::Section<RateSettings>("a token bucket of requests")
+          .number("rate", &RateSettings::rate, 0, 1e6,
+                  "requests per second, refilled continuously (above 0)")
+          .number("burst", &RateSettings::burst, 1, 1e6,
+                  "requests that may come at once (the bucket's size)")
+          .check([](RateSettings& r, const config::Node& node) {
+            if (r.rate > 0) return true;
+            node.child("rate").error(
+                "must be a number of requests per second above 0 (at most 1000000)");
+            return false;
+          });
+  return s;
+}
 
-  const config::Node list = http.child("clients");
-  if (!list.present()) return;
-  if (!list.isSequence()) {
-    list.error("must be a list of clients (name, key_sha256, scope)");
-    return;
+namespace {
+
+// The key's digest, as `keys new` prints it (the key itself is never in the config).
+bool readDigest(ClientEntry& c, const config::Node& value) {
+  const auto hex = value.asString();
+  if (!hex) return false;
+  const auto digest = digestFromHex(*hex);
+  if (!digest) {
+    value.error("must be the 64 hex digits printed by `mcp-dbserver keys new`");
+    return false;
   }
-  std::set<std::string> names;
-  std::set<std::string> digests;
-  for (const auto& item : list.elements()) {
-    if (!item.expectMap({"name", "key_sha256", "scope", "rate_limit", "max_concurrent_calls"}))
-      continue;
-    ClientEntry c;
-    c.rate = out.defaults;
-    auto name = item.string("name", true);
-    auto hash = item.string("key_sha256", true);
-    if (!name || !hash) continue;
-    if (!isValidClientName(*name)) {
-      item.child("name").error("client names are 1-64 characters of A-Z a-z 0-9 _ - .");
-      continue;
+  c.key_sha256 = *digest;
+  return true;
+}
+
+// A scope as one string ("postgres,mongodb:count") or a list of its parts.
+bool readScope(ClientEntry& c, const config::Node& value) {
+  std::string text;
+  if (value.isSequence()) {
+    const auto parts = value.asStringList();
+    if (!parts) return false;
+    for (const auto& part : *parts) text += (text.empty() ? "" : ",") + part;
+  } else if (const auto one = value.asString()) {
+    text = *one;
+  } else {
+    return false;
+  }
+  auto scope = Scope::parse(text);
+  if (!scope) {
+    value.error(scope.error().message);
+    return false;
+  }
+  c.scope = std::move(*scope);
+  c.scope_line = value.line();
+  return true;
+}
+
+// Names and keys are each given to one client.
+bool acceptClient(const ClientEntry& c, const std::vector<ClientEntry>& before,
+                  const config::Node& item) {
+  for (const auto& b : before) {
+    if (b.name == c.name) {
+      item.child("name").error("duplicate client name '" + c.name + "'");
+      return false;
     }
-    if (!names.insert(*name).second) {
-      item.child("name").error("duplicate client name '" + *name + "'");
-      continue;
-    }
-    auto digest = digestFromHex(*hash);
-    if (!digest) {
-      item.child("key_sha256")
-          .error("must be the 64 hex digits printed by `mcp-dbserver keys new`");
-      continue;
-    }
-    if (!digests.insert(toHex(*digest)).second) {
+    if (digestEquals(b.key_sha256, c.key_sha256)) {
       item.child("key_sha256").error("the same key is configured for two clients");
-      continue;
+      return false;
     }
-    c.name = *name;
-    c.key_sha256 = *digest;
-    std::string scope_text;
-    const config::Node scope_node = item.child("scope");
-    if (scope_node.isSequence()) {
-      if (auto l = item.stringList("scope")) {
-        for (const auto& s : *l) scope_text += (scope_text.empty() ? "" : ",") + s;
-      }
-    } else if (auto s = item.string("scope", true)) {
-      scope_text = *s;
-    }
-    auto scope = Scope::parse(scope_text);
-    if (!scope) {
-      scope_node.error(scope.error().message);
-      continue;
-    }
-    c.scope = std::move(*scope);
-    c.scope_line = scope_node.line();
-    parseRate(item.child("rate_limit"), c.rate);
-    if (auto v = item.integer("max_concurrent_calls", 1, 10000))
-      c.rate.max_concurrent = static_cast<std::size_t>(*v);
-    out.clients.push_back(std::move(c));
   }
+  return true;
+}
+
+const config::Section<ClientEntry>& clientSection() {
+  static const auto s =
+      config::Section<ClientEntry>("one client: a key's digest, its scope and its limits")
+          .string("name", &ClientEntry::name, "the client's name in logs, audit and metrics",
+                  config::kRequired,
+                  [](std::string_view n) {
+                    return isValidClientName(n)
+                               ? ""
+                               : "client names are 1-64 characters of A-Z a-z 0-9 _ - .";
+                  })
+          .custom(
+              "key_sha256",
+              "the SHA-256 of the client's key, as `mcp-dbserver keys new` prints it (the key "
+              "itself never goes in the config)",
+              [] {
+                return Json{{"type", "string"}, {"pattern", "^[0-9a-fA-F]{64}$"}};
+              },
+              config::kRequired, readDigest)
+          .custom(
+              "scope",
+              "what the client may call: `*`, engines (`postgres`), tools "
+              "(`postgres:find_user`), comma-separated or as a list",
+              [] {
+                return Json{
+                    {"anyOf",
+                     {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}}},
+                    {"examples", Json::array({"postgres,mongodb:count_documents"})}};
+              },
+              config::kRequired, readScope)
+          .object("rate_limit", &ClientEntry::rate, rateSection(),
+                  "this client's request rate (default: http.rate_limit)")
+          .integer(
+              "max_concurrent_calls",
+              [](ClientEntry & c) -> auto& { return c.rate.max_concurrent; }, 1, 10000,
+              "this client's tool calls in flight at once")
+          .byDefault("http.max_concurrent_calls");
+  return s;
+}
+
+}  // namespace
+
+const config::Section<AuthSettings>& authSection() {
+  static const auto s =
+      config::Section<AuthSettings>("who may connect")
+          .choice("auth", &AuthSettings::required, {{"api_key", true}, {"none", false}},
+                  "`api_key`: every request needs a configured client's key; `none`: anonymous "
+                  "(only on a loopback address)")
+          .object("rate_limit", &AuthSettings::defaults, rateSection(),
+                  "each client's request rate, unless the client sets its own")
+          .integer(
+              "max_concurrent_calls",
+              [](AuthSettings & a) -> auto& { return a.defaults.max_concurrent; }, 1, 10000,
+              "each client's tool calls in flight at once, unless the client sets its own")
+          .list(
+              "clients", &AuthSettings::clients, clientSection(),
+              "the clients and their keys' digests (`mcp-dbserver keys new` prints an entry)",
+              config::kOptional, "must be a list of clients (name, key_sha256, scope)",
+              [](ClientEntry& c, const AuthSettings& a) { c.rate = a.defaults; }, acceptClient);
+  return s;
 }
 
 const ClientEntry* ClientTable::authenticate(std::string_view key) const {

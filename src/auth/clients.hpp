@@ -11,7 +11,7 @@
 
 #include "auth/api_key.hpp"
 #include "auth/scope.hpp"
-#include "config/node.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::auth {
 
@@ -36,9 +36,10 @@ struct AuthSettings {
   std::vector<ClientEntry> clients;
 };
 
-// Reads `auth`, `rate_limit`, `max_concurrent_calls` and `clients` of the http section (the caller
-// checks the section's other keys).
-void parseAuthSettings(const config::Node& http, AuthSettings& out);
+// The `auth`, `rate_limit`, `max_concurrent_calls` and `clients` keys of the http section
+// (inlined there: transport/http/http_config.cpp).
+const config::Section<AuthSettings>& authSection();
+const config::Section<RateSettings>& rateSection();
 
 // Immutable after construction; swapped whole on a config reload.
 class ClientTable {

@@ -20,40 +20,51 @@ namespace mcpdb::config {
 Limits parseLimits(const Node& node, const Limits& base, const Limits* ceiling) {
   Limits out = base;
   if (!node.present()) return out;
-  if (!node.expectMap({"max_rows", "max_bytes", "timeout_ms"})) return out;
-  const std::int64_t max_rows_cap = ceiling != nullptr ? ceiling->max_rows : 100000;
-  const std::int64_t max_bytes_cap =
-      ceiling != nullptr ? static_cast<std::int64_t>(ceiling->max_bytes) : 64LL << 20;
-  const std::int64_t timeout_cap = ceiling != nullptr ? ceiling->timeout.count() : 600000;
-  if (auto v = node.integer("max_rows", 1, max_rows_cap))
+  if (ceiling == nullptr) {
+    (void)limitsSection().parse(node, out);
+    return out;
+  }
+  // Below the limits around them: the section's keys and lower bounds, the ceiling's upper ones.
+  std::vector<std::string> keys;
+  for (const auto& f : limitsSection().fields()) keys.push_back(f.key);
+  if (!node.expectMap(keys)) return out;
+  const Json bounds = limitsSection().jsonSchema()["properties"];
+  const auto lo = [&bounds](const char* key) { return bounds[key]["minimum"].get<std::int64_t>(); };
+  if (auto v = node.integer("max_rows", lo("max_rows"), ceiling->max_rows))
     out.max_rows = static_cast<std::uint32_t>(*v);
-  if (auto v = node.integer("max_bytes", 1024, max_bytes_cap))
+  if (auto v =
+          node.integer("max_bytes", lo("max_bytes"), static_cast<std::int64_t>(ceiling->max_bytes)))
     out.max_bytes = static_cast<std::uint64_t>(*v);
-  if (auto v = node.integer("timeout_ms", 10, timeout_cap))
+  if (auto v = node.integer("timeout_ms", lo("timeout_ms"), ceiling->timeout.count()))
     out.timeout = std::chrono::milliseconds(*v);
   return out;
 }
 
 Json limitsSchema() {
-  return {{"type", "object"},
-          {"description", "caps that may only lower the ones around them"},
-          {"properties",
-           {{"max_rows",
-             {{"type", "integer"},
-              {"minimum", 1},
-              {"maximum", 100000},
-              {"description", "rows a call returns at most"}}},
-            {"max_bytes",
-             {{"type", "integer"},
-              {"minimum", 1024},
-              {"maximum", 64LL << 20},
-              {"description", "bytes of result a call returns at most"}}},
-            {"timeout_ms",
-             {{"type", "integer"},
-              {"minimum", 10},
-              {"maximum", 600000},
-              {"description", "milliseconds a call may take"}}}}},
-          {"additionalProperties", false}};
+  return limitsSection().jsonSchema();
+}
+
+const std::vector<TopLevelKey>& genericKeys() {
+  static const std::vector<TopLevelKey> kKeys = {
+      {"version", "the config format's version (optional; only 1 exists)",
+       [] {
+         return Json{{"description", "the config format's version (optional; only 1 exists)"},
+                     {"const", 1}};
+       },
+       [] { return std::vector<std::string>{}; }, "version: 1\n"},
+      topLevelKey("server", serverSection()),
+      topLevelKey("limits", limitsSection()),
+  };
+  return kKeys;
+}
+
+const std::vector<std::string>& genericSections() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& k : genericKeys()) names.push_back(k.key);
+    return names;
+  }();
+  return kNames;
 }
 
 namespace {
@@ -187,71 +198,98 @@ void readCallsBySource(const Node& node, ServerSettings& out) {
   }
 }
 
-void readServer(const Node& server, ServerSettings& out) {
-  if (!server.present() ||
-      !server.expectMap({"self_check", "workers", "max_queue", "max_calls_per_source",
-                         "max_calls_by_source", "max_message_bytes", "page_size", "drain_ms",
-                         "require_environment", "max_result_memory", "fence", "log_format"})) {
-    return;
-  }
-  if (auto v = server.choice("self_check", {"off", "warn", "refuse"})) {
-    out.self_check = *v == "off"      ? SelfCheckMode::Off
-                     : *v == "refuse" ? SelfCheckMode::Refuse
-                                      : SelfCheckMode::Warn;
-  }
-  if (auto v = server.integer("workers", 1, 256)) out.workers = static_cast<std::size_t>(*v);
-  if (auto v = server.integer("max_queue", 0, 100000)) out.max_queue = static_cast<std::size_t>(*v);
-  if (auto v = server.integer("max_calls_per_source", 1, 100000))
-    out.max_calls_per_source = static_cast<std::size_t>(*v);
-  readCallsBySource(server.child("max_calls_by_source"), out);
-  if (auto v = server.integer("max_message_bytes", 1024, 64LL << 20))
-    out.max_message_bytes = static_cast<std::size_t>(*v);
-  if (auto v = server.integer("page_size", 1, 1000)) out.page_size = static_cast<std::size_t>(*v);
-  if (auto v = server.integer("drain_ms", 0, 600000)) out.drain_ms = static_cast<std::uint32_t>(*v);
-  if (auto v = server.boolean("require_environment")) out.require_environment = *v;
-  if (auto v = server.integer("max_result_memory", 1LL << 20, 64LL << 30))
-    out.max_result_memory = static_cast<std::uint64_t>(*v);
-  if (auto v = server.choice("fence", {"auto", "always", "never"})) out.fence = *parseFence(*v);
-  if (auto v = server.choice("log_format", {"text", "json"})) out.log_format = *v;
+}  // namespace
+
+const Section<ServerSettings>& serverSection() {
+  using S = ServerSettings;
+  static const auto s =
+      Section<S>("how the server runs calls, whatever the transport")
+          .choice("self_check", &S::self_check,
+                  {{"off", SelfCheckMode::Off},
+                   {"warn", SelfCheckMode::Warn},
+                   {"refuse", SelfCheckMode::Refuse}},
+                  "the start-up proof that the credentials cannot write and every tool can run: "
+                  "`warn` logs what it finds in the background once the server answers, "
+                  "`refuse` runs it before serving and refuses to start unless it proves "
+                  "everything, `off` skips it (`doctor` runs it on demand)")
+          .integer("workers", &S::workers, 1, 256,
+                   "threads that run calls: the most calls running at once over all clients")
+          .integer("max_queue", &S::max_queue, 0, 100000,
+                   "calls that may wait for a worker; one more is refused at once (server busy)")
+          .integer("max_calls_per_source", &S::max_calls_per_source, 1, 100000,
+                   "calls one source may have running at once, over every session, key and "
+                   "transport (its bulkhead), so a slow source holds only its share of the "
+                   "workers")
+          .byDefault(
+              "three quarters of `workers` (at least 1) when the tools read several "
+              "sources; no cap with one")
+          .custom(
+              "max_calls_by_source",
+              "a source's own bulkhead size by \"<engine>/<source>\" (\"<engine>/*\" for the "
+              "tools whose arguments pick the source), overriding max_calls_per_source",
+              [] {
+                return Json{{"type", "object"},
+                            {"additionalProperties",
+                             {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}}},
+                            {"examples", Json::array({{{"postgres/reports", 2}}})}};
+              },
+              kOptional,
+              [](S& out, const Node& node) {
+                readCallsBySource(node, out);
+                return true;
+              })
+          .integer("max_message_bytes", &S::max_message_bytes, 1024, 64LL << 20,
+                   "the largest JSON-RPC message read from a client (a stdio line or an HTTP "
+                   "body, whichever transport)")
+          .integer("page_size", &S::page_size, 1, 1000,
+                   "items per page of tools/list, resources/list and prompts/list")
+          .integer("drain_ms", &S::drain_ms, 0, 600000,
+                   "how long calls in flight may finish once the server is asked to stop")
+          .boolean("require_environment", &S::require_environment,
+                   "refuse to start when the config declares tools for an engine whose "
+                   "environment is unset (otherwise a warning, and those tools are not served)")
+          .integer("max_result_memory", &S::max_result_memory, 1LL << 20, 64LL << 30,
+                   "bytes of results in flight over all clients at once; a call that would go "
+                   "over waits, then is refused")
+          .choice("fence", &S::fence,
+                  {{"auto", Fence::Auto}, {"always", Fence::Always}, {"never", Fence::Never}},
+                  "untrusted-data markers around tool results, for tools without a setting of "
+                  "their own: `auto` fences results that can carry free text")
+          .choice("log_format", &S::log_format, {{"text", "text"}, {"json", "json"}},
+                  "the operator's log on stderr: one line per event, or one JSON object per "
+                  "line; the command line's --log-format wins")
+          .byDefault("`text`")
+          .exampleYaml("server:\n  workers: 8\n  max_calls_per_source: 4\n  self_check: warn\n");
+  return s;
 }
 
-// Each toolset is checked on its own, so every bad name and every bad list is reported.
-void readToolsets(const Node& toolsets, Config& cfg) {
-  if (!toolsets.present()) return;
-  if (!toolsets.isMap()) {
-    toolsets.error(
-        "must map a toolset name to a list of tool names, e.g. `docs: [tool_a, tool_b]`");
-    return;
-  }
-  std::vector<std::string> done;
-  for (const auto& kv : toolsets.yaml()) {
-    if (!kv.first.IsScalar()) continue;  // reported by checkKeys
-    const std::string& name = kv.first.Scalar();
-    // A second entry of one name is reported by checkKeys (child(name) would read the first again).
-    if (std::find(done.begin(), done.end(), name) != done.end()) continue;
-    done.push_back(name);
-    const Node list = toolsets.child(name);
-    if (!protocol::isValidToolName(name)) {
-      // The key's line: the value may be on the next lines, or absent.
-      toolsets.diag().error(lineOf(kv.first), list.path(),
-                            "invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ - .");
-    }
-    if (!list.present()) {
-      toolsets.diag().error(lineOf(kv.first), list.path(),
-                            "is empty: give a list of tool names, e.g. [tool_a, tool_b]");
-      continue;
-    }
-    if (!list.isSequence()) {
-      list.error("must be a list of tool names, e.g. [tool_a, tool_b]");
-      continue;
-    }
-    if (auto tools = toolsets.stringList(name, true)) {
-      cfg.toolsets[name] = *tools;
-      std::vector<int>& lines = cfg.toolset_lines[name];
-      for (const auto& e : list.elements()) lines.push_back(e.line());
-    }
-  }
+const Section<Limits>& limitsSection() {
+  static const auto s =
+      Section<Limits>("caps that may only lower the ones around them")
+          .integer("max_rows", &Limits::max_rows, 1, 100000, "rows a call returns at most")
+          .integer("max_bytes", &Limits::max_bytes, 1024, 64LL << 20,
+                   "bytes of result a call returns at most")
+          .millis("timeout_ms", &Limits::timeout, 10, 600000, "milliseconds a call may take")
+          .exampleYaml("limits:\n  max_rows: 200\n  max_bytes: 1048576\n  timeout_ms: 5000\n");
+  return s;
 }
+
+namespace {
+
+// Keys a newcomer (or a Toolbox user) may put at the top level that belong elsewhere here: each
+// is refused with where its content goes, not with the closest allowed name.
+constexpr std::pair<std::string_view, std::string_view> kMisplacedKeys[] = {
+    {"tools",
+     "tools belong to their engine: declare them under postgres.tools, mysql.tools, "
+     "mongodb.targets or dynamodb.targets (`mcp-dbserver import-toolbox` converts a Toolbox "
+     "file)"},
+    {"sources",
+     "sources belong to their engine: declare them under postgres.sources, mysql.sources, "
+     "mongodb.sources or dynamodb.sources"},
+    {"toolsets",
+     "is not read by this server: give each HTTP client the tools it may call in "
+     "http.clients[].scope (`mcp-dbserver import-toolbox` turns Toolbox toolsets into scopes)"},
+};
 
 }  // namespace
 
@@ -386,7 +424,16 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   Node root(cfg.root, "", diag);
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());
-  if (!root.expectMap(allowed)) return cfg;
+  std::vector<std::string> misplaced;
+  for (const auto& kv : cfg.root) {
+    if (!kv.first.IsScalar()) continue;
+    for (const auto& [key, where] : kMisplacedKeys) {
+      if (kv.first.Scalar() != key) continue;
+      diag.error(lineOf(kv.first), std::string(key), std::string(where));  // the key's line
+      misplaced.emplace_back(key);
+    }
+  }
+  if (!root.expectMap(allowed, misplaced)) return cfg;
   scanForSecrets(root);
 
   if (Node version = root.child("version"); version.present()) {
@@ -397,9 +444,9 @@ Config readConfig(const YAML::Node& document, const std::string& source,
                     "; this server reads `version: 1`");
     }
   }
-  readServer(root.child("server"), cfg.server);
+  if (const Node server = root.child("server"); server.present())
+    (void)serverSection().parse(server, cfg.server);
   cfg.limits = parseLimits(root.child("limits"), Limits{}, nullptr);
-  readToolsets(root.child("toolsets"), cfg);
   return cfg;
 }
 

@@ -1,9 +1,11 @@
 #pragma once
-// The operator's allowlist file: generic sections (server, limits, toolsets) are parsed here;
-// engine and embedding sections are handed to their own parsers by the application.
+// The operator's allowlist file: the generic sections (version, server, limits) are declared and
+// parsed here; the engine, http, audit and embedding sections are declared by their owners and
+// handed to them by the application (src/app/config_keys.*, the one list of top-level keys).
 // The file holds no secrets: anything that looks like one is refused.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +18,7 @@
 #include "common/fence.hpp"
 #include "common/result.hpp"
 #include "config/node.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::config {
 
@@ -50,20 +53,35 @@ struct Config {
   YAML::Node root;     // the whole document (a map), for section parsers
   ServerSettings server;
   Limits limits;
-  std::map<std::string, std::vector<std::string>> toolsets;
-  // The line of each name in `toolsets` (same shape), so a later check (a toolset naming a tool
-  // no engine offers) can say where: file:line: toolsets.NAME[i].
-  std::map<std::string, std::vector<int>> toolset_lines;
 };
 
-// Top-level keys besides the engine/embedding/http sections.
-inline const std::vector<std::string>& genericSections() {
-  static const std::vector<std::string> kKeys = {"version", "server", "limits", "toolsets"};
-  return kKeys;
+// One top-level key of the config file, declared by its owner: what the schema and the reference
+// say about it. The application lists them all once (src/app/config_keys.*).
+struct TopLevelKey {
+  std::string key;
+  std::string doc;
+  std::function<Json()> schema;
+  std::function<std::vector<std::string>()> reference;  // "- `key` (...)" lines
+  std::string example_yaml;                             // a whole example, under the key
+};
+
+// A TopLevelKey from its section's declaration.
+template <class T>
+TopLevelKey topLevelKey(std::string key, const Section<T>& section) {
+  return {std::move(key), section.doc(), [&section] { return section.jsonSchema(); },
+          [&section] { return section.reference(); }, section.exampleYaml()};
 }
 
+const Section<ServerSettings>& serverSection();
+const Section<Limits>& limitsSection();
+
+// The top-level keys declared here: version, server, limits.
+const std::vector<TopLevelKey>& genericKeys();
+// Their names.
+const std::vector<std::string>& genericSections();
+
 // Parses YAML text; `extra_sections` are the other top-level keys allowed (engine names,
-// "embedding", "http"). Problems go to `diag`; the result is usable only when diag.ok().
+// "embedding", "http", "audit"). Problems go to `diag`; the result is usable only when diag.ok().
 Config parseConfig(const std::string& text, const std::string& source,
                    const std::vector<std::string>& extra_sections, Diagnostics& diag);
 

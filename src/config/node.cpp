@@ -50,7 +50,8 @@ const std::string* keyName(const YAML::Node& key) {
 }
 }  // namespace
 
-bool Node::expectMap(const std::vector<std::string>& allowed) const {
+bool Node::expectMap(const std::vector<std::string>& allowed,
+                     const std::vector<std::string>& reported) const {
   if (!node_.IsMap()) {
     error("must be a mapping");
     return false;
@@ -59,6 +60,7 @@ bool Node::expectMap(const std::vector<std::string>& allowed) const {
     const std::string* name = keyName(kv.first);
     if (name == nullptr) continue;
     const std::string& key = *name;
+    if (std::find(reported.begin(), reported.end(), key) != reported.end()) continue;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;

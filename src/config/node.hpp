@@ -58,7 +58,9 @@ class Node {
   // Reports keys of this map that are not in `allowed` (with the closest allowed key, if any).
   // Returns false if this is not a map.
   bool expectMap(std::initializer_list<std::string_view> allowed) const;
-  bool expectMap(const std::vector<std::string>& allowed) const;
+  // Keys in `reported` were already reported with a message of their own: not again.
+  bool expectMap(const std::vector<std::string>& allowed,
+                 const std::vector<std::string>& reported = {}) const;
   bool has(std::string_view key) const {
     return node_.IsMap() && node_[std::string(key)].IsDefined();
   }

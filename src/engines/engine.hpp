@@ -15,6 +15,7 @@
 #include "common/json.hpp"
 #include "common/limits.hpp"
 #include "common/result.hpp"
+#include "config/config.hpp"
 #include "config/node.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -86,6 +87,8 @@ class EngineModule {
   // The same section as the document yaml-cpp would parse from it, built without parsing (the
   // serving path's start-up; src/config/prebuilt.hpp).
   virtual YAML::Node defaultSectionDocument() const = 0;
+  // The section's declaration (its key is name()), for the config's JSON Schema and reference.
+  virtual config::TopLevelKey configKey() const = 0;
 
   // Parses and validates the section completely; problems go to `section.diag()`.
   // `section` may be absent (no tools for this engine).

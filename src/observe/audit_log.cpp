@@ -71,17 +71,27 @@ std::string toolLabel(const protocol::CallRecord& r) {
 
 }  // namespace
 
+const config::Section<AuditSettings>& auditSection() {
+  static const auto s =
+      config::Section<AuditSettings>(
+          "the audit log: one JSON line per tool call and per refused request, without "
+          "argument values, rows or keys")
+          .boolean("enabled", &AuditSettings::enabled, "write the audit log")
+          .string("path", &AuditSettings::path,
+                  "`stderr` (beside the operator's log: each audit line is a JSON object with an "
+                  "\"event\" member), or a file of its own, opened for append (reopened on "
+                  "SIGHUP under `serve --http`, for log rotation)",
+                  config::kOptional,
+                  [](std::string_view p) {
+                    return p.empty() ? "must be \"stderr\" or a file path" : "";
+                  })
+          .example("/var/log/mcp-dbserver/audit.jsonl")
+          .exampleYaml("audit:\n  path: /var/log/mcp-dbserver/audit.jsonl\n");
+  return s;
+}
+
 void parseAuditSettings(const config::Node& section, AuditSettings& out) {
-  if (!section.present()) return;
-  if (!section.expectMap({"enabled", "path"})) return;
-  if (auto v = section.boolean("enabled")) out.enabled = *v;
-  if (auto v = section.string("path")) {
-    if (v->empty()) {
-      section.child("path").error("must be \"stderr\" or a file path");
-    } else {
-      out.path = *v;
-    }
-  }
+  if (section.present()) (void)auditSection().parse(section, out);
 }
 
 Result<std::shared_ptr<AuditLog>> AuditLog::open(const AuditSettings& settings) {

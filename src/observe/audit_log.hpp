@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "common/result.hpp"
-#include "config/node.hpp"
+#include "config/section.hpp"
 #include "protocol/session.hpp"
 
 namespace mcpdb::observe {
@@ -25,7 +25,8 @@ struct AuditSettings {
   std::string path = "stderr";  // "stderr" or a file (opened for append)
 };
 
-// Reads the top-level `audit:` section ({enabled, path}).
+// The top-level `audit:` section's declaration, and reading it.
+const config::Section<AuditSettings>& auditSection();
 void parseAuditSettings(const config::Node& section, AuditSettings& out);
 
 // A request refused before it reached a tool (HTTP layer).

@@ -10,69 +10,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-// Not helpers.mjs: this test needs neither the MCP SDK nor a database, only the binary.
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+import { docFiles, yamlBlocks } from './doc_blocks.mjs';
+
 const bin = process.env.MCPDB_BIN;
 if (!bin) throw new Error('MCPDB_BIN is not set: run the e2e tests through ctest (scripts/test.sh)');
 
 const MIN_CHECKED = 1;  // a test that finds no example must fail, not pass vacuously
 const MAX_SKIPPED = 3;
-
-const SKIP_MARKER = /^\s*<!--\s*check-config:\s*skip\s*\((?<reason>[^)]*)\)\s*-->\s*$/;
-const FENCE = /^\s{0,3}(?<fence>`{3,}|~{3,})\s*(?<info>[^`\s]*)/;
-
-function docFiles() {
-  const files = ['README.md', 'SECURITY.md'];
-  const docs = path.join(repoRoot, 'docs');
-  for (const f of fs.readdirSync(docs).sort()) if (f.endsWith('.md')) files.push(path.join('docs', f));
-  return files.filter((f) => fs.existsSync(path.join(repoRoot, f)));
-}
-
-// The yaml blocks of one markdown file: {file, index, line, text, skip} (index counts the file's
-// yaml blocks from 1; line is the fence's line). A malformed skip marker is an error, not a skip.
-function yamlBlocks(file) {
-  const lines = fs.readFileSync(path.join(repoRoot, file), 'utf8').split('\n');
-  const blocks = [];
-  let open = null;  // the fence being read: {fence, yaml, start, body, skip}
-  let previous = '';  // the last non-blank line outside a block
-  for (let i = 0; i < lines.length; ++i) {
-    const line = lines[i];
-    const m = FENCE.exec(line);
-    if (open) {
-      if (m && m.groups.fence[0] === open.fence[0] && m.groups.fence.length >= open.fence.length &&
-          m.groups.info === '') {
-        if (open.yaml) {
-          blocks.push({ file, index: blocks.length + 1, line: open.start, text: open.body.join('\n') + '\n',
-            skip: open.skip });
-        }
-        open = null;
-        previous = line;  // a marker belongs to the one block after it
-      } else {
-        open.body.push(line);
-      }
-      continue;
-    }
-    if (m) {
-      const lang = m.groups.info.toLowerCase();
-      const yaml = lang === 'yaml' || lang === 'yml';
-      let skip = null;
-      if (/check-config/.test(previous)) {
-        const s = SKIP_MARKER.exec(previous);
-        if (!s || s.groups.reason.trim() === '') {
-          throw new Error(`${file}:${i}: malformed marker ${JSON.stringify(previous.trim())}; ` +
-            'write <!-- check-config: skip (reason) --> on the line before the fence');
-        }
-        if (!yaml) throw new Error(`${file}:${i}: a check-config marker before a block that is not yaml`);
-        skip = s.groups.reason.trim();
-      }
-      open = { fence: m.groups.fence, yaml, start: i + 1, body: [], skip };
-      continue;
-    }
-    if (line.trim() !== '') previous = line;
-  }
-  if (open) throw new Error(`${file}:${open.start}: fence never closed`);
-  return blocks;
-}
 
 const blocks = docFiles().flatMap(yamlBlocks);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-config-examples-'));

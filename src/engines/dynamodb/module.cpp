@@ -15,6 +15,9 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   explicit DynamoModule(BackendOptions options) : options_(std::move(options)) {}
 
   std::string_view name() const override { return "dynamodb"; }
+  config::TopLevelKey configKey() const override {
+    return config::topLevelKey("dynamodb", settingsSection());
+  }
   std::string_view enableHint() const override {
     return "set AWS_REGION and AWS credentials (AWS_ENDPOINT_URL_DYNAMODB for a local server), or "
            "the variables each dynamodb.sources entry names";

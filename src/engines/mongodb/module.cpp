@@ -15,6 +15,9 @@ namespace {
 class MongoModule final : public engines::kit::Module<EngineState> {
  public:
   std::string_view name() const override { return "mongodb"; }
+  config::TopLevelKey configKey() const override {
+    return config::topLevelKey("mongodb", settingsSection());
+  }
   std::string_view enableHint() const override {
     return "set MONGODB_URI and MONGODB_DATABASE, or the variables of a mongodb.sources entry "
            "(uri_env, and database_env unless it names its database)";

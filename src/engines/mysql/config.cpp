@@ -82,14 +82,6 @@ const config::Section<PoolSettings>& poolSection() {
   return s;
 }
 
-Json paramsSchema() {
-  return {{"type", "array"},
-          {"items", {{"type", "object"}}},
-          {"description",
-           "name, type (string, integer, float, boolean, date, timestamp, uuid), description, "
-           "required, default, min, max, min_length, max_length, pattern, enum"}};
-}
-
 const config::Section<QueryTool>& toolSection() {
   static const auto s =
       config::Section<QueryTool>("one allowlisted statement, as a tool agents can call")
@@ -105,11 +97,14 @@ const config::Section<QueryTool>& toolSection() {
           .string("statement", &QueryTool::statement,
                   "one SELECT with ? placeholders, judged by the MySQL guard", config::kRequired,
                   [](std::string_view d) { return d.empty() ? "must not be empty" : ""; })
-          .custom("parameters", "one per ?, in order", &paramsSchema, config::kOptional,
-                  [](QueryTool& t, const Node& n) {
-                    t.parameters = sql::parseParams(n, t.parameters_complete);
-                    return t.parameters_complete;
-                  })
+          .custom(
+              "parameters", "one per ?, in order",
+              [] { return sql::paramsConfigSchema("one per ?, in order"); }, config::kOptional,
+              [](QueryTool& t, const Node& n) {
+                t.parameters = sql::parseParams(n, t.parameters_complete);
+                return t.parameters_complete;
+              },
+              &sql::paramsConfigReference)
           .custom("limits", "rows, bytes and time for this tool (at most the section's)",
                   &config::limitsSchema, config::kOptional,
                   [](QueryTool& t, const Node& n) { return readLimits(t.limits, n); })

@@ -14,6 +14,9 @@ namespace {
 class MysqlModule final : public engines::kit::Module<Runtime> {
  public:
   std::string_view name() const override { return "mysql"; }
+  config::TopLevelKey configKey() const override {
+    return config::topLevelKey("mysql", settingsSection());
+  }
 
   std::string_view enableHint() const override {
     return "set MYSQL_DSN (mysql://user:password@host:port/db), or the dsn_env of each "

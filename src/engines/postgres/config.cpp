@@ -438,19 +438,14 @@ const config::Section<QueryTool>& toolSection() {
           .custom(
               "parameters", "one per placeholder, in order ($1 is the first)",
               [] {
-                return Json{{"type", "array"},
-                            {"items", {{"type", "object"}}},
-                            {"description",
-                             "name, type (string, integer, float, boolean, date, timestamp, "
-                             "uuid, array), description, required, default, min, max, "
-                             "min_length, max_length, pattern, enum, items, min_items, "
-                             "max_items"}};
+                return sql::paramsConfigSchema("one per placeholder, in order ($1 is the first)");
               },
               config::kOptional,
               [](QueryTool& t, const Node& n) {
                 t.parameters = parseParams(n, t.parameters_complete);
                 return t.parameters_complete;
-              })
+              },
+              &sql::paramsConfigReference)
           .custom("limits", "rows, bytes and time for this tool (at most the server's)",
                   &config::limitsSchema, config::kOptional, limitsReader(&QueryTool::limits))
           .choice("fence", &QueryTool::fence,

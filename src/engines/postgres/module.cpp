@@ -19,6 +19,9 @@ using Runtimes = engines::kit::PerSource<Runtime>;
 class PostgresModule final : public engines::kit::Module<Runtimes> {
  public:
   std::string_view name() const override { return "postgres"; }
+  config::TopLevelKey configKey() const override {
+    return config::topLevelKey("postgres", settingsSection());
+  }
 
   std::string_view enableHint() const override {
     return "set POSTGRES_DSN, or PGHOST, PGUSER, PGDATABASE with MCPDB_PG_IAM_AUTH=1 and "

@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "config/section.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -113,7 +114,114 @@ namespace {
 constexpr std::uint32_t kMaxStringLength = 1 << 20;
 constexpr std::uint32_t kMaxArrayItems = 10000;
 
+// The keys of a parameter and of an array parameter's `items`, each with its JSON Schema: the one
+// declaration that parseParam's key checks and the config's schema and reference read (the
+// parsing itself is code: which keys apply depends on the type).
+using KeyList = std::vector<std::pair<std::string, Json>>;
+
+Json described(Json schema, const char* doc) {
+  schema["description"] = doc;
+  return schema;
+}
+
+const std::vector<std::string> kScalarTypes = {"string", "integer",   "float", "boolean",
+                                               "date",   "timestamp", "uuid"};
+
+// The keys that bound a value, shared by a parameter and an array's items.
+KeyList boundKeys() {
+  return {
+      {"min", described({{"type", "number"}}, "the smallest value (integer and float)")},
+      {"max", described({{"type", "number"}}, "the largest value (integer and float)")},
+      {"min_length", described({{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxStringLength}},
+                               "the fewest characters (string)")},
+      {"max_length", described({{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxStringLength}},
+                               "the most characters (string; default 1024)")},
+      {"pattern", described({{"type", "string"}},
+                            "an RE2 pattern the value must match somewhere (anchor it with "
+                            "^...$; string)")},
+      {"enum", described({{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}},
+                         "the only values accepted (string)")},
+  };
+}
+
+const KeyList& itemKeys() {
+  static const KeyList k = [] {
+    KeyList keys = {
+        {"type", described({{"type", "string"}, {"enum", kScalarTypes}}, "each item's type")},
+        {"description", described({{"type", "string"}}, "what an item means")},
+    };
+    for (auto& b : boundKeys()) keys.push_back(std::move(b));
+    return keys;
+  }();
+  return k;
+}
+
+Json objectOf(const KeyList& keys, std::vector<std::string> required);
+
+const KeyList& paramKeys() {
+  static const KeyList k = [] {
+    std::vector<std::string> types = kScalarTypes;
+    types.emplace_back("array");
+    KeyList keys = {
+        {"name", described({{"type", "string"}, {"pattern", "^[a-z_][a-z0-9_]{0,62}$"}},
+                           "the argument's name agents see: a lower-case identifier")},
+        {"type", described({{"type", "string"}, {"enum", types}},
+                           "its type; dates and timestamps are ISO 8601 strings")},
+        {"description",
+         described({{"type", "string"}, {"minLength", 1}}, "what it means, written for an agent")},
+        {"required", described({{"type", "boolean"}},
+                               "whether agents must give it (default true without a default)")},
+        {"default", described(Json::object(), "the value bound when it is absent")},
+    };
+    for (auto& b : boundKeys()) keys.push_back(std::move(b));
+    keys.emplace_back("items", described(objectOf(itemKeys(), {"type"}),
+                                         "an array parameter's items (required for `array`)"));
+    keys.emplace_back("min_items",
+                      described({{"type", "integer"}, {"minimum", 0}, {"maximum", kMaxArrayItems}},
+                                "the fewest items (array)"));
+    keys.emplace_back("max_items",
+                      described({{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxArrayItems}},
+                                "the most items (array)"));
+    return keys;
+  }();
+  return k;
+}
+
+Json objectOf(const KeyList& keys, std::vector<std::string> required) {
+  Json properties = Json::object();
+  for (const auto& [key, schema] : keys) properties[key] = schema;
+  return {{"type", "object"},
+          {"properties", properties},
+          {"required", required},
+          {"additionalProperties", false}};
+}
+
+std::vector<std::string> keysOf(const KeyList& keys) {
+  std::vector<std::string> names;
+  for (const auto& [key, schema] : keys) names.push_back(key);
+  return names;
+}
+
 }  // namespace
+
+Json paramsConfigSchema(const std::string& doc) {
+  return {{"type", "array"},
+          {"description", doc},
+          {"items", objectOf(paramKeys(), {"name", "type", "description"})}};
+}
+
+std::vector<std::string> paramsConfigReference() {
+  std::vector<std::string> lines;
+  for (const auto& [key, schema] : paramKeys()) {
+    const bool required = key == "name" || key == "type" || key == "description";
+    lines.push_back(config::section_detail::referenceLine(key, schema, required, ""));
+    if (key == "items") {
+      for (const auto& [k, s] : itemKeys())
+        lines.push_back("  " + config::section_detail::referenceLine(k, s, k == "type", ""));
+    }
+  }
+  return lines;
+}
 
 std::optional<ScalarType> scalarTypeFrom(const std::string& s) {
   if (s == "string") return ScalarType::String;
@@ -253,11 +361,7 @@ std::optional<Json> scalarDefault(const YAML::Node& y, ScalarType type) {
 }
 
 std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& names) {
-  if (!node.expectMap({"name", "type", "description", "required", "default", "min", "max",
-                       "min_length", "max_length", "pattern", "enum", "items", "min_items",
-                       "max_items"})) {
-    return std::nullopt;
-  }
+  if (!node.expectMap(keysOf(paramKeys()))) return std::nullopt;
   ParamSpec p;
   auto name = node.string("name", true);
   auto type = node.choice(
@@ -288,10 +392,7 @@ std::optional<ParamSpec> parseParam(const Node& node, std::set<std::string>& nam
       errorAt(node, "items", "is required for an array parameter");
       return std::nullopt;
     }
-    if (!items.expectMap(
-            {"type", "description", "min", "max", "min_length", "max_length", "pattern", "enum"})) {
-      return std::nullopt;
-    }
+    if (!items.expectMap(keysOf(itemKeys()))) return std::nullopt;
     auto itype = items.choice(
         "type", {"string", "integer", "float", "boolean", "date", "timestamp", "uuid"}, true);
     if (!itype) return std::nullopt;

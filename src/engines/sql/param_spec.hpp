@@ -66,6 +66,9 @@ ScalarSpec parseScalar(const config::Node& node, ScalarType type, const std::str
 // Reads a `parameters:` list. `complete` is false when a parameter could not be parsed (its
 // position is then unknown, so a placeholder count cannot be compared with it).
 std::vector<ParamSpec> parseParams(const config::Node& node, bool& complete);
+// The `parameters:` key's JSON Schema and reference lines (the keys parseParams accepts).
+Json paramsConfigSchema(const std::string& doc);
+std::vector<std::string> paramsConfigReference();
 
 // The schema of one scalar value (no description).
 Json scalarSchema(const ScalarSpec& spec);

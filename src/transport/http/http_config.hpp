@@ -13,7 +13,7 @@
 #include "auth/auth_throttle.hpp"
 #include "auth/clients.hpp"
 #include "common/result.hpp"
-#include "config/node.hpp"
+#include "config/section.hpp"
 
 namespace mcpdb::transport::http {
 
@@ -52,6 +52,11 @@ struct MetricsSettings {
   bool require_key = false;           // false: loopback peers only; true: any configured client key
 };
 
+struct ConnectionRate {
+  double rate = 100;   // new connections per second per source
+  double burst = 200;  // the bucket's size
+};
+
 struct HttpSettings {
   std::vector<std::string>
       allowed_hosts;  // Host header names (optionally name:port); defaults by bind
@@ -74,8 +79,7 @@ struct HttpSettings {
   std::chrono::milliseconds unauthenticated_timeout{5000};
   std::size_t max_unauthenticated_per_source = 32;
   std::optional<std::size_t> reserved_connections;  // default max_connections / 4
-  double connection_rate = 100;
-  double connection_burst = 200;
+  ConnectionRate connection_rate;
   std::size_t reservedConnections() const {
     return reserved_connections.value_or(max_connections / 4);
   }
@@ -96,6 +100,8 @@ struct HttpSettings {
   auth::AuthSettings auth;
 };
 
+// The section's one declaration: parsing, JSON Schema, reference.
+const config::Section<HttpSettings>& httpSection();
 // Parses the whole section (absent: defaults). Problems go to the node's diagnostics.
 void parseHttpSettings(const config::Node& section, HttpSettings& out);
 

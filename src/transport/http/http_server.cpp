@@ -30,8 +30,9 @@ HttpServer::Impl::Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l,
       sources(settings.trusted_proxies),
       throttle(std::make_shared<auth::AuthThrottle>(settings.auth_throttle)),
       admission(AdmissionLimits{settings.max_connections, settings.reservedConnections(),
-                                settings.max_unauthenticated_per_source, settings.connection_rate,
-                                settings.connection_burst, settings.connectionsPerClient()}),
+                                settings.max_unauthenticated_per_source,
+                                settings.connection_rate.rate, settings.connection_rate.burst,
+                                settings.connectionsPerClient()}),
       sessions(settings.max_sessions, settings.max_sessions_per_client),
       gate(std::make_shared<PostGate>()) {
   for (std::size_t i = 0; i < std::max<std::size_t>(1, settings.threads); ++i)

@@ -49,7 +49,6 @@ Json surface(const Assembly& a) {
            {static_cast<int>(s.self_check), s.workers, s.max_queue, s.max_message_bytes,
             s.page_size, s.drain_ms}},
           {"limits", {l.max_rows, l.max_bytes, l.timeout.count()}},
-          {"toolsets", a.config.toolsets},
           {"warnings", a.warnings},
           {"preload", a.preload_embedder},
           {"http", {a.http.allowed_hosts, a.http.allowed_origins, a.http.max_body_bytes}},

@@ -133,7 +133,7 @@ config::Config parse(const std::string& text, config::Diagnostics& diag) {
 AuthSettings parseAuth(const std::string& text, config::Diagnostics& diag) {
   config::Config cfg = parse(text, diag);
   AuthSettings a;
-  if (diag.ok()) parseAuthSettings(config::Node(cfg.root, "", diag).child("http"), a);
+  if (diag.ok()) (void)authSection().parse(config::Node(cfg.root, "", diag).child("http"), a);
   return a;
 }
 

@@ -86,8 +86,7 @@ TEST(Config, GoodValuesAreRead) {
   Diagnostics diag("x.yaml");
   Config c = parseConfig(
       "version: 1\nserver: {self_check: refuse, workers: 3}\nlimits: {max_rows: 7, max_bytes: "
-      "2048, timeout_ms: 250}\n"
-      "toolsets:\n  docs: [a, b]\n",
+      "2048, timeout_ms: 250}\n",
       "x.yaml", kSections, diag);
   ASSERT_TRUE(diag.ok()) << diag.errors().front();
   EXPECT_EQ(c.server.self_check, SelfCheckMode::Refuse);
@@ -95,7 +94,6 @@ TEST(Config, GoodValuesAreRead) {
   EXPECT_EQ(c.limits.max_rows, 7U);
   EXPECT_EQ(c.limits.max_bytes, 2048U);
   EXPECT_EQ(c.limits.timeout.count(), 250);
-  EXPECT_EQ(c.toolsets["docs"], (std::vector<std::string>{"a", "b"}));
 }
 
 // A source's bulkhead: the server-wide size, and one per "<engine>/<source>" (or "<engine>/*").
@@ -270,26 +268,26 @@ TEST(Config, BadChoiceNamesTheClosestChoice) {
 // Independent mistakes in every generic section: each is reported, with its line, in one run.
 TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
   const std::string text =
-      "version: 2\n"                 // 1
-      "server:\n"                    // 2
-      "  colour: blue\n"             // 3
-      "  workers: 0\n"               // 4
-      "  self_check: refuze\n"       // 5
-      "limits:\n"                    // 6
-      "  max_rows: lots\n"           // 7
-      "  timeout_ms: 5\n"            // 8
-      "limtis: {}\n"                 // 9
-      "toolsets:\n"                  // 10
-      "  \"bad name\": [a]\n"        // 11
-      "  bad/slash:\n"               // 12
-      "    - b\n"                    // 13
-      "  notalist: a\n"              // 14
-      "  mixed: [a, {b: c}, [d]]\n"  // 15
-      "  empty:\n"                   // 16
-      "  twice: b\n"                 // 17
-      "  twice: [a]\n"               // 18
-      "postgres:\n"                  // 19
-      "  password: hunter2\n";       // 20
+      "version: 2\n"            // 1
+      "server:\n"               // 2
+      "  colour: blue\n"        // 3
+      "  workers: 0\n"          // 4
+      "  self_check: refuze\n"  // 5
+      "limits:\n"               // 6
+      "  max_rows: lots\n"      // 7
+      "  timeout_ms: 5\n"       // 8
+      "limtis: {}\n"            // 9
+      "toolsets:\n"             // 10
+      "  docs: [a]\n"           // 11
+      "tools:\n"                // 12
+      "  find: {}\n"            // 13
+      "sources:\n"              // 14
+      "  db: {}\n"              // 15
+      "  twice: a\n"            // 16
+      "  twice: b\n"            // 17
+      "toolset: {}\n"           // 18
+      "postgres:\n"             // 19
+      "  password: hunter2\n";  // 20
   Diagnostics diag("x.yaml");
   parseConfig(text, "x.yaml", kSections, diag);
   const std::vector<std::string> expected = {
@@ -302,18 +300,19 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
       "x.yaml:7: limits.max_rows: must be an integer",
       "x.yaml:8: limits.timeout_ms: must be between 10 and 600000",
       "x.yaml:9: limtis: unknown key; did you mean 'limits'? (allowed here: version, server, "
-      "limits, toolsets, postgres, dynamodb, mongodb, embedding, http)",
-      "x.yaml:11: toolsets.bad name: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
-      "- .",
-      "x.yaml:12: toolsets.bad/slash: invalid toolset name: use 1-128 characters of A-Z a-z 0-9 _ "
-      "- .",
-      "x.yaml:14: toolsets.notalist: must be a list of tool names, e.g. [tool_a, tool_b]",
-      "x.yaml:15: toolsets.mixed[1]: must be a string",
-      "x.yaml:15: toolsets.mixed[2]: must be a string",
-      "x.yaml:16: toolsets.empty: is empty: give a list of tool names, e.g. [tool_a, tool_b]",
-      "x.yaml:17: toolsets.twice: must be a list of tool names, e.g. [tool_a, tool_b]",
-      "x.yaml:18: toolsets.twice: duplicate key (first given at line 17); keep one and merge the "
+      "limits, postgres, dynamodb, mongodb, embedding, http)",
+      "x.yaml:10: toolsets: is not read by this server: give each HTTP client the tools it may "
+      "call in http.clients[].scope (`mcp-dbserver import-toolbox` turns Toolbox toolsets into "
+      "scopes)",
+      "x.yaml:12: tools: tools belong to their engine: declare them under postgres.tools, "
+      "mysql.tools, mongodb.targets or dynamodb.targets (`mcp-dbserver import-toolbox` converts "
+      "a Toolbox file)",
+      "x.yaml:14: sources: sources belong to their engine: declare them under postgres.sources, "
+      "mysql.sources, mongodb.sources or dynamodb.sources",
+      "x.yaml:17: sources.twice: duplicate key (first given at line 16); keep one and merge the "
       "two",
+      "x.yaml:18: toolset: unknown key (allowed here: version, server, limits, postgres, "
+      "dynamodb, mongodb, embedding, http)",
       "x.yaml:20: postgres.password: looks like a secret; secrets come only from the environment "
       "(see .env.example), never the config file",
   };

@@ -3,6 +3,7 @@
 // their engines (e.g. the DynamoDB registry's golden configs).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <optional>
 
 #include "config/section.hpp"
@@ -182,16 +183,160 @@ TEST(ConfigSection, JsonSchemaFollowsTheDeclaration) {
 
 TEST(ConfigSection, ReferenceListsEveryKeyWithTypeAndDoc) {
   const std::vector<std::string> expected = {
-      "- `level` (integer 1..3): a level",
+      "- `level` (integer 1..3, default `1`): a level",
       "- `tags` (list of string): labels",
       "- `entries` (map of name to mapping, required): the entries",
       "  - `path` (string, required): where",
-      "  - `color` (red | blue): its color",
+      "  - `color` (red | blue, default `red`): its color",
       "  - `inner` (mapping): nested settings",
       "    - `on` (boolean, required): switch",
-      "    - `size` (integer 1..10): how big",
+      "    - `size` (integer 1..10, default `5`): how big",
   };
   EXPECT_EQ(rootSection().reference(), expected);
+}
+
+// The kinds of key the generic sections need: durations, decimals, optional integers with a
+// computed default, lists of entries judged against the ones before, and keys of another
+// module's section inlined at this level.
+struct Rate {
+  double per_second = 2.5;
+};
+
+struct Member {
+  std::string name;
+  int weight = 1;
+};
+
+struct Owner {
+  std::chrono::milliseconds wait{1500};
+  std::optional<std::size_t> cap;
+  Rate rate;
+  struct Group {
+    bool open = true;
+    std::vector<Member> members;
+  } group;
+};
+
+const Section<Member>& memberSection() {
+  static const auto s = Section<Member>("a member")
+                            .string("name", &Member::name, "who", kRequired)
+                            .integer("weight", &Member::weight, 1, 9, "how much");
+  return s;
+}
+
+const Section<Owner::Group>& groupSection() {
+  static const auto s =
+      Section<Owner::Group>("a group")
+          .boolean("open", &Owner::Group::open, "whether anyone may join")
+          .list(
+              "members", &Owner::Group::members, memberSection(), "who is in", kOptional,
+              "must be a list of members", [](Member& m, const Owner::Group&) { m.weight = 3; },
+              [](const Member& m, const std::vector<Member>& before, const Node& item) {
+                for (const auto& b : before) {
+                  if (b.name == m.name) {
+                    item.child("name").error("duplicate member '" + m.name + "'");
+                    return false;
+                  }
+                }
+                return true;
+              });
+  return s;
+}
+
+const Section<Owner>& ownerSection() {
+  static const auto s =
+      Section<Owner>("an owner")
+          .millis("wait_ms", &Owner::wait, 10, 60000, "how long to wait")
+          .integer("cap", &Owner::cap, 1, 100, "the most at once")
+          .byDefault("twice the members")
+          .number(
+              "rate", [](Owner & o) -> auto& { return o.rate.per_second; }, 0.5, 100, "per second")
+          .example(4)
+          .inlined(&Owner::group, groupSection());
+  return s;
+}
+
+struct OwnerParsed {
+  Owner owner;
+  bool ok = false;
+  std::vector<std::string> errors;
+};
+
+OwnerParsed parseOwner(const std::string& yaml) {
+  Diagnostics diag("o.yaml");
+  YAML::Node doc = YAML::Load(yaml);
+  OwnerParsed p;
+  p.ok = ownerSection().parse(Node(doc, "", diag).child("owner"), p.owner);
+  p.errors = diag.errors();
+  return p;
+}
+
+TEST(ConfigSection, DurationsNumbersOptionalsListsAndInlinedKeysAreRead) {
+  OwnerParsed p = parseOwner(R"(owner:
+  wait_ms: 250
+  cap: 7
+  rate: 0.75
+  open: false
+  members: [{name: a}, {name: b, weight: 9}]
+)");
+  ASSERT_TRUE(p.ok) << (p.errors.empty() ? "" : p.errors[0]);
+  EXPECT_EQ(p.owner.wait, std::chrono::milliseconds(250));
+  EXPECT_EQ(p.owner.cap, 7U);
+  EXPECT_DOUBLE_EQ(p.owner.rate.per_second, 0.75);
+  EXPECT_FALSE(p.owner.group.open);
+  ASSERT_EQ(p.owner.group.members.size(), 2U);
+  EXPECT_EQ(p.owner.group.members[0].weight, 3);  // from init
+  EXPECT_EQ(p.owner.group.members[1].weight, 9);
+
+  OwnerParsed absent = parseOwner("owner: {}\n");
+  ASSERT_TRUE(absent.ok);
+  EXPECT_FALSE(absent.owner.cap.has_value());
+  EXPECT_EQ(absent.owner.wait, std::chrono::milliseconds(1500));
+}
+
+TEST(ConfigSection, ListEntriesAreJudgedAndNumbersRangeChecked) {
+  OwnerParsed p = parseOwner(R"(owner:
+  rate: 0.1
+  wait_ms: 5
+  members:
+    - {name: a}
+    - {weight: 2}
+    - {name: a}
+)");
+  EXPECT_FALSE(p.ok);
+  const std::vector<std::string> expected = {
+      "o.yaml:3: owner.wait_ms: must be between 10 and 60000",
+      "o.yaml:2: owner.rate: must be a number between 0.5 and 100",
+      "o.yaml:6: owner.members[1].name: is required",
+      "o.yaml:7: owner.members[2].name: duplicate member 'a'",
+  };
+  EXPECT_EQ(p.errors, expected);
+  ASSERT_EQ(p.owner.group.members.size(), 1U);
+
+  OwnerParsed not_list = parseOwner("owner: {members: {a: 1}}\n");
+  ASSERT_EQ(not_list.errors.size(), 1U);
+  EXPECT_EQ(not_list.errors[0], "o.yaml:1: owner.members: must be a list of members");
+}
+
+TEST(ConfigSection, DefaultsAndExamplesReachTheSchemaAndTheReference) {
+  const Json s = ownerSection().jsonSchema();
+  EXPECT_EQ(s["properties"]["wait_ms"]["default"], 1500);
+  EXPECT_FALSE(s["properties"]["cap"].contains("default"));  // computed: said in words
+  EXPECT_EQ(s["properties"]["rate"]["default"], 2.5);
+  EXPECT_EQ(s["properties"]["rate"]["examples"], Json::array({4}));
+  EXPECT_EQ(s["properties"]["open"]["default"], true);
+  EXPECT_EQ(s["properties"]["members"]["type"], "array");
+  EXPECT_EQ(s["properties"]["members"]["items"]["required"], Json::array({"name"}));
+  const std::vector<std::string> expected = {
+      "- `wait_ms` (integer 10..60000, default `1500`): how long to wait",
+      "- `cap` (integer 1..100, default: twice the members): the most at once",
+      "- `rate` (number 0.5..100, default `2.5`): per second. Example: `rate: 4`.",
+      "- `open` (boolean, default `true`): whether anyone may join",
+      "- `members` (list of mapping): who is in",
+      "  - `name` (string, required): who",
+      "  - `weight` (integer 1..9, default `1`): how much",
+  };
+  EXPECT_EQ(ownerSection().reference(), expected);
 }
 
 }  // namespace

@@ -338,8 +338,8 @@ http:
   EXPECT_EQ(s.unauthenticated_timeout.count(), 2000);
   EXPECT_EQ(s.max_unauthenticated_per_source, 8u);
   EXPECT_EQ(s.reservedConnections(), 10u);
-  EXPECT_DOUBLE_EQ(s.connection_rate, 5);
-  EXPECT_DOUBLE_EQ(s.connection_burst, 10);
+  EXPECT_DOUBLE_EQ(s.connection_rate.rate, 5);
+  EXPECT_DOUBLE_EQ(s.connection_rate.burst, 10);
   EXPECT_EQ(s.max_sessions_per_client, 3u);
   EXPECT_EQ(s.connectionsPerClient(), 20u);
   EXPECT_EQ(s.auth_throttle.free_failures, 2u);

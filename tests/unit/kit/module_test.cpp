@@ -27,6 +27,7 @@ class FakeModule final : public Module<FakeRuntime> {
   std::string_view securityPosture() const override { return ""; }
   std::string_view defaultSection() const override { return ""; }
   YAML::Node defaultSectionDocument() const override { return {}; }
+  config::TopLevelKey configKey() const override { return {}; }
   void configure(const config::Node&, const Limits&) override {}
   Status registerTools(protocol::ToolRegistry&, EngineServices& services) override {
     runtime(services);
