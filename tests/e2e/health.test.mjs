@@ -303,3 +303,110 @@ test('an orchestrator probe (pod IP as Host, no key) reaches health; /metrics ke
     await my.stop().catch(() => {});
   }
 });
+
+// One DynamoDB API call as the tests' local server takes it (it checks the form of the
+// signature, not the signature): the table a DynamoDB source's probe describes, made and dropped.
+async function dynamoCall(endpoint, operation, body) {
+  const r = await fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-amz-json-1.0',
+      'X-Amz-Target': `DynamoDB_20120810.${operation}`,
+      'X-Amz-Date': '20260101T000000Z',
+      Authorization: 'AWS4-HMAC-SHA256 Credential=AKIDHEALTHE2E/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=00',
+    },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, text: await r.text() };
+}
+
+async function createDynamoTable(endpoint, table) {
+  const r = await dynamoCall(endpoint, 'CreateTable', {
+    TableName: table,
+    AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  });
+  assert.ok(r.status === 200 || /ResourceInUseException/.test(r.text), `CreateTable: ${r.status} ${r.text}`);
+}
+
+test('MongoDB and DynamoDB sources: ready, not ready while one is down, ready again (self_check: off)', async (t) => {
+  assert.ok(process.env.MONGODB_URI && process.env.AWS_ENDPOINT_URL_DYNAMODB,
+    'MONGODB_URI and AWS_ENDPOINT_URL_DYNAMODB: run through scripts/test.sh');
+  const mongoUrl = new URL(process.env.MONGODB_URI);
+  const ddbUrl = new URL(process.env.AWS_ENDPOINT_URL_DYNAMODB);
+  await createDynamoTable(ddbUrl.toString(), 'health_e2e_items');
+  const mongo = await tcpProxy(mongoUrl.hostname, Number(mongoUrl.port));
+  const ddb = await tcpProxy(ddbUrl.hostname, Number(ddbUrl.port));
+  const mongoVia = new URL(process.env.MONGODB_URI);
+  mongoVia.hostname = '127.0.0.1';
+  mongoVia.port = String(mongo.port);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-health-'));
+  const cfg = path.join(dir, 'health.yaml');
+  fs.writeFileSync(cfg, [
+    'server: {self_check: off}',
+    'dynamodb:',
+    '  sources:',
+    '    ddbsrc_41a7: {endpoint_env: HEALTH_DDB_URL}',
+    '  targets:',
+    '    items: {source: ddbsrc_41a7, table: health_e2e_items, description: Items., partition_key: {name: id, type: S}}',
+    'mongodb:',
+    '  sources:',
+    '    mgsrc_5d08: {uri_env: HEALTH_MONGO_URI, database: health_e2e}',
+    '  targets:',
+    '    docs: {source: mgsrc_5d08, collection: docs, description: Docs., projection: [title]}',
+    'http:',
+    '  auth: none',
+    '  metrics: {listen: "127.0.0.1:0"}',
+    '',
+  ].join('\n'));
+  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg], {
+    env: serverEnv({
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDHEALTHE2E0000000',
+      AWS_SECRET_ACCESS_KEY: 'health-e2e-not-a-secret',
+      HEALTH_DDB_URL: `http://127.0.0.1:${ddb.port}`,
+      HEALTH_MONGO_URI: mongoVia.toString(),
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const s = { child, log: () => log };
+  s.ops = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
+    child.stderr.on('data', (d) => {
+      log += d.toString();
+      const m = log.match(/metrics on port (\d+)/);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
+  });
+  try {
+    let r = await until(s.ops, '/readyz', 200);
+    assert.equal(r.status, 200, r.body + '\n' + log);
+    assert.deepEqual(r.json, { status: 'ready', sources_ready: 2, sources_total: 2, self_check: 'off' });
+    r = await get(s.ops, '/readyz?verbose');  // a loopback peer: the metrics rule admits it
+    assert.deepEqual(r.json.sources, [
+      { engine: 'dynamodb', source: 'ddbsrc_41a7', ready: true },
+      { engine: 'mongodb', source: 'mgsrc_5d08', ready: true },
+    ]);
+    for (const [name, proxy, index] of [['MongoDB', mongo, 1], ['DynamoDB', ddb, 0]]) {
+      await proxy.stop();
+      const t0 = Date.now();
+      r = await until(s.ops, '/readyz', 503, 10000);
+      assert.equal(r.status, 503, `${name} down: ${r.body}`);
+      t.diagnostic(`${name} stopped: not ready after ${Date.now() - t0} ms`);
+      assert.equal(r.json.sources_ready, 1);
+      assert.equal((await get(s.ops, '/readyz?verbose')).json.sources[index].ready, false);
+      assert.equal((await get(s.ops, '/healthz')).status, 200);
+      await proxy.start();
+      r = await until(s.ops, '/readyz', 200, 40000);
+      assert.equal(r.status, 200, `${name} back: ${r.body}`);
+    }
+  } finally {
+    await stopServer(s);
+    await mongo.stop().catch(() => {});
+    await ddb.stop().catch(() => {});
+    await dynamoCall(ddbUrl.toString(), 'DeleteTable', { TableName: 'health_e2e_items' });
+  }
+});
