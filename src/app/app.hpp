@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "engines/engine.hpp"
 #include "observe/audit_log.hpp"
+#include "observe/readiness.hpp"
 #include "protocol/tool_registry.hpp"
 #include "transport/http/http_config.hpp"
 
@@ -51,6 +52,8 @@ struct Assembly {
   std::optional<std::string> config_path;
   // Its token is services.stopping; requested when serving ends (see DelayedTask).
   std::stop_source stopping;
+  // What /readyz reports (serve --http only; app/readiness.hpp); null elsewhere.
+  std::shared_ptr<observe::Readiness> readiness;
 };
 
 // The built-in allowlist (every engine's demo section).

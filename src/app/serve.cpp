@@ -15,6 +15,7 @@
 #include "app/app.hpp"
 #include "app/checks.hpp"
 #include "app/logging.hpp"
+#include "app/readiness.hpp"
 #include "app/server_options.hpp"
 #include "app/surface.hpp"
 #include "common/signals.hpp"
@@ -53,6 +54,7 @@ Verdict runSelfCheck(Assembly& a) {
   if (v == Verdict::Inconclusive) {
     spdlog::warn("self-check inconclusive: nothing is proved about the credentials (see above)");
   }
+  publishSelfCheck(a, v);  // readiness (/readyz): the one hook of app/readiness.hpp
   return v;
 }
 
@@ -206,11 +208,13 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   }
   auto a = assembleForServing(options, env);
   if (!a) return kExitConfig;
+  a->readiness = makeReadiness(*a);  // before the self-check, which publishes its verdict to it
   // Destroyed before `a` on every return below: the check holds references into it.
   std::optional<DelayedTask> self_check;
   if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
   protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   transport::http::ServeParams p;
+  p.readiness = a->readiness;
   p.listen = *listen;
   p.allow_insecure_http = http.allow_insecure;
   p.settings = a->http;

@@ -3,6 +3,7 @@
 // handlers serve calls and never throw. Engines do not include each other; shared pieces live in
 // src/common, src/aws, src/embed.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -70,6 +71,16 @@ struct Gauge {
   std::function<std::vector<std::pair<std::string, double>>()> by_source = {};
 };
 
+// A cheap round trip to one source for readiness (/readyz, observe/readiness.hpp): Ok when the
+// source answered by `deadline`. Thread-safe, never throws; holds what it needs (its runtime), so
+// it outlives nothing of the module's. It takes at most one of the source's connections, and only
+// until `deadline`: a probe never waits in a call's place for long, nor keeps a slot.
+struct SourceProbe {
+  std::string source;  // the operator's name for it ("default" for an engine's implicit source)
+  std::function<Status(std::chrono::steady_clock::time_point deadline, const std::stop_token& stop)>
+      probe;
+};
+
 class EngineModule {
  public:
   virtual ~EngineModule() = default;
@@ -105,6 +116,10 @@ class EngineModule {
   virtual std::vector<Finding> checkTools(EngineServices& services) = 0;
   // Gauges for the metrics endpoint (pool usage); none by default. Asked after registerTools().
   virtual std::vector<Gauge> gauges() { return {}; }
+  // One probe per source the configured tools read (readiness); none by default (an engine
+  // without sources has nothing to wait for). Asked after registerTools(); making them never
+  // connects.
+  virtual std::vector<SourceProbe> probes(EngineServices& /*services*/) { return {}; }
 };
 
 using EngineModulePtr = std::unique_ptr<EngineModule>;

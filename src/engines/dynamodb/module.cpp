@@ -1,3 +1,4 @@
+#include <chrono>
 #include <memory>
 
 #include "engines/dynamodb/module.hpp"
@@ -67,6 +68,23 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
     return perSource(services, checkTargets);
+  }
+
+  // A probe per source a target reads: DescribeTable of its first target (Backend::probe).
+  std::vector<engines::SourceProbe> probes(engines::EngineServices& services) override {
+    if (!settings_ || settings_->targets.empty()) return {};
+    const auto routes = runtime(services);
+    std::vector<engines::SourceProbe> out;
+    for (const auto& backend : routes->backends()) {
+      const auto targets = routes->targetsOf(*backend);
+      if (targets.empty()) continue;
+      out.push_back({backend->source().name, [routes, backend, target = targets.front()](
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 const std::stop_token& stop) {
+                       return backend->probe(*target, deadline, stop);
+                     }});
+    }
+    return out;
   }
 
   std::vector<engines::Gauge> gauges() override {

@@ -1,11 +1,24 @@
 #include "engines/dynamodb/runtime.hpp"
 
+#include "engines/dynamodb/requests.hpp"
 #include "engines/kit/module.hpp"
 
 namespace mcpdb::dynamodb {
 
 Error Backend::sourceError(const std::string& what) const {
   return engines::kit::sourceError(Code::FailedPrecondition, "dynamodb", source_.name, what);
+}
+
+Status Backend::probe(const Target& target, std::chrono::steady_clock::time_point deadline,
+                      const std::stop_token& stop) {
+  auto t = transport();
+  if (!t) return t.error();
+  CallOptions opts;
+  opts.stop = stop;
+  opts.deadline = deadline;
+  auto desc = (*t)->call(readOpName(ReadOp::DescribeTable), describeTableRequest(target), opts);
+  if (!desc) return desc.error();
+  return {};
 }
 
 Result<std::string> Backend::region() const {

@@ -3,9 +3,11 @@
 // connects): its region, endpoint and credential source, and the transport. And the routes: each
 // target with the backend of its source, resolved once when the tools are registered.
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +35,10 @@ class Backend {
   // region or endpoint is unusable (never a value).
   Result<std::shared_ptr<Transport>> transport();
   // The transport if a call already created it (metrics: sampling never connects).
+  // Readiness (EngineModule::probes): DescribeTable of `target` (one of this source's; the
+  // permission the tools need anyway), with the transport's retries ending by `deadline`.
+  Status probe(const Target& target, std::chrono::steady_clock::time_point deadline,
+               const std::stop_token& stop);
   std::shared_ptr<Transport> transportIfCreated() {
     std::lock_guard lock(mu_);
     return transport_;

@@ -1,5 +1,7 @@
 #include "engines/kit/module.hpp"
 
+#include <algorithm>
+
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::engines::kit {
@@ -25,6 +27,16 @@ Error sourceError(Code code, std::string_view engine, std::string_view source,
 void nameSource(std::vector<Finding>& findings, std::string_view source) {
   const std::string prefix = "source '" + std::string(source) + "': ";
   for (auto& f : findings) f.message = prefix + f.message;
+}
+
+std::chrono::steady_clock::time_point probeSlotDeadline(
+    std::chrono::steady_clock::time_point deadline) {
+  return std::min(deadline, std::chrono::steady_clock::now() + kProbeSlotWait);
+}
+
+Status probeOutcome(Status round_trip) {
+  if (!round_trip && round_trip.error().code == Code::ResourceExhausted) return {};
+  return round_trip;
 }
 
 }  // namespace mcpdb::engines::kit

@@ -10,6 +10,7 @@
 // The free helpers beside it (describeLimits, toolNameProblem, sourceError) are the texts every
 // engine writes the same way.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,20 @@ Error sourceError(Code code, std::string_view engine, std::string_view source,
 
 // Prefixes each finding's message with "source '<source>': " (the one form for every engine).
 void nameSource(std::vector<Finding>& findings, std::string_view source);
+
+// Readiness probes (EngineModule::probes): the statement a SQL engine sends ("SELECT 1": no
+// table, no privilege, nothing the guard or the proof could object to).
+inline constexpr std::string_view kProbeStatement = "SELECT 1";
+// How long a probe waits for one of its source's connections when every one is leased: briefly,
+// so that it never stands in a call's place in the pool's queue for long.
+inline constexpr std::chrono::milliseconds kProbeSlotWait{100};
+// The deadline of a probe's wait for a connection: kProbeSlotWait from now, or `deadline`.
+std::chrono::steady_clock::time_point probeSlotDeadline(
+    std::chrono::steady_clock::time_point deadline);
+// A probe's verdict from what its round trip returned: Ok also for ResourceExhausted (every
+// connection of the source is leased to a running call, so the source is serving; a source that
+// stops answering frees them as its calls time out, and the next probe gets one).
+Status probeOutcome(Status round_trip);
 
 // One connection figure of an engine, exposed as mcpdb_<engine>_<name> (summed over the sources)
 // and mcpdb_<engine>_<name>_by_source{source="..."}.

@@ -241,6 +241,12 @@ BsonPtr connectionStatusCommand() {
   return cmd;
 }
 
+BsonPtr pingCommand() {
+  BsonPtr cmd = newDoc();
+  BSON_APPEND_INT32(cmd.get(), "ping", 1);
+  return cmd;
+}
+
 BsonPtr listCollectionCommand(const std::string& collection) {
   BsonPtr cmd = newDoc();
   BSON_APPEND_INT32(cmd.get(), "listCollections", 1);

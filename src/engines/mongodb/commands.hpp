@@ -90,6 +90,8 @@ BsonPtr equalityFilter(const std::vector<FilterValue>& filters);
 BsonPtr exactScanOptions(const VectorSearch& vs, std::uint32_t limit, const ReadOptions& ro);
 
 // {connectionStatus: 1, showPrivileges: true}.
+// {ping: 1}: readiness (a round trip that reads nothing and needs no privilege).
+BsonPtr pingCommand();
 BsonPtr connectionStatusCommand();
 // {listCollections: 1, nameOnly: true, filter: {name: <collection>}} (doctor: does it exist).
 BsonPtr listCollectionCommand(const std::string& collection);

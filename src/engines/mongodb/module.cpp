@@ -1,6 +1,7 @@
 #include "engines/mongodb/module.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "engines/kit/module.hpp"
 #include "engines/mongodb/doctor.hpp"
@@ -90,6 +91,25 @@ class MongoModule final : public engines::kit::Module<EngineState> {
         addFindings(out, src->source().name, settings_.sources.size() > 1,
                     checkTargets(*src, targets));
       }
+    }
+    return out;
+  }
+
+  // A probe per source a target reads (SourceClient::probe). The driver bounds it (server
+  // selection and socket timeouts); readiness answers not-ready after its own bound in any case.
+  std::vector<engines::SourceProbe> probes(engines::EngineServices& services) override {
+    const auto state = runtime(services);
+    std::vector<engines::SourceProbe> out;
+    for (const auto& src : state->runtime().sources()) {
+      const std::string& name = src->source().name;
+      const bool read =
+          std::any_of(settings_.targets.begin(), settings_.targets.end(), [&](const Target& t) {
+            return t.source == name || (t.vector_search && t.vector_search->source == name);
+          });
+      if (!read) continue;
+      out.push_back(
+          {name, [state, client = src.get()](std::chrono::steady_clock::time_point,
+                                             const std::stop_token&) { return client->probe(); }});
     }
     return out;
   }

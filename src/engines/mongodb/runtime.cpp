@@ -1,6 +1,7 @@
 #include "engines/mongodb/runtime.hpp"
 
 #include "engines/kit/module.hpp"
+#include "engines/mongodb/commands.hpp"
 
 namespace mcpdb::mongodb {
 
@@ -13,6 +14,14 @@ Result<Client*> SourceClient::client() {
   owned_ = std::move(*c);
   ready_.store(owned_.get(), std::memory_order_release);
   return owned_.get();
+}
+
+Status SourceClient::probe() {
+  auto c = client();
+  if (!c) return c.error();
+  auto reply = (*c)->readCommand(*pingCommand());
+  if (!reply) return reply.error();
+  return {};
 }
 
 Runtime::Runtime(const Settings& settings, Env env, std::chrono::milliseconds io_timeout)

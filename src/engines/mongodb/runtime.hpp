@@ -34,6 +34,9 @@ class SourceClient {
   Result<Client*> client();
   // The pool if a call already made it (metrics: sampling never connects).
   Client* clientIfCreated() const { return ready_.load(std::memory_order_acquire); }
+  // Readiness (EngineModule::probes): {ping: 1} on one pooled client of the source, bounded by
+  // the driver's server selection and socket timeouts (the URI's, or io_timeout).
+  Status probe();
 
  private:
   friend class Runtime;

@@ -1,5 +1,7 @@
 #include "engines/mysql/module.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "engines/kit/module.hpp"
@@ -72,6 +74,26 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
     return runtime(services)->checkTools({});
+  }
+
+  // A probe per source a tool reads, on that source's pool (Runtime::probe).
+  std::vector<engines::SourceProbe> probes(engines::EngineServices& services) override {
+    const auto rt = runtime(services);
+    std::vector<engines::SourceProbe> out;
+    for (const SourcePool* p : rt->pools()) {
+      const std::string source = p->source().name;
+      const bool read =
+          std::any_of(settings_.tools.begin(), settings_.tools.end(), [&](const QueryTool& t) {
+            const Source* s = settings_.sourceOf(t);
+            return s != nullptr && s->name == source;
+          });
+      if (!read) continue;
+      out.push_back({source, [rt, source](std::chrono::steady_clock::time_point deadline,
+                                          const std::stop_token& stop) {
+                       return rt->probe(source, deadline, stop);
+                     }});
+    }
+    return out;
   }
 
  protected:

@@ -227,6 +227,18 @@ Runtime::Runtime(Settings settings, Env env) : settings_(std::move(settings)) {
   }
 }
 
+Status Runtime::probe(const std::string& source, Clock::time_point deadline,
+                      const std::stop_token& stop) {
+  SourcePool* p = pool(source);
+  if (p == nullptr) return makeError(Code::Internal, "no such mysql source");
+  auto lease = p->acquire(engines::kit::probeSlotDeadline(deadline), stop);
+  if (!lease) return engines::kit::probeOutcome(lease.error());
+  const Limits one{.max_rows = 1, .max_bytes = 1024, .timeout = std::chrono::hours(1)};
+  auto r = lease->conn().run(engines::kit::kProbeStatement, {}, callLimits(one, deadline), stop);
+  if (!r) return r.error();
+  return {};
+}
+
 SourcePool* Runtime::pool(const std::string& source) {
   auto it = pools_.find(source);
   return it == pools_.end() ? nullptr : it->second.get();

@@ -125,6 +125,12 @@ class Runtime {
   std::vector<engines::Finding> checkPrivileges(SourcePool& pool, const std::stop_token& stop);
   std::vector<engines::Finding> checkTools(const std::stop_token& stop);
 
+  // Readiness (EngineModule::probes): kit::kProbeStatement, run as a call runs a statement (READ
+  // ONLY, under a time limit that ends by `deadline`, cancelled on `stop`), on a connection of
+  // `source`'s pool that the probe waits for only briefly (kit::probeSlotDeadline).
+  Status probe(const std::string& source, std::chrono::steady_clock::time_point deadline,
+               const std::stop_token& stop);
+
   const Settings& settings() const { return settings_; }
   // Each source's pool usage, by source name.
   std::vector<std::pair<std::string, PoolStats>> stats() const;

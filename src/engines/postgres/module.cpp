@@ -1,5 +1,6 @@
 #include "engines/postgres/module.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -95,6 +96,18 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
     return perSource(services, [](Runtime& rt) { return rt.checkTools(); });
   }
 
+  // A probe per source a tool reads: a round trip on its own pool (Runtime::probe).
+  std::vector<engines::SourceProbe> probes(engines::EngineServices& services) override {
+    std::vector<engines::SourceProbe> out;
+    for (const Source& s : toolSources()) {
+      auto rt = runtime(s, services);
+      out.push_back({s.name, [rt](Clock::time_point deadline, const std::stop_token& stop) {
+                       return rt->probe(deadline, stop);
+                     }});
+    }
+    return out;
+  }
+
  protected:
   std::shared_ptr<Runtimes> makeRuntime(engines::EngineServices&) override {
     return std::make_shared<Runtimes>();
@@ -146,6 +159,18 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
       for (const auto& [name, rt] : made) {
         if (name == s.name) out.push_back(rt);
       }
+    }
+    return out;
+  }
+
+  // The sources the configured tools read, in config order.
+  std::vector<Source> toolSources() const {
+    std::vector<const Source*> read;
+    for (const auto& t : section_.tools) read.push_back(section_.sourceOf(t.source));
+    if (section_.search.enabled) read.push_back(section_.sourceOf(section_.search.source));
+    std::vector<Source> out;
+    for (const Source& s : section_.sources) {
+      if (std::find(read.begin(), read.end(), &s) != read.end()) out.push_back(s);
     }
     return out;
   }

@@ -4,6 +4,8 @@
 // exchange.cpp/executor.cpp, the pool pool.cpp, the proof's resolution proof.cpp.
 #include "engines/postgres/runtime.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <set>
 
 #include <cstdio>
@@ -119,6 +121,35 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
     }
     if (reshaped != nullptr) *reshaped = outcome.reshaped;
     return r;
+  }
+}
+
+Status Runtime::probe(Clock::time_point deadline, const std::stop_token& stop) {
+  // The guardrail's verdict on it as on every statement this runtime sends (a lookup after once).
+  if (auto checked = checkStatement(std::string(engines::kit::kProbeStatement)); !checked)
+    return checked.error();
+  const BoundParams none;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const Limits limits{
+      .max_rows = 1, .max_bytes = 1024, .timeout = std::max(left, std::chrono::milliseconds(1))};
+  for (int attempt = 0;; ++attempt) {
+    auto lease = leaseConnection(engines::kit::probeSlotDeadline(deadline), stop);
+    if (!lease) return engines::kit::probeOutcome(lease.error());
+    ExecOutcome outcome;
+    const ExecRequest request{.sql = engines::kit::kProbeStatement,
+                              .params = none,
+                              .limits = limits,
+                              .stop = stop,
+                              .deadline = deadline,
+                              .types = pool_->types()};
+    auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
+    if (outcome.broken) lease->markBroken();
+    if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
+      pool_->dropIdle();
+      continue;
+    }
+    if (!r) return r.error();
+    return {};
   }
 }
 

@@ -123,6 +123,11 @@ class Runtime {
   // The statements the proof covers: every tool's, the search statement and the model check.
   std::vector<std::string> configuredStatements() const;
 
+  // Readiness (EngineModule::probes): kit::kProbeStatement on a pooled connection, waiting for
+  // one only briefly (kit::probeSlotDeadline) and holding it until `deadline` at most. A dead
+  // pooled connection is retried once on a new one, as a call is.
+  Status probe(Clock::time_point deadline, const std::stop_token& stop);
+
   Pool& pool() { return *pool_; }
   const Settings& section() const { return section_; }
   const Source& source() const { return source_; }

@@ -118,6 +118,9 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   void refuseUnauthenticated(const std::string& method, const std::string& message);
   protocol::Session::ScopeFn scopeFor(const Caller& caller);
   void serveMetrics(const std::string& method);
+  bool opsCallerAllowed(const std::string& method);
+  bool healthHostAndOriginAllowed(const std::string& method);
+  void serveHealth(const std::string& method, const std::string& path, const std::string& target);
   void handleDelete(const Caller& caller);
 
   // ---- a POST (post_handler.hpp)

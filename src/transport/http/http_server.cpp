@@ -243,6 +243,10 @@ bool HttpServer::tls() const {
   return impl_->tls.has_value();
 }
 
+void HttpServer::setReadiness(std::shared_ptr<observe::Readiness> readiness) {
+  impl_->readiness = std::move(readiness);
+}
+
 void HttpServer::updateAuth(auth::AuthSettings auth) {
   impl_->auth_state->set(std::move(auth));
 }

@@ -1,7 +1,7 @@
 #pragma once
 // MCP Streamable HTTP transport (protocol 2025-11-25) on Boost.Beast: one /mcp endpoint (POST,
-// GET -> 405, DELETE), optional /metrics, TLS 1.2+, per-client API keys and rate limits.
-// This header includes no Boost: the Beast dependency lives in this folder's sources
+// GET -> 405, DELETE), optional /metrics, /healthz and /readyz, TLS 1.2+, per-client API keys and
+// rate limits. This header includes no Boost: the Beast dependency lives in this folder's sources
 // (server_impl.hpp, connection.hpp and its steps).
 //
 // POST response policy: a JSON body (application/json) for every request, except a tools/call
@@ -16,6 +16,7 @@
 #include "common/result.hpp"
 #include "observe/audit_log.hpp"
 #include "observe/metrics.hpp"
+#include "observe/readiness.hpp"
 #include "protocol/session.hpp"
 #include "transport/http/http_config.hpp"
 
@@ -29,6 +30,9 @@ class HttpServer {
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
+
+  // What /readyz reports (before start(); none: ready, no sources). /healthz needs nothing.
+  void setReadiness(std::shared_ptr<observe::Readiness> readiness);
 
   // Loads TLS files, binds and starts the I/O threads.
   Status start();

@@ -421,4 +421,9 @@ AcceptInfo parseAccept(std::optional<std::string_view> accept) {
   return info;
 }
 
+bool isIpLiteralHost(std::string_view host_header) {
+  const auto a = parseAuthority(trim(host_header));
+  return a && parseIp(a->host).family != 0;
+}
+
 }  // namespace mcpdb::transport::http

@@ -40,6 +40,12 @@ std::optional<Origin> parseOrigin(std::string_view text);
 // merely starts like one ("127.0.0.1.evil.example", "localhost.evil.example").
 bool isLoopbackName(std::string_view host);
 
+// True when a Host header is well formed (parseAuthority) and names an IP literal (a dotted-quad
+// IPv4 or a bracketed IPv6 address), with or without a port. Such a Host cannot come from DNS
+// rebinding, whose requests carry the attacker's own name: what the health endpoints accept
+// beside the listener's allowed hosts, for orchestrator probes that send the pod's address.
+bool isIpLiteralHost(std::string_view host_header);
+
 class OriginPolicy {
  public:
   // Empty lists mean the defaults: loopback names (and, on a non-loopback bind, the bind host).

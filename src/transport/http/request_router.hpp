@@ -1,7 +1,8 @@
 #pragma once
-// Connection steps: what every request passes, in order (Host and Origin → the metrics endpoint
-// or /mcp → draining → authentication → the client's rate), then the route by method; and the
-// small endpoints (GET /metrics, DELETE). Template definitions, compiled only in connection.cpp.
+// Connection steps: what every request passes, in order (the health endpoints, with their own Host
+// rule → Host and Origin → the metrics endpoint or /mcp → draining → authentication → the client's
+// rate), then the route by method; and the small endpoints (GET /healthz, /readyz, /metrics,
+// DELETE). Template definitions, compiled only in connection.cpp.
 
 #include <algorithm>
 
@@ -20,6 +21,10 @@ void Connection<Stream>::handle() {
   const std::string method(req.method_string());
   const auto& s = srv_.settings;
 
+  // On the operations listener when there is one, else on the main one (as /metrics).
+  const bool ops_here = metrics_only_ || !(s.metrics.enabled && s.metrics.listen);
+  if (ops_here && (path == kHealthPath || path == kReadyPath))
+    return serveHealth(method, path, target);
   if (!hostAndOriginAllowed(method)) return;
   if (s.metrics.enabled && path == s.metrics.path && (metrics_only_ || !s.metrics.listen)) {
     return serveMetrics(method);
@@ -185,23 +190,90 @@ protocol::Session::ScopeFn Connection<Stream>::scopeFor(const Caller& caller) {
   };
 }
 
+// The operations endpoints' access rule (http.metrics.access): `key`, any configured client key
+// (when keys are required); `loopback`, loopback peers only. False: refused (answered).
+template <class Stream>
+bool Connection<Stream>::opsCallerAllowed(const std::string& method) {
+  if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
+    const auto caller = authenticate();
+    if (!caller) {
+      refuseUnauthenticated(method, "unauthorized");
+      return false;
+    }
+    if (!markAuthenticated(caller->anonymous ? std::string() : caller->name)) {
+      keep_alive_ = false;
+      respondError(429, "too many connections for this client", {{"Retry-After", "1"}});
+      return false;
+    }
+  } else if (!peer_loopback_) {
+    srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
+    respondError(403, "forbidden: metrics are served to loopback peers only");
+    return false;
+  }
+  return true;
+}
+
 template <class Stream>
 void Connection<Stream>::serveMetrics(const std::string& method) {
   if (parser_->get().method() != bhttp::verb::get)
     return respondError(405, "use GET", {{"Allow", "GET"}});
-  if (srv_.settings.metrics.require_key && srv_.auth_state->required()) {
-    const auto caller = authenticate();
-    if (!caller) return refuseUnauthenticated(method, "unauthorized");
-    if (!markAuthenticated(caller->anonymous ? std::string() : caller->name)) {
-      keep_alive_ = false;
-      return respondError(429, "too many connections for this client", {{"Retry-After", "1"}});
-    }
-  } else if (!peer_loopback_) {
-    srv_.refuse(nullptr, "forbidden_metrics", 403, method, request_id_);
-    return respondError(403, "forbidden: metrics are served to loopback peers only");
-  }
+  if (!opsCallerAllowed(method)) return;
   respond(200, srv_.metrics ? srv_.metrics->render() : std::string(), {},
           "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// The health endpoints' DNS-rebinding check: the listener's Host rule, or a Host that is an IP
+// literal (an orchestrator's probe sends the pod's address; a rebinding page cannot send one,
+// policy.hpp isIpLiteralHost), and the listener's Origin rule. False: refused (answered).
+template <class Stream>
+bool Connection<Stream>::healthHostAndOriginAllowed(const std::string& method) {
+  const OriginPolicy& policy = metrics_only_ ? *srv_.metrics_policy : srv_.policy;
+  const std::string_view host = header(bhttp::field::host).value_or("");
+  if (!policy.hostAllowed(host) && !isIpLiteralHost(host)) {
+    srv_.refuse(nullptr, "forbidden_host", 403, method, request_id_, {}, 0, false);
+    respondError(403, "forbidden: the Host header is not allowed");
+    return false;
+  }
+  if (!policy.originAllowed(header(bhttp::field::origin))) {
+    srv_.refuse(nullptr, "forbidden_origin", 403, method, request_id_, {}, 0, false);
+    respondError(403, "forbidden: the Origin is not allowed");
+    return false;
+  }
+  return true;
+}
+
+// GET /healthz (the process answers) and GET /readyz (observe/readiness.hpp; no-store, as every
+// answer), without a key:
+// orchestrator probes carry none. They say ok / ready or not and how many sources, never a
+// source's name, host or error; `/readyz?verbose` adds each source's engine, name and state, to
+// callers the operations access rule admits (opsCallerAllowed). Reading the readiness never waits
+// for a database, so a flood of probes costs an I/O thread only a lookup.
+template <class Stream>
+void Connection<Stream>::serveHealth(const std::string& method, const std::string& path,
+                                     const std::string& target) {
+  if (!healthHostAndOriginAllowed(method)) return;
+  if (parser_->get().method() != bhttp::verb::get)
+    return respondError(405, "use GET", {{"Allow", "GET"}});
+  if (path == kHealthPath) return respondJson(200, Json{{"status", "ok"}}, {});
+  const auto query = std::string_view(target).substr(path.size());
+  const bool verbose = query == "?verbose" || query == "?verbose=1";
+  if (verbose && !opsCallerAllowed(method)) return;
+  if (srv_.draining) return respondJson(503, Json{{"status", "stopping"}}, {});
+  observe::ReadinessReport r;  // without a readiness (test servers): ready, nothing to probe
+  r.ready = true;
+  r.self_check = observe::SelfCheckState::Off;
+  if (srv_.readiness) r = srv_.readiness->report();
+  Json body{{"status", r.ready ? "ready" : "not ready"},
+            {"sources_ready", r.sources_ready},
+            {"sources_total", r.sources_total},
+            {"self_check", std::string(observe::selfCheckName(r.self_check))}};
+  if (verbose) {
+    Json sources = Json::array();
+    for (const auto& src : r.sources)
+      sources.push_back(Json{{"engine", src.engine}, {"source", src.source}, {"ready", src.ready}});
+    body["sources"] = std::move(sources);
+  }
+  respondJson(r.ready ? 200 : 503, body, {});
 }
 
 template <class Stream>

@@ -62,6 +62,7 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
                         [&pool] { return static_cast<double>(pool.queued()); });
   }
   HttpServer server(core, p.settings, p.listen, p.audit, p.metrics);
+  server.setReadiness(p.readiness);
   if (auto st = server.start(); !st) {
     spdlog::error("http: {}", st.error().message);
     return st.error().code == Code::FailedPrecondition ? 3 : 1;

@@ -10,6 +10,7 @@
 #include "auth/clients.hpp"
 #include "observe/audit_log.hpp"
 #include "observe/metrics.hpp"
+#include "observe/readiness.hpp"
 #include "protocol/session.hpp"
 #include "transport/http/http_config.hpp"
 
@@ -22,6 +23,7 @@ struct ServeParams {
   std::chrono::milliseconds drain{10000};
   std::shared_ptr<observe::AuditLog> audit;
   std::shared_ptr<observe::Metrics> metrics;
+  std::shared_ptr<observe::Readiness> readiness;  // what /readyz reports; null: no sources
   // Re-reads the client list (SIGHUP); nullopt keeps the current one (errors already logged).
   std::function<std::optional<auth::AuthSettings>()> reload;
 };

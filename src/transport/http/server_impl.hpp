@@ -39,6 +39,10 @@ using tcp = boost::asio::ip::tcp;
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// The health endpoints' fixed paths (SECURITY.md, "The operations listener").
+inline constexpr std::string_view kHealthPath = "/healthz";
+inline constexpr std::string_view kReadyPath = "/readyz";
+
 // Who is calling, as far as the HTTP layer knows.
 struct Caller {
   std::string name;
@@ -115,6 +119,7 @@ struct HttpServer::Impl {
   std::optional<OriginPolicy> metrics_policy;  // of the separate metrics listener
   std::shared_ptr<observe::AuditLog> audit;
   std::shared_ptr<observe::Metrics> metrics;
+  std::shared_ptr<observe::Readiness> readiness;  // null: /readyz says ready (no sources known)
   std::shared_ptr<AuthState> auth_state;
   SourcePolicy sources;
   std::shared_ptr<auth::AuthThrottle> throttle;

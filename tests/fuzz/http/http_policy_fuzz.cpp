@@ -1,5 +1,6 @@
 // libFuzzer target: the HTTP transport's checks of client-controlled header values (Host, Origin,
-// X-Forwarded-For, Accept, MCP-Protocol-Version, Mcp-Name, Mcp-Method) and the listen-address
+// X-Forwarded-For, Accept, MCP-Protocol-Version, Mcp-Name, Mcp-Method; the health endpoints'
+// IP-literal Host) and the listen-address
 // parser. The input is split at '\n' into those values, in that order; every check must answer
 // without crashing, and the exact-match invariants must hold (a Host that passes is one the
 // policy names; an Mcp-Name matches exactly the body value it decodes to).
@@ -53,6 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto o = parseOrigin(origin)) {
     if (o->authority.port == 0 || o->authority.port > 65535) std::abort();
     if (loopbackPolicy().originAllowed(origin) && !isLoopbackName(o->authority.host)) std::abort();
+  }
+  // The health endpoints' IP-literal Host: only a well-formed authority whose host has no letter
+  // but the hex digits of a bracketed IPv6 literal (never a DNS name a rebinding page could send).
+  if (isIpLiteralHost(host)) {
+    const auto a = parseAuthority(host);
+    if (!a) std::abort();
+    const bool v6 = a->host.front() == '[';
+    for (char c : a->host) {
+      const bool digit = c >= '0' && c <= '9';
+      const bool hex = (c >= 'a' && c <= 'f') || c == ':' || c == '[' || c == ']';
+      if (!digit && c != '.' && !(v6 && hex)) std::abort();
+    }
   }
   // Only loopback names pass the default policy, never a longer name that starts like one.
   if (auto a = parseAuthority(host)) {

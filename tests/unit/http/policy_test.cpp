@@ -55,6 +55,37 @@ TEST(OriginPolicy, LoopbackDefaultsRejectRebinding) {
   EXPECT_FALSE(p.originAllowed("file://"));
 }
 
+// The health endpoints accept an IP-literal Host (an orchestrator's probe sends the pod's
+// address); every shape of a name, however IP-like, stays refused (DNS rebinding sends names).
+TEST(HealthHost, OnlyIpLiteralsPass) {
+  for (const char* ok : {"10.244.3.17", "10.244.3.17:9464", "192.168.0.1:80", "[fd00::17]",
+                         "[fd00::17]:9464", "[::ffff:10.0.0.1]:1", "127.0.0.1", " 10.0.0.1 "}) {
+    EXPECT_TRUE(isIpLiteralHost(ok)) << ok;
+  }
+  for (const char* bad : {"",
+                          "evil.example",
+                          "evil.example:9464",
+                          "10.244.3.17.evil.example",
+                          "10.244.3",
+                          "10.244.3.17.5",
+                          "0x0a.0.0.1",
+                          "4294967295",
+                          "fd00::17",
+                          "[fd00::17",
+                          "[evil.example]",
+                          "user@10.0.0.1",
+                          "10.0.0.1/x",
+                          "10.0.0.1:0",
+                          "10.0.0.1:65536",
+                          "10.0.0.1:80:80",
+                          "10.0.0.1%2e",
+                          "localhost",
+                          "[::1]x",
+                          "10.0.0.1, evil.example"}) {
+    EXPECT_FALSE(isIpLiteralHost(bad)) << bad;
+  }
+}
+
 TEST(OriginPolicy, ConfiguredLists) {
   OriginPolicy p({"mcp.internal.example", "api.example:8443"}, {"https://app.example"}, "0.0.0.0",
                  false);
