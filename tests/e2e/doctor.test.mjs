@@ -80,3 +80,69 @@ test('no engine enabled: nothing was checked, so nothing is proved: inconclusive
   assert.equal(report.verdict, 'inconclusive');
   assert.ok(report.engines.every((e) => e.enabled === false));
 });
+
+// MySQL: a tool that cannot run as the configured account is named with the fix, exit 7 (issue
+// 30). The account and its schema are made for this test by the server's administrator (the
+// mariadb client on MYSQL_DOCTOR_ROOT_DSN's socket) and dropped at the end; the account sees
+// nothing else, so its grants are proved read-only and the tools decide the exit code.
+test('mysql: a missing table, column or privilege is unusable, exit 7', async () => {
+  need(['MYSQL_DOCTOR_ROOT_DSN', 'MYSQL_DOCTOR_DSN_SAFE']);
+  const { execFileSync } = await import('node:child_process');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const rootUrl = new URL(process.env.MYSQL_DOCTOR_ROOT_DSN);
+  const root = (sql) => execFileSync('mariadb', ['-S', rootUrl.searchParams.get('socket'),
+    '-u', decodeURIComponent(rootUrl.username), '-e', sql]);
+  const tag = `mytest_e2e30_${process.pid}`;
+  const password = Math.random().toString(36).slice(2) + 'Aa1';
+  const account = `'${tag}'@'127.0.0.1'`;
+  const drop = `DROP DATABASE IF EXISTS ${tag}; DROP USER IF EXISTS ${account};`;
+  root(`${drop} CREATE DATABASE ${tag}; CREATE TABLE ${tag}.documents (id INT, title TEXT);
+    CREATE TABLE ${tag}.hidden (id INT); CREATE USER ${account} IDENTIFIED BY '${password}';
+    GRANT SELECT ON ${tag}.documents TO ${account};`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-doctor-'));
+  try {
+    const dsn = new URL(process.env.MYSQL_DOCTOR_DSN_SAFE);
+    dsn.username = tag;
+    dsn.password = password;
+    dsn.pathname = `/${tag}`;
+    const config = path.join(dir, 'tools.yaml');
+    fs.writeFileSync(config, `mysql:
+  tools:
+    good: {description: d, statement: "SELECT id, title FROM documents"}
+    bad_column: {description: d, statement: SELECT idd FROM documents}
+    bad_table: {description: d, statement: SELECT id FROM no_such_table}
+    no_privilege: {description: d, statement: SELECT id FROM hidden}
+`);
+    let result;
+    try {
+      const { stdout } = await run(bin, ['doctor', '--json', '--config', config],
+        { env: serverEnv({ MYSQL_DSN: dsn.href }) });
+      result = { code: 0, report: JSON.parse(stdout) };
+    } catch (e) {
+      assert.ok(e.stdout, `doctor printed no report (exit ${e.code}): ${e.stderr}`);
+      result = { code: e.code, report: JSON.parse(e.stdout) };
+    }
+    const { code, report } = result;
+    const mysql = report.engines.find((x) => x.name === 'mysql');
+    const byCheck = Object.fromEntries(mysql.findings.map((f) => [f.check, f]));
+    assert.equal(report.verdict, 'read-only', JSON.stringify(report));
+    assert.equal(code, 7, JSON.stringify(report));
+    assert.deepEqual(report.tools, { checked: 4, unusable: 3 });
+    assert.equal(byCheck['mysql.tool.good'].severity, 'ok');
+    assert.match(byCheck['mysql.tool.bad_column'].message, /idd/);
+    assert.match(byCheck['mysql.tool.bad_table'].message, /no_such_table/);
+    assert.match(byCheck['mysql.tool.no_privilege'].message, /hidden/);
+    assert.ok(byCheck['mysql.tool.no_privilege'].fix.startsWith(
+      `GRANT SELECT ON \`${tag}\`.\`hidden\` TO '${tag}'@'127.0.0.1';`), byCheck['mysql.tool.no_privilege'].fix);
+    for (const t of ['bad_column', 'bad_table', 'no_privilege']) {
+      assert.equal(byCheck[`mysql.tool.${t}`].severity, 'unusable');
+      assert.ok(byCheck[`mysql.tool.${t}`].fix);
+    }
+    assert.ok(!JSON.stringify(report).includes(password));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    root(drop);
+  }
+});
