@@ -128,6 +128,38 @@ void checkCallsBySource(const Assembly& a, const std::vector<bool>& registered,
   }
 }
 
+// A config file that declares an engine's tools while its environment is unset would start and
+// serve none of them, which a desktop client shows only as missing tools. With `refuse` (the
+// serving paths: environmentRefusals) that is an error naming the variables, unless the section
+// says `optional: true`; otherwise (check-config, doctor, and an optional section) a warning.
+// The built-in allowlist serves whatever the environment enables. server.require_environment
+// (once the opt-in to the refusal) is accepted and has no effect.
+void reportUnsetEnvironment(const Assembly& a, const Env& env, const config::Node& root,
+                            bool refuse) {
+  if (!a.config_path) return;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    const auto& m = a.modules[i];
+    if (a.enabled[i] || !m->declaresTools()) continue;
+    const std::string name(m->name());
+    std::string vars;
+    for (const auto& v : m->unsetVariables(env)) vars += (vars.empty() ? "" : ", ") + v;
+    const std::string declared = "the config declares " + name + " tools, but " +
+                                 (vars.empty() ? std::string("its environment is not set")
+                                               : "the environment does not set " + vars);
+    if (m->optional()) {
+      root.child(name).warning(declared + ", so they are not served (" + name +
+                               ".optional is true; " + std::string(m->enableHint()) + ")");
+    } else if (refuse) {
+      root.child(name).error(declared + ": " + std::string(m->enableHint()) +
+                             "; or, to start without them, set " + name + ".optional: true");
+    } else {
+      root.child(name).warning(declared + ": `serve` refuses to start (" +
+                               std::string(m->enableHint()) + ", or set " + name +
+                               ".optional: true)");
+    }
+  }
+}
+
 }  // namespace
 
 std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules) {
@@ -261,25 +293,20 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
       diag.error(c.scope_line, "http.clients." + c.name + ".scope", problem);
     }
   }
-  // An engine the config gives tools to but the environment does not enable serves nothing.
-  for (std::size_t i = 0; path && i < a.modules.size(); ++i) {
-    const auto& m = a.modules[i];
-    if (a.enabled[i] || !m->declaresTools()) continue;
-    const std::string msg = "the config declares " + std::string(m->name()) +
-                            " tools, but its environment is not set, so they are not served (" +
-                            std::string(m->enableHint()) + ", or remove the section)";
-    if (a.config.server.require_environment) {
-      root.child(m->name()).error(msg + "; server.require_environment is on");
-    } else {
-      root.child(m->name()).warning(msg);
-    }
-  }
+  reportUnsetEnvironment(a, env, root, /*refuse=*/false);
   if (!diag.ok()) {
     invalid(diag.errors());
     return std::nullopt;
   }
   a.warnings = diag.warnings();
   return a;
+}
+
+std::vector<std::string> environmentRefusals(const Assembly& a, const Env& env) {
+  config::Diagnostics diag(a.config_path.value_or("<built-in default>"));
+  const config::Node root(a.config.root, "", diag);
+  reportUnsetEnvironment(a, env, root, /*refuse=*/true);
+  return diag.errors();
 }
 
 }  // namespace mcpdb::app

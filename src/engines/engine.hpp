@@ -95,6 +95,12 @@ class EngineModule {
   virtual Status registerTools(protocol::ToolRegistry& registry, EngineServices& services) = 0;
   // Whether the configured section declares any tool (false: the config does not use it).
   virtual bool declaresTools() const = 0;
+  // The section says `optional: true`: the server may start without this engine when its
+  // environment is unset (by default a config declaring its tools then refuses to start).
+  virtual bool optional() const = 0;
+  // The variables the configured sources read that `env` leaves unset, each once, for the
+  // message that refuses the start; empty when the engine is enabled.
+  virtual std::vector<std::string> unsetVariables(const Env& env) const = 0;
   // Proves (as far as the engine can) that the configured principal cannot write.
   virtual std::vector<Finding> selfCheck(EngineServices& services) = 0;
   // Proves, as the configured principal, that every configured tool can run: each statement can

@@ -1,5 +1,7 @@
 #include "engines/kit/module.hpp"
 
+#include <algorithm>
+
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::engines::kit {
@@ -8,6 +10,15 @@ std::string describeLimits(const Limits& limits) {
   return " At most " + std::to_string(limits.max_rows) + " rows and " +
          std::to_string(limits.max_bytes / 1024) + " KiB per call (a truncated result says so), " +
          std::to_string(limits.timeout.count()) + " ms timeout.";
+}
+
+std::vector<std::string> unsetOf(const std::vector<std::string>& vars, const Env& env) {
+  std::vector<std::string> out;
+  for (const auto& v : vars) {
+    if (v.empty() || env.has(v) || std::find(out.begin(), out.end(), v) != out.end()) continue;
+    out.push_back(v);
+  }
+  return out;
 }
 
 std::string toolNameProblem(std::string_view name) {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/env.hpp"
 #include "common/limits.hpp"
 #include "common/result.hpp"
 #include "engines/engine.hpp"
@@ -35,6 +36,9 @@ std::string toolNameProblem(std::string_view name);
 // "<engine> source '<source>': <what>", naming the source and never a value.
 Error sourceError(Code code, std::string_view engine, std::string_view source,
                   std::string_view what);
+
+// The variables of `vars` that `env` does not set, each once, in order (unsetVariables()).
+std::vector<std::string> unsetOf(const std::vector<std::string>& vars, const Env& env);
 
 // Prefixes each finding's message with "source '<source>': " (the one form for every engine).
 void nameSource(std::vector<Finding>& findings, std::string_view source);

@@ -72,6 +72,15 @@ class MongoModule final : public engines::kit::Module<EngineState> {
   }
 
   bool declaresTools() const override { return !settings_.targets.empty(); }
+  bool optional() const override { return settings_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    std::vector<std::string> vars;
+    for (const Source& s : settings_.sources) {
+      for (auto& v : sourceVariables(s)) vars.push_back(std::move(v));
+    }
+    return engines::kit::unsetOf(vars, env);
+  }
 
   // Each target's collection exists and the user may read it (a count of at most one document,
   // as count_mongodb_documents sends), on each source that reads it.

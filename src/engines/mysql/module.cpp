@@ -55,6 +55,11 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   }
 
   bool declaresTools() const override { return !settings_.tools.empty(); }
+  bool optional() const override { return settings_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    return engines::kit::unsetOf(sourceEnvNames(settings_), env);
+  }
 
   // Each source's account, checked on its own connection.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {

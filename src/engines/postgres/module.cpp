@@ -77,6 +77,16 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
+  bool optional() const override { return section_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    std::vector<std::string> vars;
+    if (section_.sources.empty()) vars.emplace_back(kDefaultDsnEnv);
+    for (const Source& s : section_.sources) {
+      vars.push_back(s.implicit ? std::string(kDefaultDsnEnv) : s.dsn_env);
+    }
+    return engines::kit::unsetOf(vars, env);
+  }
 
   // Each source's role and statements, checked on its own connection; with several sources each
   // finding says which source it is about.
