@@ -309,4 +309,28 @@ std::vector<std::string> environmentRefusals(const Assembly& a, const Env& env) 
   return diag.errors();
 }
 
+std::optional<std::string> zeroToolsRefusal(const Assembly& a) {
+  if (a.registry->size() > 0) return std::nullopt;
+  if (!a.config_path) {
+    std::string hints;
+    for (const auto& m : a.modules)
+      hints += "\n  " + std::string(m->name()) + ": " + std::string(m->enableHint());
+    return "no tools to serve: no engine is enabled by the environment. Enable one (see "
+           ".env.example):" +
+           hints;
+  }
+  std::string disabled;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (!a.modules[i]->declaresTools()) continue;
+    disabled += (disabled.empty() ? "" : ", ") + std::string(a.modules[i]->name());
+  }
+  if (disabled.empty()) {
+    return "no tools to serve: " + *a.config_path +
+           " declares no tools (add a tools: or targets: entry to an engine's section)";
+  }
+  return "no tools to serve: every engine " + *a.config_path + " declares tools for is disabled (" +
+         disabled +
+         ": optional, and its environment is unset); set the environment of at least one";
+}
+
 }  // namespace mcpdb::app

@@ -115,9 +115,6 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
       spdlog::info("engine {} disabled: {}", a.modules[i]->name(), a.modules[i]->enableHint());
     }
   }
-  if (a.registry->size() == 0) {
-    spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
-  }
   switch (a.config.server.self_check) {
     case config::SelfCheckMode::Off: break;
     case config::SelfCheckMode::Refuse:
@@ -157,6 +154,11 @@ std::optional<Assembly> assembleForServing(const AppOptions& options, const Env&
     std::cerr << "refusing to start (" << refusals.size() << " problem"
               << (refusals.size() == 1 ? "" : "s") << "):\n";
     for (const auto& r : refusals) std::cerr << "  " << r << "\n";
+    return std::nullopt;
+  }
+  if (const auto none = zeroToolsRefusal(*a)) {
+    for (const auto& w : a->warnings) std::cerr << "warning: " << w << "\n";  // e.g. why disabled
+    std::cerr << "refusing to start: " << *none << "\n";
     return std::nullopt;
   }
   if (!cli_format && !a->config.server.log_format.empty()) {

@@ -59,7 +59,29 @@ test('serve: a config declaring tools without their environment refuses to start
     const r = await run([...args, '--config', configFile(pgTools())], serverEnv({}));
     assert.equal(r.code, EXIT.config, r.stderr);
   }
-  const optional = await run(['serve', '--config', configFile(pgTools('  optional: true\n'))], serverEnv({}),
-    { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
+  // Optional: no refusal for it, but then nothing is left to serve.
+  const optional = await run(['serve', '--config', configFile(pgTools('  optional: true\n'))], serverEnv({}));
   assert.match(optional.stderr, /the config declares postgres tools, but the environment does not set POSTGRES_DSN, so they are not served \(postgres\.optional is true/);
+  assert.equal(optional.code, EXIT.config, optional.stderr);
+  assert.match(optional.stderr, /refusing to start: no tools to serve: every engine \S+ declares tools for is disabled \(postgres: optional/);
+});
+
+test('serve never starts with zero tools: it says why and how to enable an engine (exit 3)', async () => {
+  for (const http of [false, true]) {
+    const args = http ? ['serve', '--http', '127.0.0.1:0'] : ['serve'];
+    // The built-in allowlist with no engine environment: every engine's variables, and .env.example.
+    const builtIn = await run(args, serverEnv({}));
+    assert.equal(builtIn.code, EXIT.config, builtIn.stderr);
+    assert.match(builtIn.stderr, /refusing to start: no tools to serve: no engine is enabled by the environment\. Enable one \(see \.env\.example\)/);
+    for (const v of ['POSTGRES_DSN', 'MYSQL_DSN', 'MONGODB_URI', 'AWS_REGION']) assert.match(builtIn.stderr, new RegExp(v));
+    assert.doesNotMatch(builtIn.stderr, /serving MCP/);
+    // A config file with no tools at all.
+    const empty = await run([...args, '--config', configFile('server: {self_check: warn}\n')], serverEnv({}));
+    assert.equal(empty.code, EXIT.config, empty.stderr);
+    assert.match(empty.stderr, /no tools to serve: \S+\.yaml declares no tools/);
+  }
+  // With an engine enabled (no database needed to start), it serves.
+  const on = await run(['serve'], serverEnv({ POSTGRES_DSN: 'host=127.0.0.1 port=1 dbname=x user=x connect_timeout=1' }),
+    { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
+  assert.match(on.stderr, /serving MCP on stdio with \d+ tool/);
 });

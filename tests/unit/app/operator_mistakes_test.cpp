@@ -238,6 +238,35 @@ mongodb:
   EXPECT_TRUE(refusals(nullptr, none).empty());  // the built-in allowlist
 }
 
+// Issue #30: a server with zero tools never starts; the reason says which case it is.
+TEST_F(OperatorMistakes, ZeroToolsIsRefusedWithTheReason) {
+  auto reason = [this](const std::string* text, const Env& env) {
+    AppOptions o;
+    if (text != nullptr) o.config_path = write(*text);
+    std::ostringstream err;
+    auto a = assemble(o, env, /*all_engines=*/false, err);
+    EXPECT_TRUE(a) << err.str();
+    return a ? zeroToolsRefusal(*a) : std::optional<std::string>("not assembled");
+  };
+  const Env none = Env::fromMap({});
+  const auto builtIn = reason(nullptr, none);
+  ASSERT_TRUE(builtIn);
+  EXPECT_NE(builtIn->find("no engine is enabled by the environment. Enable one (see .env.example)"),
+            std::string::npos)
+      << *builtIn;
+  EXPECT_NE(builtIn->find("MYSQL_DSN"), std::string::npos) << *builtIn;
+  EXPECT_FALSE(reason(nullptr, Env::fromMap({{"MYSQL_DSN", "mysql://u@h/d"}})));
+  const std::string empty = "server: {}\n";
+  const auto none_declared = reason(&empty, none);
+  ASSERT_TRUE(none_declared);
+  EXPECT_NE(none_declared->find("declares no tools"), std::string::npos) << *none_declared;
+  const std::string optional = std::string(kPgTools) + "  optional: true\n";
+  const auto disabled = reason(&optional, none);
+  ASSERT_TRUE(disabled);
+  EXPECT_NE(disabled->find("is disabled (postgres: optional"), std::string::npos) << *disabled;
+  EXPECT_FALSE(reason(&optional, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}})));
+}
+
 // Issue #18: a cursor signing key too short to resist forgery is refused at load, with a message
 // that says how long it must be and never shows the key.
 TEST_F(OperatorMistakes, AShortCursorKeyIsRefusedAtLoad) {
