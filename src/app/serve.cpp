@@ -25,23 +25,30 @@
 namespace mcpdb::app {
 namespace {
 
-// Logs the config warnings and engine states and runs the startup self-check (both transports).
-// The credential self-check of every engine the config uses.
-Verdict runSelfCheck(Assembly& a) {
-  const auto reports = checkEngines(a, /*check_tools=*/false);
+// The start-up self-check: the credential check of every engine the config uses and, as doctor
+// does, the proof that each tool can run (a missing table, column or privilege is logged with the
+// object it names and its fix). `tools_unusable` counts the tools that cannot run.
+struct SelfCheckResult {
+  Verdict verdict = Verdict::Inconclusive;
+  std::size_t tools_unusable = 0;
+};
+
+SelfCheckResult selfCheck(Assembly& a) {
+  const auto reports = checkEngines(a, /*check_tools=*/true);
   if (a.stopping.stop_requested()) {
     spdlog::info("self-check: stopped with the server before it was complete");
-    return Verdict::Inconclusive;
+    return {};
   }
+  SelfCheckResult result;
   for (const auto& r : reports) {
     for (const auto& f : r.findings) {
       std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
       std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
       switch (f.severity) {
+        case Severity::Unusable: ++result.tools_unusable; [[fallthrough]];
         case Severity::Violation:
         case Severity::Inconclusive:
         case Severity::Warning:
-        case Severity::Unusable:
           spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message,
                        fix);
           break;
@@ -49,11 +56,22 @@ Verdict runSelfCheck(Assembly& a) {
       }
     }
   }
-  const Verdict v = verdictOf(reports);
-  if (v == Verdict::Inconclusive) {
+  result.verdict = verdictOf(reports);
+  if (result.verdict == Verdict::Inconclusive) {
     spdlog::warn("self-check inconclusive: nothing is proved about the credentials (see above)");
   }
-  return v;
+  if (result.tools_unusable > 0) {
+    spdlog::warn(
+        "self-check: {} tool(s) cannot run as the configured principal (see [unusable] "
+        "above; `mcp-dbserver doctor` reports the same)",
+        result.tools_unusable);
+  }
+  return result;
+}
+
+// The verdict on the credentials (the tools' check is logged: selfCheck).
+Verdict runSelfCheck(Assembly& a) {
+  return selfCheck(a).verdict;
 }
 
 // Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
@@ -103,9 +121,9 @@ constexpr std::chrono::milliseconds kPreloadDelay{1000};
 constexpr std::chrono::milliseconds kSelfCheckDelay{200};
 
 // Startup logs and the self-check, by config: `refuse` checks before serving (and refuses to
-// start on a violation); `warn` (default) checks on `background`, kSelfCheckDelay after the server
-// starts answering, so `initialize` does not wait for database round trips nor share the CPU with
-// them; `off` skips it.
+// start, exit 4, on a violation, an inconclusive check or a tool that cannot run); `warn` (default)
+// checks on `background`, kSelfCheckDelay after the server starts answering, so `initialize` does
+// not wait for database round trips nor share the CPU with them; `off` skips it.
 int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
   for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
@@ -117,8 +135,9 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
   }
   switch (a.config.server.self_check) {
     case config::SelfCheckMode::Off: break;
-    case config::SelfCheckMode::Refuse:
-      switch (runSelfCheck(a)) {
+    case config::SelfCheckMode::Refuse: {
+      const SelfCheckResult checked = selfCheck(a);
+      switch (checked.verdict) {
         case Verdict::Violation:
           spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
           return kExitSelfCheck;
@@ -129,7 +148,15 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
           return kExitSelfCheck;
         case Verdict::ProvedReadOnly: break;
       }
+      if (checked.tools_unusable > 0) {
+        spdlog::error(
+            "refusing to start: {} tool(s) cannot run as the configured principal "
+            "(server.self_check: refuse)",
+            checked.tools_unusable);
+        return kExitSelfCheck;
+      }
       break;
+    }
     case config::SelfCheckMode::Warn:
       // Stopped with the server: a database that never answers does not hold the exit for the
       // check's connection timeouts.

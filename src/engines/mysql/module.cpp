@@ -73,7 +73,7 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return runtime(services)->checkTools({});
+    return runtime(services)->checkTools(services.stopping);  // doctor: never requested
   }
 
  protected:
