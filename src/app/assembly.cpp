@@ -69,6 +69,7 @@ class SharedEmbedder {
       const auto t0 = std::chrono::steady_clock::now();
       auto made = embed::makeEmbedder(config_, env_);
       if (made) {
+        std::lock_guard<std::mutex> lock(mu_);
         embedder_ = std::shared_ptr<embed::Embedder>(std::move(*made));
         spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(),
                      embedder_->dimension(),
@@ -83,11 +84,20 @@ class SharedEmbedder {
     if (embedder_) return embedder_;
     return error_;
   }
+  // OK once loaded; else what loading would open, checked without loading it.
+  Status check() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (embedder_) return {};
+    }
+    return embed::checkEmbedderSetup(config_, env_);
+  }
 
  private:
   embed::EmbedConfig config_;
   const Env& env_;
   std::once_flag once_;
+  std::mutex mu_;  // embedder_ as check() reads it from another thread than get()'s
   std::shared_ptr<embed::Embedder> embedder_;
   Error error_{Code::Internal, ""};
 };
@@ -244,6 +254,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   }
   auto shared = std::make_shared<SharedEmbedder>(std::move(embedding), env);
   a.services.embedder = [shared]() { return shared->get(); };
+  a.services.embedder_check = [shared]() { return shared->check(); };
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
   std::vector<bool> registered;

@@ -47,6 +47,9 @@ struct EngineServices {
   Limits defaults;
   // The shared embedder (same model for every engine), created on first use; may fail.
   std::function<Result<std::shared_ptr<embed::Embedder>>()> embedder;
+  // Whether the embedder can be made, checked without loading it (the files the model would be
+  // read from): doctor's and the self-check's proof that a semantic-search tool can run.
+  std::function<Status()> embedder_check;
   // Signs/verifies opaque cursors handed to agents (HMAC; see common/cursor.hpp when present).
   std::string cursor_key;
   // Set by registerTools() when a registered tool embeds text, so the application preloads the

@@ -85,3 +85,24 @@ test('serve never starts with zero tools: it says why and how to enable an engin
     { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
   assert.match(on.stderr, /serving MCP on stdio with \d+ tool/);
 });
+
+// A semantic-search tool whose embedding model is missing cannot run: doctor and the start-up
+// self-check say so, with the fix, without loading any model (issue 30). PostgreSQL is enabled with
+// an unreachable DSN: the model's check does not need the database.
+test('doctor and the self-check report a semantic-search tool whose model is missing', async () => {
+  const env = serverEnv({
+    POSTGRES_DSN: 'host=127.0.0.1 port=1 dbname=x user=x connect_timeout=1 sslmode=disable',
+    MCPDB_EMBED_MODEL_DIR: path.join(dir, 'no-model-here'),
+  });
+  const doctor = await run(['doctor', '--json'], env);
+  const report = JSON.parse(doctor.stdout);
+  const pg = report.engines.find((e) => e.name === 'postgres');
+  const model = pg.findings.find((f) => f.check === 'pg.tool.semantic_search_documents.model');
+  assert.ok(model, JSON.stringify(pg.findings));
+  assert.equal(model.severity, 'unusable');
+  assert.match(model.message, /tool 'semantic_search_documents' cannot run: it embeds its query, and embedding model directory \S+no-model-here has no readable model\.json/);
+  assert.match(model.fix, /MCPDB_EMBED_MODEL_DIR/);
+  assert.ok(report.tools.unusable >= 1);
+  const served = await run(['serve'], env, { untilStderr: 'semantic_search_documents.model [unusable]', timeoutMs: 30000 });
+  assert.match(served.stderr, /self-check pg\.tool\.semantic_search_documents\.model \[unusable\]: .*no-model-here.*\(fix: set MCPDB_EMBED_MODEL_DIR/);
+});

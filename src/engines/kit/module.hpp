@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,12 @@ Error sourceError(Code code, std::string_view engine, std::string_view source,
 
 // The variables of `vars` that `env` does not set, each once, in order (unsetVariables()).
 std::vector<std::string> unsetOf(const std::vector<std::string>& vars, const Env& env);
+
+// doctor's and the self-check's finding for a tool that embeds text (`check` its id): Unusable,
+// with the fix, when the embedding model cannot be made (services.embedder_check, which reads
+// no model); nullopt when it can or nothing checks it.
+std::optional<Finding> embeddingModelFinding(const std::string& check, const std::string& tool,
+                                             EngineServices& services);
 
 // Prefixes each finding's message with "source '<source>': " (the one form for every engine).
 void nameSource(std::vector<Finding>& findings, std::string_view source);

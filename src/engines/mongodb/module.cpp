@@ -97,6 +97,14 @@ class MongoModule final : public engines::kit::Module<EngineState> {
                     checkTargets(*src, targets));
       }
     }
+    for (const auto& t : settings_.targets) {
+      if (!t.vector_search) continue;
+      const std::string& tool = t.vector_search->tool;
+      if (auto f = engines::kit::embeddingModelFinding("mongodb.tool." + tool + ".model", tool,
+                                                       services)) {
+        out.push_back(std::move(*f));
+      }
+    }
     return out;
   }
 

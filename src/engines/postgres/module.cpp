@@ -99,7 +99,15 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return perSource(services, [](Runtime& rt) { return rt.checkTools(); });
+    auto out = perSource(services, [](Runtime& rt) { return rt.checkTools(); });
+    if (section_.search.enabled) {
+      const std::string& tool = section_.search.tool;
+      if (auto f =
+              engines::kit::embeddingModelFinding("pg.tool." + tool + ".model", tool, services)) {
+        out.push_back(std::move(*f));
+      }
+    }
+    return out;
   }
 
  protected:
