@@ -70,6 +70,15 @@ YAML::Node builtInHeaderDocument();
 std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool all_engines,
                                  std::ostream& err);
 
+// `serve`'s refusal of a config file that declares tools for an engine whose environment is
+// unset (unless its section says `optional: true`): one "file:line: engine: ..." line each, naming
+// the variables; empty when it may start.
+std::vector<std::string> environmentRefusals(const Assembly& a, const Env& env);
+
+// `serve`'s refusal to start with zero tools, saying why (no engine enabled by the environment,
+// with how to enable one; the config declares no tools; every engine it declares is disabled).
+std::optional<std::string> zeroToolsRefusal(const Assembly& a);
+
 // MCPDB_LOG_LEVEL: trace, debug, info, warn/warning, error/err, critical, off, in any case; the
 // spdlog level, or nullopt.
 std::optional<int> parseLogLevel(std::string_view text);

@@ -44,6 +44,7 @@ class SharedEmbedder {
       const auto t0 = std::chrono::steady_clock::now();
       auto made = embed::makeEmbedder(config_, env_);
       if (made) {
+        std::lock_guard<std::mutex> lock(mu_);
         embedder_ = std::shared_ptr<embed::Embedder>(std::move(*made));
         spdlog::info("embedding model {} ({}-d) ready in {} ms", embedder_->modelId(),
                      embedder_->dimension(),
@@ -58,11 +59,20 @@ class SharedEmbedder {
     if (embedder_) return embedder_;
     return error_;
   }
+  // OK once loaded; else what loading would open, checked without loading it.
+  Status check() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (embedder_) return {};
+    }
+    return embed::checkEmbedderSetup(config_, env_);
+  }
 
  private:
   embed::EmbedConfig config_;
   const Env& env_;
   std::once_flag once_;
+  std::mutex mu_;  // embedder_ as check() reads it from another thread than get()'s
   std::shared_ptr<embed::Embedder> embedder_;
   Error error_{Code::Internal, ""};
 };
@@ -100,6 +110,38 @@ void checkCallsBySource(const Assembly& a, const std::vector<bool>& registered,
         .child(key)
         .error("names no source any tool reads" + didYouMean(key, known) +
                " (a tool whose arguments pick the source counts as \"" + engine + "/*\")");
+  }
+}
+
+// A config file that declares an engine's tools while its environment is unset would start and
+// serve none of them, which a desktop client shows only as missing tools. With `refuse` (the
+// serving paths: environmentRefusals) that is an error naming the variables, unless the section
+// says `optional: true`; otherwise (check-config, doctor, and an optional section) a warning.
+// The built-in allowlist serves whatever the environment enables. server.require_environment
+// (once the opt-in to the refusal) is accepted and has no effect.
+void reportUnsetEnvironment(const Assembly& a, const Env& env, const config::Node& root,
+                            bool refuse) {
+  if (!a.config_path) return;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    const auto& m = a.modules[i];
+    if (a.enabled[i] || !m->declaresTools()) continue;
+    const std::string name(m->name());
+    std::string vars;
+    for (const auto& v : m->unsetVariables(env)) vars += (vars.empty() ? "" : ", ") + v;
+    const std::string declared = "the config declares " + name + " tools, but " +
+                                 (vars.empty() ? std::string("its environment is not set")
+                                               : "the environment does not set " + vars);
+    if (m->optional()) {
+      root.child(name).warning(declared + ", so they are not served (" + name +
+                               ".optional is true; " + std::string(m->enableHint()) + ")");
+    } else if (refuse) {
+      root.child(name).error(declared + ": " + std::string(m->enableHint()) +
+                             "; or, to start without them, set " + name + ".optional: true");
+    } else {
+      root.child(name).warning(declared + ": `serve` refuses to start (" +
+                               std::string(m->enableHint()) + ", or set " + name +
+                               ".optional: true)");
+    }
   }
 }
 
@@ -188,6 +230,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
   }
   auto shared = std::make_shared<SharedEmbedder>(std::move(embedding.config), env);
   a.services.embedder = [shared]() { return shared->get(); };
+  a.services.embedder_check = [shared]() { return shared->check(); };
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
   std::vector<bool> registered;
@@ -226,25 +269,44 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
       diag.error(c.scope_line, "http.clients." + c.name + ".scope", problem);
     }
   }
-  // An engine the config gives tools to but the environment does not enable serves nothing.
-  for (std::size_t i = 0; path && i < a.modules.size(); ++i) {
-    const auto& m = a.modules[i];
-    if (a.enabled[i] || !m->declaresTools()) continue;
-    const std::string msg = "the config declares " + std::string(m->name()) +
-                            " tools, but its environment is not set, so they are not served (" +
-                            std::string(m->enableHint()) + ", or remove the section)";
-    if (a.config.server.require_environment) {
-      root.child(m->name()).error(msg + "; server.require_environment is on");
-    } else {
-      root.child(m->name()).warning(msg);
-    }
-  }
+  reportUnsetEnvironment(a, env, root, /*refuse=*/false);
   if (!diag.ok()) {
     invalid(diag.errors());
     return std::nullopt;
   }
   a.warnings = diag.warnings();
   return a;
+}
+
+std::vector<std::string> environmentRefusals(const Assembly& a, const Env& env) {
+  config::Diagnostics diag(a.config_path.value_or("<built-in default>"));
+  const config::Node root(a.config.root, "", diag);
+  reportUnsetEnvironment(a, env, root, /*refuse=*/true);
+  return diag.errors();
+}
+
+std::optional<std::string> zeroToolsRefusal(const Assembly& a) {
+  if (a.registry->size() > 0) return std::nullopt;
+  if (!a.config_path) {
+    std::string hints;
+    for (const auto& m : a.modules)
+      hints += "\n  " + std::string(m->name()) + ": " + std::string(m->enableHint());
+    return "no tools to serve: no engine is enabled by the environment. Enable one (see "
+           ".env.example):" +
+           hints;
+  }
+  std::string disabled;
+  for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    if (!a.modules[i]->declaresTools()) continue;
+    disabled += (disabled.empty() ? "" : ", ") + std::string(a.modules[i]->name());
+  }
+  if (disabled.empty()) {
+    return "no tools to serve: " + *a.config_path +
+           " declares no tools (add a tools: or targets: entry to an engine's section)";
+  }
+  return "no tools to serve: every engine " + *a.config_path + " declares tools for is disabled (" +
+         disabled +
+         ": optional, and its environment is unset); set the environment of at least one";
 }
 
 }  // namespace mcpdb::app

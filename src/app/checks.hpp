@@ -24,7 +24,8 @@ struct EngineReport {
   std::vector<engines::Finding> findings;
 };
 
-// The self-check (and, for doctor, the tool check) of every engine the config uses. An engine the
+// The self-check (and, with check_tools, the proof that each tool can run: doctor and the start-up
+// self-check) of every engine the config uses. An engine the
 // config uses whose environment is unset could not be checked: inconclusive.
 std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools);
 

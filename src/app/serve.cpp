@@ -26,23 +26,30 @@
 namespace mcpdb::app {
 namespace {
 
-// Logs the config warnings and engine states and runs the startup self-check (both transports).
-// The credential self-check of every engine the config uses.
-Verdict runSelfCheck(Assembly& a) {
-  const auto reports = checkEngines(a, /*check_tools=*/false);
+// The start-up self-check: the credential check of every engine the config uses and, as doctor
+// does, the proof that each tool can run (a missing table, column or privilege is logged with the
+// object it names and its fix). `tools_unusable` counts the tools that cannot run.
+struct SelfCheckResult {
+  Verdict verdict = Verdict::Inconclusive;
+  std::size_t tools_unusable = 0;
+};
+
+SelfCheckResult selfCheck(Assembly& a) {
+  const auto reports = checkEngines(a, /*check_tools=*/true);
   if (a.stopping.stop_requested()) {
     spdlog::info("self-check: stopped with the server before it was complete");
-    return Verdict::Inconclusive;
+    return {};
   }
+  SelfCheckResult result;
   for (const auto& r : reports) {
     for (const auto& f : r.findings) {
       std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
       std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
       switch (f.severity) {
+        case Severity::Unusable: ++result.tools_unusable; [[fallthrough]];
         case Severity::Violation:
         case Severity::Inconclusive:
         case Severity::Warning:
-        case Severity::Unusable:
           spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message,
                        fix);
           break;
@@ -50,12 +57,23 @@ Verdict runSelfCheck(Assembly& a) {
       }
     }
   }
-  const Verdict v = verdictOf(reports);
-  if (v == Verdict::Inconclusive) {
+  result.verdict = verdictOf(reports);
+  if (result.verdict == Verdict::Inconclusive) {
     spdlog::warn("self-check inconclusive: nothing is proved about the credentials (see above)");
   }
-  publishSelfCheck(a, v);  // readiness (/readyz): the one hook of app/readiness.hpp
-  return v;
+  if (result.tools_unusable > 0) {
+    spdlog::warn(
+        "self-check: {} tool(s) cannot run as the configured principal (see [unusable] "
+        "above; `mcp-dbserver doctor` reports the same)",
+        result.tools_unusable);
+  }
+  publishSelfCheck(a, result.verdict);  // readiness (/readyz): the one hook of app/readiness.hpp
+  return result;
+}
+
+// The verdict on the credentials (the tools' check is logged: selfCheck).
+Verdict runSelfCheck(Assembly& a) {
+  return selfCheck(a).verdict;
 }
 
 // Runs `task` on a background thread after `delay`, unless destroyed first (then it does not
@@ -105,9 +123,9 @@ constexpr std::chrono::milliseconds kPreloadDelay{1000};
 constexpr std::chrono::milliseconds kSelfCheckDelay{200};
 
 // Startup logs and the self-check, by config: `refuse` checks before serving (and refuses to
-// start on a violation); `warn` (default) checks on `background`, kSelfCheckDelay after the server
-// starts answering, so `initialize` does not wait for database round trips nor share the CPU with
-// them; `off` skips it.
+// start, exit 4, on a violation, an inconclusive check or a tool that cannot run); `warn` (default)
+// checks on `background`, kSelfCheckDelay after the server starts answering, so `initialize` does
+// not wait for database round trips nor share the CPU with them; `off` skips it.
 int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
   for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
@@ -117,13 +135,11 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
       spdlog::info("engine {} disabled: {}", a.modules[i]->name(), a.modules[i]->enableHint());
     }
   }
-  if (a.registry->size() == 0) {
-    spdlog::warn("no tools: no engine is enabled by the environment (see .env.example)");
-  }
   switch (a.config.server.self_check) {
     case config::SelfCheckMode::Off: break;
-    case config::SelfCheckMode::Refuse:
-      switch (runSelfCheck(a)) {
+    case config::SelfCheckMode::Refuse: {
+      const SelfCheckResult checked = selfCheck(a);
+      switch (checked.verdict) {
         case Verdict::Violation:
           spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
           return kExitSelfCheck;
@@ -134,7 +150,15 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
           return kExitSelfCheck;
         case Verdict::ProvedReadOnly: break;
       }
+      if (checked.tools_unusable > 0) {
+        spdlog::error(
+            "refusing to start: {} tool(s) cannot run as the configured principal "
+            "(server.self_check: refuse)",
+            checked.tools_unusable);
+        return kExitSelfCheck;
+      }
       break;
+    }
     case config::SelfCheckMode::Warn:
       // Stopped with the server: a database that never answers does not hold the exit for the
       // check's connection timeouts.
@@ -154,6 +178,17 @@ std::optional<Assembly> assembleForServing(const AppOptions& options, const Env&
   if (!a) {
     std::cerr << err.str();
     return a;
+  }
+  if (const auto refusals = environmentRefusals(*a, env); !refusals.empty()) {
+    std::cerr << "refusing to start (" << refusals.size() << " problem"
+              << (refusals.size() == 1 ? "" : "s") << "):\n";
+    for (const auto& r : refusals) std::cerr << "  " << r << "\n";
+    return std::nullopt;
+  }
+  if (const auto none = zeroToolsRefusal(*a)) {
+    for (const auto& w : a->warnings) std::cerr << "warning: " << w << "\n";  // e.g. why disabled
+    std::cerr << "refusing to start: " << *none << "\n";
+    return std::nullopt;
   }
   if (!cli_format && !a->config.server.log_format.empty()) {
     setupLogging(env, parseLogFormat(a->config.server.log_format).value_or(LogFormat::Text));

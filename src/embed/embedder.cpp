@@ -1,9 +1,11 @@
 #include "embed/embedder.hpp"
 
 #include <filesystem>
+#include <fstream>
 
 #include <charconv>
 
+#include "common/json.hpp"
 #include "embed/openai_embedder.hpp"
 #include "embed/use_lite_embedder.hpp"
 
@@ -18,7 +20,8 @@ Result<Vector> Embedder::embedOne(std::string_view text) const {
 
 namespace {
 
-Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const Env& env) {
+// The use-lite model's folder, once seen to hold model.json and vocab.json.
+Result<std::string> useLiteDir(const EmbedConfig& config, const Env& env) {
   std::string dir = config.model_dir;
   if (dir.empty()) dir = env.get("MCPDB_EMBED_MODEL_DIR").value_or("");
   if (dir.empty()) {
@@ -39,6 +42,44 @@ Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const E
             "config or the MCPDB_EMBED_MODEL_DIR environment variable (run scripts/install.sh "
             "to fetch the model)");
   }
+  return dir;
+}
+
+// Every weight shard model.json names is a file beside it (the weights are not read).
+Status checkShards(const std::string& dir) {
+  const auto model = std::filesystem::path(dir) / "model.json";
+  std::ifstream in(model);
+  const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const auto manifest = doc.is_object() ? doc.find("weightsManifest") : doc.end();
+  if (!doc.is_object() || manifest == doc.end() || !manifest->is_array()) {
+    return makeError(Code::FailedPrecondition,
+                     model.string() +
+                         " is not a model manifest (run scripts/install.sh to "
+                         "restore the model)");
+  }
+  std::error_code ec;
+  for (const Json& group : *manifest) {
+    const auto paths = group.is_object() ? group.find("paths") : group.end();
+    if (!group.is_object() || paths == group.end() || !paths->is_array()) continue;
+    for (const Json& p : *paths) {
+      if (!p.is_string()) continue;
+      const auto shard = std::filesystem::path(dir) / p.get<std::string>();
+      if (!std::filesystem::is_regular_file(shard, ec)) {
+        return makeError(Code::FailedPrecondition,
+                         "embedding model directory " + dir + " lacks the weight file " +
+                             p.get<std::string>() +
+                             " that model.json names (run scripts/install.sh to restore the "
+                             "model)");
+      }
+    }
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Embedder>> makeUseLite(const EmbedConfig& config, const Env& env) {
+  auto found = useLiteDir(config, env);
+  if (!found) return found.error();
+  const std::string& dir = *found;
   auto e = UseLiteEmbedder::load(
       dir, UseLiteOptions{config.verify_model, config.max_input_bytes, config.blas_threads});
   if (!e.ok()) {
@@ -96,6 +137,20 @@ Result<std::unique_ptr<Embedder>> makeEmbedder(const EmbedConfig& config, const 
   return makeError(
       Code::FailedPrecondition,
       "embedding.provider must be \"use-lite\" or \"openai\", not \"" + config.provider + "\"");
+}
+
+Status checkEmbedderSetup(const EmbedConfig& config, const Env& env) {
+  if (config.provider == "openai") {
+    if (config.url.empty() && !env.has("MCPDB_EMBED_URL")) {
+      return makeError(Code::FailedPrecondition,
+                       "embedding provider openai needs an endpoint: set embedding.url in the "
+                       "config or the MCPDB_EMBED_URL environment variable");
+    }
+    return {};
+  }
+  auto dir = useLiteDir(config, env);
+  if (!dir) return dir.error();
+  return checkShards(*dir);
 }
 
 }  // namespace mcpdb::embed

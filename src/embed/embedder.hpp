@@ -74,4 +74,9 @@ struct EmbedConfig {
 // and name the config key and environment variable to set.
 Result<std::unique_ptr<Embedder>> makeEmbedder(const EmbedConfig& config, const Env& env);
 
+// What makeEmbedder() would open, checked without loading a model or contacting an endpoint
+// (doctor and the start-up self-check): use-lite's folder with model.json, vocab.json and every
+// weight file model.json names; openai's endpoint. FailedPrecondition naming what to set.
+Status checkEmbedderSetup(const EmbedConfig& config, const Env& env);
+
 }  // namespace mcpdb::embed

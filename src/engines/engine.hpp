@@ -49,6 +49,9 @@ struct EngineServices {
   Limits defaults;
   // The shared embedder (same model for every engine), created on first use; may fail.
   std::function<Result<std::shared_ptr<embed::Embedder>>()> embedder;
+  // Whether the embedder can be made, checked without loading it (the files the model would be
+  // read from): doctor's and the self-check's proof that a semantic-search tool can run.
+  std::function<Status()> embedder_check;
   // Signs/verifies opaque cursors handed to agents (HMAC; see common/cursor.hpp when present).
   std::string cursor_key;
   // Set by registerTools() when a registered tool embeds text, so the application preloads the
@@ -109,6 +112,12 @@ class EngineModule {
   virtual Status registerTools(protocol::ToolRegistry& registry, EngineServices& services) = 0;
   // Whether the configured section declares any tool (false: the config does not use it).
   virtual bool declaresTools() const = 0;
+  // The section says `optional: true`: the server may start without this engine when its
+  // environment is unset (by default a config declaring its tools then refuses to start).
+  virtual bool optional() const = 0;
+  // The variables the configured sources read that `env` leaves unset, each once, for the
+  // message that refuses the start; empty when the engine is enabled.
+  virtual std::vector<std::string> unsetVariables(const Env& env) const = 0;
   // Proves (as far as the engine can) that the configured principal cannot write.
   virtual std::vector<Finding> selfCheck(EngineServices& services) = 0;
   // Proves, as the configured principal, that every configured tool can run: each statement can

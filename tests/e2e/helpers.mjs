@@ -20,6 +20,13 @@ export function serverEnv(extra = {}) {
   return { PATH: process.env.PATH, MCPDB_LOG_LEVEL: 'info', ...extra };
 }
 
+// An engine enabled with no database behind it: the server registers its tools without
+// connecting (a call, or the background self-check, would fail to connect), so protocol tests that
+// need a running server need no database. serve refuses to start with no tool at all.
+export function offlineEnv() {
+  return { POSTGRES_DSN: 'host=127.0.0.1 port=1 dbname=none user=none connect_timeout=1 sslmode=disable' };
+}
+
 // The engine variables exported by scripts/servers.sh, when present.
 export function engineEnv() {
   const names = ['POSTGRES_DSN', 'AWS_REGION', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ACCESS_KEY_ID',

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { bin, rawServer, serverEnv, startHttpServer } from './helpers.mjs';
+import { bin, offlineEnv, rawServer, serverEnv, startHttpServer } from './helpers.mjs';
 
 const EXIT_CONFIG = 3;
 let tmp;
@@ -39,7 +39,7 @@ function run(args, env, timeoutMs = 30000) {
 const init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}';
 
 test('a lone surrogate in a request is answered with the request id, not a parse error with id null', async () => {
-  const s = rawServer(serverEnv());
+  const s = rawServer(serverEnv(offlineEnv()));
   s.send(init);
   await s.next();
   s.send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"q":"\\ud800"}}}');

@@ -322,15 +322,6 @@ test('serve --log-format json: every log line is one JSON object with a UTC time
   assert.equal(bad.code, EXIT.usage, bad.stderr);
 });
 
-test('serve: a config declaring tools without their environment warns, or fails with server.require_environment', async () => {
-  const warn = await run(['serve', '--config', configFile(pgTools())], serverEnv({}),
-    { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
-  assert.match(warn.stderr, /the config declares postgres tools, but its environment is not set, so they are not served \(set POSTGRES_DSN/);
-  const strict = await run(['serve', '--config', configFile(`server: {require_environment: true}\n${pgTools()}`)], serverEnv({}));
-  assert.equal(strict.code, EXIT.config, strict.stderr);
-  assert.match(strict.stderr, /server\.require_environment is on/);
-});
-
 test('keys new: a scope naming an engine or tool the config does not have is refused, with a suggestion', async () => {
   const config = configFile(pgTools());
   const engine = await run(['keys', 'new', '--name', 'analyst', '--scope', 'postgress', '--config', config], serverEnv({}));

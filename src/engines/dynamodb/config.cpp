@@ -278,6 +278,11 @@ const config::Section<Target>& targetSection() {
 const config::Section<Settings>& settingsSection() {
   static const auto s =
       config::Section<Settings>("the DynamoDB tables agents may read")
+          .boolean("optional", &Settings::optional,
+                   "true: when this engine's environment is unset, the server starts without it "
+                   "(its tools are not served; check-config and doctor still report it). Default "
+                   "false: a config that declares tools for an engine whose environment is unset "
+                   "refuses to start (exit 3)")
           .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the AWS accounts and regions, by name (default: one source `default` from "
                  "AWS_REGION, the endpoint variables and the standard AWS credential chain)",

@@ -60,7 +60,9 @@ struct Target {
 };
 
 struct Settings {
-  Limits limits;                // section-wide limits (tool limits)
+  bool optional =
+      false;      // `optional: true`: start without this engine when its environment is unset
+  Limits limits;  // section-wide limits (tool limits)
   std::vector<Source> sources;  // never empty once parsed (default: one source `default`)
   std::vector<Target> targets;
 

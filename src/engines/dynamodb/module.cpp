@@ -61,6 +61,20 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   }
 
   bool declaresTools() const override { return settings_ && !settings_->targets.empty(); }
+  bool optional() const override { return settings_ && settings_->optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    std::vector<std::string> vars;
+    if (!settings_ || settings_->sources.empty()) vars.emplace_back("AWS_REGION");
+    for (const Source& s : settings_ ? settings_->sources : std::vector<Source>{}) {
+      if (s.region.empty()) vars.emplace_back("AWS_REGION");
+      for (const std::string* v : {&s.endpoint_env, &s.access_key_id_env, &s.secret_access_key_env,
+                                   &s.session_token_env}) {
+        if (!v->empty()) vars.push_back(*v);
+      }
+    }
+    return engines::kit::unsetOf(vars, env);
+  }
 
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
     return perSource(services, runSelfCheck);

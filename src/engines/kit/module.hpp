@@ -14,11 +14,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/env.hpp"
 #include "common/limits.hpp"
 #include "common/result.hpp"
 #include "engines/engine.hpp"
@@ -36,6 +38,15 @@ std::string toolNameProblem(std::string_view name);
 // "<engine> source '<source>': <what>", naming the source and never a value.
 Error sourceError(Code code, std::string_view engine, std::string_view source,
                   std::string_view what);
+
+// The variables of `vars` that `env` does not set, each once, in order (unsetVariables()).
+std::vector<std::string> unsetOf(const std::vector<std::string>& vars, const Env& env);
+
+// doctor's and the self-check's finding for a tool that embeds text (`check` its id): Unusable,
+// with the fix, when the embedding model cannot be made (services.embedder_check, which reads
+// no model); nullopt when it can or nothing checks it.
+std::optional<Finding> embeddingModelFinding(const std::string& check, const std::string& tool,
+                                             EngineServices& services);
 
 // Prefixes each finding's message with "source '<source>': " (the one form for every engine).
 void nameSource(std::vector<Finding>& findings, std::string_view source);

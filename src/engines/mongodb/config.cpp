@@ -526,6 +526,11 @@ bool checkSearchToolNames(Settings& s, const Node& node) {
 const config::Section<Settings>& settingsSection() {
   static const auto s =
       config::Section<Settings>("the MongoDB collections agents may read")
+          .boolean("optional", &Settings::optional,
+                   "true: when this engine's environment is unset, the server starts without it "
+                   "(its tools are not served; check-config and doctor still report it). Default "
+                   "false: a config that declares tools for an engine whose environment is unset "
+                   "refuses to start (exit 3)")
           .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the deployments and databases, by name (default: `default` from MONGODB_URI "
                  "and MONGODB_DATABASE)",

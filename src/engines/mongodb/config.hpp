@@ -84,6 +84,8 @@ struct Target {
 };
 
 struct Settings {
+  bool optional =
+      false;  // `optional: true`: start without this engine when its environment is unset
   std::string read_preference =
       "primary";             // primary|primaryPreferred|secondary|secondaryPreferred|nearest
   std::string read_concern;  // empty: the server's default; else local|available|majority

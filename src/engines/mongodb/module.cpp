@@ -76,6 +76,15 @@ class MongoModule final : public engines::kit::Module<EngineState> {
   }
 
   bool declaresTools() const override { return !settings_.targets.empty(); }
+  bool optional() const override { return settings_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    std::vector<std::string> vars;
+    for (const Source& s : settings_.sources) {
+      for (auto& v : sourceVariables(s)) vars.push_back(std::move(v));
+    }
+    return engines::kit::unsetOf(vars, env);
+  }
 
   // Each target's collection exists and the user may read it (a count of at most one document,
   // as count_mongodb_documents sends), on each source that reads it.
@@ -90,6 +99,14 @@ class MongoModule final : public engines::kit::Module<EngineState> {
       if (!targets.empty()) {
         addFindings(out, src->source().name, settings_.sources.size() > 1,
                     checkTargets(*src, targets));
+      }
+    }
+    for (const auto& t : settings_.targets) {
+      if (!t.vector_search) continue;
+      const std::string& tool = t.vector_search->tool;
+      if (auto f = engines::kit::embeddingModelFinding("mongodb.tool." + tool + ".model", tool,
+                                                       services)) {
+        out.push_back(std::move(*f));
       }
     }
     return out;

@@ -140,6 +140,11 @@ const Source* Settings::sourceOf(const QueryTool& tool) const {
 const config::Section<Settings>& settingsSection() {
   static const auto s =
       config::Section<Settings>("the MySQL/MariaDB statements agents may run")
+          .boolean("optional", &Settings::optional,
+                   "true: when this engine's environment is unset, the server starts without it "
+                   "(its tools are not served; check-config and doctor still report it). Default "
+                   "false: a config that declares tools for an engine whose environment is unset "
+                   "refuses to start (exit 3)")
           .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the databases, by name (default: `default` from MYSQL_DSN)", config::kOptional,
                  config::sourceNameProblem, "must map a source name to its settings")

@@ -71,6 +71,8 @@ struct QueryTool {
 };
 
 struct Settings {
+  bool optional =
+      false;  // `optional: true`: start without this engine when its environment is unset
   Limits limits;
   PoolSettings pool;
   std::vector<Source> sources;

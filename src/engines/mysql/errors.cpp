@@ -16,7 +16,7 @@ struct Known {
 };
 
 // Numbers from MariaDB's and MySQL's errmsg lists (server 1xxx/3xxx, client 2xxx).
-constexpr std::array<Known, 38> kKnown = {{
+constexpr std::array<Known, 43> kKnown = {{
     // Time limits and cancellation.
     {errnum::kStatementTimeout, Code::TimedOut, false},
     {errnum::kQueryTimeout, Code::TimedOut, false},
@@ -56,6 +56,11 @@ constexpr std::array<Known, 38> kKnown = {{
     {2031, Code::InvalidArgument, false},    // CR_PARAMS_NOT_BOUND
     {2036, Code::InvalidArgument, false},    // CR_UNSUPPORTED_PARAM_TYPE
     {1054, Code::InvalidArgument, true},     // ER_BAD_FIELD_ERROR
+    {1052, Code::InvalidArgument, true},     // ER_NON_UNIQ_ERROR (an ambiguous column)
+    {1109, Code::InvalidArgument, true},     // ER_UNKNOWN_TABLE
+    {1305, Code::InvalidArgument, true},     // ER_SP_DOES_NOT_EXIST (a stored function)
+    {1356, Code::Internal, true},            // ER_VIEW_INVALID (names the view)
+    {1449, Code::Internal, true},            // ER_NO_SUCH_USER (a view's or routine's definer)
     {1146, Code::NotFound, true},            // ER_NO_SUCH_TABLE
     {1049, Code::NotFound, true},            // ER_BAD_DB_ERROR
     {1153, Code::ResourceExhausted, false},  // ER_NET_PACKET_TOO_LARGE
@@ -111,6 +116,19 @@ Error classifyError(unsigned errorNumber, std::string_view sqlstate, std::string
     e.detail = withInvalidUtf8Replaced(serverMessage.substr(0, 300));
   }
   return e;
+}
+
+unsigned errorNumberOf(const Error& e) {
+  constexpr std::string_view kMark = "(error ";
+  const auto at = e.message.rfind(kMark);
+  if (at == std::string::npos) return 0;
+  unsigned n = 0;
+  for (std::size_t i = at + kMark.size(); i < e.message.size(); ++i) {
+    const char c = e.message[i];
+    if (c < '0' || c > '9' || n > 100000) break;
+    n = n * 10 + static_cast<unsigned>(c - '0');
+  }
+  return n;
 }
 
 }  // namespace mcpdb::mysql

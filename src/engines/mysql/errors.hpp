@@ -16,6 +16,10 @@ namespace mcpdb::mysql {
 Error classifyError(unsigned errorNumber, std::string_view sqlstate, std::string_view serverMessage,
                     std::string_view what);
 
+// The server's error number in an Error classifyError() made (its message says "(error N"); 0
+// for any other error.
+unsigned errorNumberOf(const Error& e);
+
 // The error numbers the classification and the client layer refer to by name.
 namespace errnum {
 inline constexpr unsigned kQueryInterrupted = 1317;     // ER_QUERY_INTERRUPTED (KILL QUERY)

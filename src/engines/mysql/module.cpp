@@ -60,6 +60,11 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   }
 
   bool declaresTools() const override { return !settings_.tools.empty(); }
+  bool optional() const override { return settings_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    return engines::kit::unsetOf(sourceEnvNames(settings_), env);
+  }
 
   // Each source's account, checked on its own connection.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
@@ -73,7 +78,7 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return runtime(services)->checkTools({});
+    return runtime(services)->checkTools(services.stopping);  // doctor: never requested
   }
 
   // A probe per source a tool reads, on that source's pool (Runtime::probe).

@@ -12,6 +12,7 @@
 #include "engines/mysql/iam.hpp"
 #include "engines/mysql/catalog.hpp"
 #include "engines/mysql/routines.hpp"
+#include "engines/mysql/tool_check.hpp"
 #include "engines/kit/module.hpp"
 #include "engines/sql/result_keys.hpp"
 
@@ -515,7 +516,7 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
     if (p == nullptr) continue;
     auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
     if (!lease) {
-      out.push_back({engines::Finding::Severity::Inconclusive, "mysql.tool",
+      out.push_back({engines::Finding::Severity::Inconclusive, toolCheckId(t.name),
                      "tool '" + t.name + "': " + operatorText(lease.error())});
       continue;
     }
@@ -523,19 +524,21 @@ std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
       std::lock_guard<std::mutex> lock(vet_mu_);
       vetted_.erase(t.name);  // doctor judges now, not from memory
     }
+    // The vetting first: a statement reaching a function that may write is never prepared.
     if (auto st = vet(t, lease->conn(), *p); !st) {
-      out.push_back({engines::Finding::Severity::Unusable, "mysql.tool",
+      out.push_back({engines::Finding::Severity::Unusable, toolCheckId(t.name),
                      "tool '" + t.name + "' " + st.error().detail,
                      "list the function in mysql.allowed_functions once checked that it only "
                      "reads (and runs as SQL SECURITY INVOKER or with a read-only definer), let "
                      "the account read its definition, or give a definer-rights object a "
                      "read-only definer"});
-    } else {
-      out.push_back({engines::Finding::Severity::Ok, "mysql.tool",
-                     "tool '" + t.name +
-                         "': every stored function and view it reaches was "
-                         "checked"});
+      continue;
     }
+    // Then the statement as a call prepares it, with the tool's limits, never executed.
+    const CallLimits limits = callLimits(t.limits, Clock::now() + t.limits.timeout);
+    auto shape = lease->conn().describe(t.statement, limits, stop);
+    out.push_back(shape ? preparedToolOk(t.name)
+                        : preparedToolFinding(t.name, shape.error(), t.statement, p->database()));
   }
   return out;
 }

@@ -686,6 +686,11 @@ bool claimToolNames(const Settings& out, const Node& node) {
 const config::Section<Settings>& settingsSection() {
   static const auto s =
       config::Section<Settings>("the PostgreSQL statements and vector search agents may run")
+          .boolean("optional", &Settings::optional,
+                   "true: when this engine's environment is unset, the server starts without it "
+                   "(its tools are not served; check-config and doctor still report it). Default "
+                   "false: a config that declares tools for an engine whose environment is unset "
+                   "refuses to start (exit 3)")
           .named("sources", &Settings::sources, &Source::name, sourceSection(),
                  "the databases, by name (default: `default` from POSTGRES_DSN)", config::kOptional,
                  config::sourceNameProblem, "must map a source name to its settings")

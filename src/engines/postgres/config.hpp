@@ -140,6 +140,8 @@ struct PoolSettings {
 };
 
 struct Settings {
+  bool optional =
+      false;  // `optional: true`: start without this engine when its environment is unset
   bool present = false;
   Limits defaults;  // the server-wide limits: tools start from them and may only lower them
   std::vector<Source> sources;  // after parsing: at least one (implicitSource() when none declared)

@@ -81,6 +81,16 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
   bool declaresTools() const override { return !section_.tools.empty() || section_.search.enabled; }
+  bool optional() const override { return section_.optional; }
+  std::vector<std::string> unsetVariables(const Env& env) const override {
+    if (enabled(env)) return {};
+    std::vector<std::string> vars;
+    if (section_.sources.empty()) vars.emplace_back(kDefaultDsnEnv);
+    for (const Source& s : section_.sources) {
+      vars.push_back(s.implicit ? std::string(kDefaultDsnEnv) : s.dsn_env);
+    }
+    return engines::kit::unsetOf(vars, env);
+  }
 
   // Each source's role and statements, checked on its own connection; with several sources each
   // finding says which source it is about.
@@ -93,7 +103,15 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return perSource(services, [](Runtime& rt) { return rt.checkTools(); });
+    auto out = perSource(services, [](Runtime& rt) { return rt.checkTools(); });
+    if (section_.search.enabled) {
+      const std::string& tool = section_.search.tool;
+      if (auto f =
+              engines::kit::embeddingModelFinding("pg.tool." + tool + ".model", tool, services)) {
+        out.push_back(std::move(*f));
+      }
+    }
+    return out;
   }
 
   // A probe per source a tool reads: a round trip on its own pool (Runtime::probe).

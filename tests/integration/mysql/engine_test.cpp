@@ -236,8 +236,14 @@ TEST(MysqlEngine, StoredFunctionsAndViewsAreVettedBeforeAToolRuns) {
 
   const auto tools = e.module->checkTools(e.services);
   int unusable = 0;
-  for (const auto& f : tools) unusable += f.severity == Severity::Unusable ? 1 : 0;
-  EXPECT_EQ(unusable, 4);  // writer, view_writer, hidden, cycle
+  std::string all;
+  for (const auto& f : tools) {
+    unusable += f.severity == Severity::Unusable ? 1 : 0;
+    all += f.check + ": " + f.message + "\n";
+  }
+  // writer, view_writer, hidden, cycle refused by the vetting; wrongly_allowlisted by the server
+  // when doctor prepares it in a READ ONLY transaction (the function's INSERT opens its table).
+  EXPECT_EQ(unusable, 5) << all;
 }
 
 // The demo principal's own grants are proved read-only. The doctor fixture's definer-rights

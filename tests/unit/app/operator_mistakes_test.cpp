@@ -167,18 +167,104 @@ TEST_F(OperatorMistakes, ScopeCheckOfKeysNew) {
 }
 
 TEST_F(OperatorMistakes, AnEngineDeclaredWithoutItsEnvironmentIsNamed) {
+  // check-config reports it (serve refuses it: EnvironmentRefusals below).
   const auto r = checkConfig(kPgTools);
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("warning: " + files_.back().string() +
-                       ":2: postgres: the config declares postgres tools, but its environment is "
-                       "not set, so they are not served (set POSTGRES_DSN"),
+                       ":2: postgres: the config declares postgres tools, but the environment "
+                       "does not set POSTGRES_DSN: `serve` refuses to start (set POSTGRES_DSN"),
             std::string::npos)
       << r.out;
-  const auto strict = checkConfig(std::string("server: {require_environment: true}\n") + kPgTools);
-  EXPECT_EQ(strict.code, kExitConfig);
-  EXPECT_NE(strict.err.find("server.require_environment is on"), std::string::npos) << strict.err;
+  // server.require_environment, once the opt-in to the refusal, is accepted.
+  const auto legacy = checkConfig(std::string("server: {require_environment: true}\n") + kPgTools);
+  EXPECT_EQ(legacy.code, kExitOk) << legacy.err;
+  const auto optional = checkConfig(std::string(kPgTools) + "  optional: true\n");
+  EXPECT_EQ(optional.code, kExitOk) << optional.err;
+  EXPECT_NE(optional.out.find("so they are not served (postgres.optional is true"),
+            std::string::npos)
+      << optional.out;
   const auto set = checkConfig(kPgTools, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}}));
   EXPECT_EQ(set.out.find("warning:"), std::string::npos) << set.out;
+}
+
+// Issue #30: serve refuses a config file that declares tools for an engine whose environment is
+// unset, naming the variables and the section's line, unless the section says `optional: true`;
+// the built-in allowlist serves what the environment enables.
+TEST_F(OperatorMistakes, EnvironmentRefusals) {
+  auto refusals = [this](const std::string* text, const Env& env) {
+    AppOptions o;
+    if (text != nullptr) o.config_path = write(*text);
+    std::ostringstream err;
+    auto a = assemble(o, env, /*all_engines=*/false, err);
+    EXPECT_TRUE(a) << err.str();
+    return a ? environmentRefusals(*a, env) : std::vector<std::string>{"not assembled"};
+  };
+  const Env none = Env::fromMap({});
+  // postgres: on line 2, its first key (the line named) on line 3
+  const std::string pg = std::string("server: {}\n") + kPgTools;
+  const auto refused = refusals(&pg, none);
+  ASSERT_EQ(refused.size(), 1U);
+  EXPECT_EQ(refused[0].rfind(files_.back().string() +
+                                 ":3: postgres: the config declares postgres "
+                                 "tools, but the environment does not set POSTGRES_DSN: set "
+                                 "POSTGRES_DSN",
+                             0),
+            0U)
+      << refused[0];
+  EXPECT_NE(refused[0].find("postgres.optional: true"), std::string::npos) << refused[0];
+  // Every engine, each naming its own variables (a named source's dsn_env too).
+  const std::string several = std::string(kPgTools) + R"(mysql:
+  sources:
+    reports: {dsn_env: REPORTS_DSN}
+  tools:
+    t: {description: d, statement: SELECT 1 AS one}
+mongodb:
+  targets:
+    docs: {collection: documents, description: d, projection: [title]}
+)";
+  const auto each = refusals(&several, none);
+  ASSERT_EQ(each.size(), 3U);
+  EXPECT_NE(
+      each[1].find("mongodb tools, but the environment does not set MONGODB_URI, MONGODB_DATABASE"),
+      std::string::npos)
+      << each[1];
+  EXPECT_NE(each[2].find(":8: mysql: the config declares mysql tools, but the environment does "
+                         "not set REPORTS_DSN"),
+            std::string::npos)
+      << each[2];
+  const std::string optional = std::string(kPgTools) + "  optional: true\n";
+  EXPECT_TRUE(refusals(&optional, none).empty());
+  EXPECT_TRUE(refusals(&pg, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}})).empty());
+  EXPECT_TRUE(refusals(nullptr, none).empty());  // the built-in allowlist
+}
+
+// Issue #30: a server with zero tools never starts; the reason says which case it is.
+TEST_F(OperatorMistakes, ZeroToolsIsRefusedWithTheReason) {
+  auto reason = [this](const std::string* text, const Env& env) {
+    AppOptions o;
+    if (text != nullptr) o.config_path = write(*text);
+    std::ostringstream err;
+    auto a = assemble(o, env, /*all_engines=*/false, err);
+    EXPECT_TRUE(a) << err.str();
+    return a ? zeroToolsRefusal(*a) : std::optional<std::string>("not assembled");
+  };
+  const Env none = Env::fromMap({});
+  const auto builtIn = reason(nullptr, none);
+  ASSERT_TRUE(builtIn);
+  EXPECT_NE(builtIn->find("no engine is enabled by the environment. Enable one (see .env.example)"),
+            std::string::npos)
+      << *builtIn;
+  EXPECT_NE(builtIn->find("MYSQL_DSN"), std::string::npos) << *builtIn;
+  EXPECT_FALSE(reason(nullptr, Env::fromMap({{"MYSQL_DSN", "mysql://u@h/d"}})));
+  const std::string empty = "server: {}\n";
+  const auto none_declared = reason(&empty, none);
+  ASSERT_TRUE(none_declared);
+  EXPECT_NE(none_declared->find("declares no tools"), std::string::npos) << *none_declared;
+  const std::string optional = std::string(kPgTools) + "  optional: true\n";
+  const auto disabled = reason(&optional, none);
+  ASSERT_TRUE(disabled);
+  EXPECT_NE(disabled->find("is disabled (postgres: optional"), std::string::npos) << *disabled;
+  EXPECT_FALSE(reason(&optional, Env::fromMap({{"POSTGRES_DSN", "postgresql://x"}})));
 }
 
 // Issue #18: a cursor signing key too short to resist forgery is refused at load, with a message

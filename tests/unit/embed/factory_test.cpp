@@ -1,5 +1,9 @@
 // makeEmbedder(): where the model is found and what the errors say.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "embed/embedder.hpp"
 #include "test_model.hpp"
@@ -26,6 +30,48 @@ TEST(EmbedFactory, UnreadableModelDirNamesConfigKeyAndEnvVar) {
   EXPECT_TRUE(mentions(e.error(), "/nonexistent/model")) << e.error().message;
   EXPECT_TRUE(mentions(e.error(), "embedding.model_dir")) << e.error().message;
   EXPECT_TRUE(mentions(e.error(), "MCPDB_EMBED_MODEL_DIR")) << e.error().message;
+}
+
+// checkEmbedderSetup(): what makeEmbedder would open, without loading it (issue 30: doctor and
+// the self-check report a semantic-search tool whose model is missing).
+TEST(EmbedSetupCheck, EachMissingPieceIsNamed) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mcpdb-embed-check-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const Env env = Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", dir.string()}});
+  auto check = [&](const Env& e) { return checkEmbedderSetup(EmbedConfig{}, e); };
+  const auto none = check(Env::fromMap({}));
+  ASSERT_FALSE(none);
+  EXPECT_TRUE(mentions(none.error(), "MCPDB_EMBED_MODEL_DIR")) << none.error().message;
+  const auto empty = check(env);
+  ASSERT_FALSE(empty);
+  EXPECT_TRUE(mentions(empty.error(), "model.json")) << empty.error().message;
+  std::ofstream(dir / "model.json")
+      << R"({"weightsManifest":[{"paths":["group1-shard1of2","group1-shard2of2"],"weights":[]}]})";
+  std::ofstream(dir / "vocab.json") << "[]";
+  std::ofstream(dir / "group1-shard1of2") << "x";
+  const auto shard = check(env);
+  ASSERT_FALSE(shard);
+  EXPECT_TRUE(mentions(shard.error(), "group1-shard2of2")) << shard.error().message;
+  std::ofstream(dir / "group1-shard2of2") << "x";
+  EXPECT_TRUE(check(env)) << "every file is there (the weights are not read)";
+  std::ofstream(dir / "model.json") << "not json";
+  EXPECT_FALSE(check(env));
+  std::filesystem::remove_all(dir);
+  // openai: an endpoint is needed; nothing is contacted.
+  EmbedConfig openai;
+  openai.provider = "openai";
+  EXPECT_FALSE(checkEmbedderSetup(openai, Env::fromMap({})));
+  EXPECT_TRUE(
+      checkEmbedderSetup(openai, Env::fromMap({{"MCPDB_EMBED_URL", "http://127.0.0.1:1"}})));
+}
+
+TEST(EmbedSetupCheck, TheInstalledModelPasses) {
+  ASSERT_TRUE(std::filesystem::exists(testing::modelDir() / "model.json"))
+      << testing::missingModelMessage();
+  EXPECT_TRUE(checkEmbedderSetup(
+      EmbedConfig{}, Env::fromMap({{"MCPDB_EMBED_MODEL_DIR", testing::modelDir().string()}})));
 }
 
 TEST(EmbedFactory, ModelDirFromEnv) {

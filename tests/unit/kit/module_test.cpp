@@ -34,6 +34,8 @@ class FakeModule final : public Module<FakeRuntime> {
     return {};
   }
   bool declaresTools() const override { return true; }
+  bool optional() const override { return false; }
+  std::vector<std::string> unsetVariables(const Env&) const override { return {}; }
   std::vector<Finding> selfCheck(EngineServices& services) override {
     const auto rt = runtime(services);
     std::vector<Finding> out;
