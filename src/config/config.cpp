@@ -246,8 +246,9 @@ const Section<ServerSettings>& serverSection() {
           .integer("drain_ms", &S::drain_ms, 0, 600000,
                    "how long calls in flight may finish once the server is asked to stop")
           .boolean("require_environment", &S::require_environment,
-                   "refuse to start when the config declares tools for an engine whose "
-                   "environment is unset (otherwise a warning, and those tools are not served)")
+                   "accepted for older configs, with no effect: a section that declares tools for "
+                   "an engine whose environment is unset refuses the start unless it says "
+                   "`optional: true`")
           .integer("max_result_memory", &S::max_result_memory, 1LL << 20, 64LL << 30,
                    "bytes of results in flight over all clients at once; a call that would go "
                    "over waits, then is refused")
