@@ -15,37 +15,37 @@ const config::Section<EmbeddingSettings>& embeddingSection() {
           "the embedding model that turns an agent's search text into a vector (semantic search "
           "tools); one model for every engine")
           .choice(
-              "provider", [](E& e) -> auto& { return e.config.provider; },
+              "provider", [](E & e) -> auto& { return e.config.provider; },
               {{"use-lite", "use-lite"}, {"openai", "openai"}},
               "`use-lite`: the Universal Sentence Encoder Lite, run in the server (512 "
               "dimensions); `openai`: an OpenAI-compatible /v1/embeddings endpoint")
           .string(
-              "model_dir", [](E& e) -> auto& { return e.config.model_dir; },
+              "model_dir", [](E & e) -> auto& { return e.config.model_dir; },
               "use-lite: the directory of model.json, its shards and vocab.json")
           .byDefault("$MCPDB_EMBED_MODEL_DIR")
           .string(
-              "url", [](E& e) -> auto& { return e.config.url; },
+              "url", [](E & e) -> auto& { return e.config.url; },
               "openai: the endpoint, `.../v1/embeddings` or a base URL (the key comes only from "
               "$MCPDB_EMBED_API_KEY)")
           .byDefault("$MCPDB_EMBED_URL")
           .string(
-              "model", [](E& e) -> auto& { return e.config.model; }, "openai: the model's name")
+              "model", [](E & e) -> auto& { return e.config.model; }, "openai: the model's name")
           .byDefault("$MCPDB_EMBED_MODEL")
           .integer(
-              "dimension", [](E& e) -> auto& { return e.config.dimension; }, 1, 65536,
+              "dimension", [](E & e) -> auto& { return e.config.dimension; }, 1, 65536,
               "openai: the vectors' dimension (must match the stored vectors)")
           .byDefault("$MCPDB_EMBED_DIMENSION (required for openai)")
           .millis(
-              "timeout_ms", [](E& e) -> auto& { return e.config.timeout; }, 100, 600000,
+              "timeout_ms", [](E & e) -> auto& { return e.config.timeout; }, 100, 600000,
               "openai: milliseconds one request may take")
           .integer(
-              "max_retries", [](E& e) -> auto& { return e.config.max_retries; }, 0, 10,
+              "max_retries", [](E & e) -> auto& { return e.config.max_retries; }, 0, 10,
               "openai: extra attempts on 429, 5xx and connection errors")
           .boolean("preload", &E::preload,
                    "load the model in the background after start-up, so the first search does "
                    "not wait for it")
           .boolean(
-              "verify_model", [](E& e) -> auto& { return e.config.verify_model; },
+              "verify_model", [](E & e) -> auto& { return e.config.verify_model; },
               "use-lite: embed a fixed sentence at load and compare it with the reference's "
               "vector, so a damaged model is refused")
           .exampleYaml("embedding:\n  provider: use-lite\n  preload: true\n");
