@@ -8,9 +8,12 @@ import { bin, serverEnv } from './helpers.mjs';
 
 const run = promisify(execFile);
 
+// The embedding model is where the test command installed it (a tool whose model is missing is
+// unusable: startup_refusals tests that), unless `env` says otherwise.
 async function doctor(env) {
+  const model = process.env.MCPDB_EMBED_MODEL_DIR ? { MCPDB_EMBED_MODEL_DIR: process.env.MCPDB_EMBED_MODEL_DIR } : {};
   try {
-    const { stdout } = await run(bin, ['doctor', '--json'], { env: serverEnv(env) });
+    const { stdout } = await run(bin, ['doctor', '--json'], { env: serverEnv({ ...model, ...env }) });
     return { code: 0, report: JSON.parse(stdout) };
   } catch (e) {
     return { code: e.code, report: JSON.parse(e.stdout) };

@@ -1832,16 +1832,22 @@ TEST(HttpInsecure, PlainHttpOnNonLoopbackNeedsTheFlag) {
 }
 
 #ifdef MCPDB_BINARY
-// The real binary: `serve --http` with no engine configured still speaks MCP, and keeps the
-// plain-HTTP rule.
+// The real binary: `serve --http` with one PostgreSQL tool (no call reaches the database) speaks
+// MCP, and keeps the plain-HTTP rule. A server with no tool refuses to start (e2e
+// startup_refusals).
+const char* kOnePostgresTool =
+    "postgres:\n  tools:\n    one:\n      description: a constant\n"
+    "      statement: SELECT 1 AS one\n";
+
 TEST(RealBinary, ServeHttpAndInsecureRefusal) {
+  ASSERT_NE(std::getenv("POSTGRES_DSN"), nullptr) << "run through scripts/test.sh";
   {
     ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "0.0.0.0:0"},
-                    clientsYaml("", "mongodb"), false);
+                    clientsYaml("", "mongodb") + kOnePostgresTool, false);
     EXPECT_EQ(s.waitExit(), 2) << s.log();
   }
   ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
-                  clientsYaml("", "mongodb"));
+                  clientsYaml("", "mongodb") + kOnePostgresTool);
   ASSERT_TRUE(s.running()) << s.log();
   Reply r = request("POST", s.url(), initBody(), mcpHeaders(kKeyA));
   EXPECT_EQ(r.status, 200) << r.body;
