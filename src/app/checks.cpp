@@ -24,9 +24,12 @@ std::string_view severityName(Severity s) {
   return "info";
 }
 
-std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools) {
+std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools,
+                                       const std::function<void(const EngineReport&)>& each) {
   std::vector<EngineReport> reports;
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
+    // The server is stopping (never for doctor): the engines not yet checked are not started on.
+    if (a.stopping.stop_requested()) break;
     auto& m = *a.modules[i];
     EngineReport r{std::string(m.name()), "checked", "", {}};
     if (!usesEngine(a, i)) {
@@ -49,6 +52,7 @@ std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools) {
         r.findings.insert(r.findings.end(), tools.begin(), tools.end());
       }
     }
+    if (each) each(r);
     reports.push_back(std::move(r));
   }
   return reports;

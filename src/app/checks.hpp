@@ -1,4 +1,6 @@
 #pragma once
+
+#include <functional>
 // The engines' read-only self-checks as the application runs them: at start-up (serve) and in
 // `doctor`, with one verdict rule for both.
 
@@ -27,7 +29,10 @@ struct EngineReport {
 // The self-check (and, with check_tools, the proof that each tool can run: doctor and the start-up
 // self-check) of every engine the config uses. An engine the
 // config uses whose environment is unset could not be checked: inconclusive.
-std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools);
+// `each` sees every engine's report as soon as it is made (the start-up self-check logs it then,
+// so what was found is logged even when the server stops before the last engine is checked).
+std::vector<EngineReport> checkEngines(Assembly& a, bool check_tools,
+                                       const std::function<void(const EngineReport&)>& each = {});
 
 // Violation if any finding is one; Inconclusive if any check could not be made or nothing was
 // checked; otherwise ProvedReadOnly.

@@ -34,28 +34,32 @@ struct SelfCheckResult {
   std::size_t tools_unusable = 0;
 };
 
+// One log line per finding worth the operator's attention; counts the unusable tools.
+void logFindings(const EngineReport& r, SelfCheckResult& result) {
+  for (const auto& f : r.findings) {
+    std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
+    std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
+    switch (f.severity) {
+      case Severity::Unusable: ++result.tools_unusable; [[fallthrough]];
+      case Severity::Violation:
+      case Severity::Inconclusive:
+      case Severity::Warning:
+        spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message, fix);
+        break;
+      default: spdlog::debug("self-check {}: {}", f.check, f.message); break;
+    }
+  }
+}
+
 SelfCheckResult selfCheck(Assembly& a) {
-  const auto reports = checkEngines(a, /*check_tools=*/true);
+  SelfCheckResult result;
+  // Each engine's findings are logged as soon as it is checked: a server stopped before the last
+  // engine still leaves what was found in the log.
+  const auto reports = checkEngines(a, /*check_tools=*/true,
+                                    [&result](const EngineReport& r) { logFindings(r, result); });
   if (a.stopping.stop_requested()) {
     spdlog::info("self-check: stopped with the server before it was complete");
     return {};
-  }
-  SelfCheckResult result;
-  for (const auto& r : reports) {
-    for (const auto& f : r.findings) {
-      std::string fix = f.fix.empty() ? "" : " (fix: " + f.fix + ")";
-      std::replace(fix.begin(), fix.end(), '\n', ' ');  // one log line per finding
-      switch (f.severity) {
-        case Severity::Unusable: ++result.tools_unusable; [[fallthrough]];
-        case Severity::Violation:
-        case Severity::Inconclusive:
-        case Severity::Warning:
-          spdlog::warn("self-check {} [{}]: {}{}", f.check, severityName(f.severity), f.message,
-                       fix);
-          break;
-        default: spdlog::debug("self-check {}: {}", f.check, f.message); break;
-      }
-    }
   }
   result.verdict = verdictOf(reports);
   if (result.verdict == Verdict::Inconclusive) {

@@ -103,7 +103,9 @@ class PostgresModule final : public engines::kit::Module<Runtimes> {
   }
 
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    auto out = perSource(services, [](Runtime& rt) { return rt.checkTools(); });
+    auto out = perSource(services, [&services](Runtime& rt) {
+      return rt.checkTools(services.stopping);  // doctor: never requested
+    });
     if (section_.search.enabled) {
       const std::string& tool = section_.search.tool;
       if (auto f =

@@ -451,7 +451,7 @@ Status Runtime::requireProof(const std::string& sql, Clock::time_point deadline,
 }
 
 Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& params,
-                                    ExecOutcome& outcome) {
+                                    ExecOutcome& outcome, const std::stop_token& stop) {
   auto placeholders = checkStatement(sql);
   if (!placeholders) return placeholders.error();
   if (*placeholders != params.values.size()) {
@@ -463,15 +463,13 @@ Result<ExecResult> Runtime::explain(const std::string& sql, const BoundParams& p
   limits.max_bytes = 1 << 20;
   limits.timeout = std::chrono::milliseconds(10000);
   const Clock::time_point deadline = Clock::now() + limits.timeout;
-  std::stop_source never;
-  auto lease = leaseConnection(deadline, never.get_token());
+  auto lease = leaseConnection(deadline, stop);
   if (!lease) return lease.error();
-  const std::stop_token no_stop = never.get_token();
   const std::string explain_sql = "EXPLAIN " + sql;
   const ExecRequest request{.sql = explain_sql,
                             .params = params,
                             .limits = limits,
-                            .stop = no_stop,
+                            .stop = stop,
                             .deadline = deadline,
                             .types = pool_->types()};
   auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);

@@ -90,13 +90,14 @@ class Runtime {
   // `stop` ends it early (the server stopping): what it could not check is inconclusive.
   std::vector<engines::Finding> selfCheck(const std::stop_token& stop = {});
   // doctor: every configured statement can be planned and its relations read as the configured
-  // role (see tool_check.cpp).
-  std::vector<engines::Finding> checkTools();
+  // role (see tool_check.cpp). `stop` ends it early (the server stopping): the start-up
+  // self-check runs it too, and must not hold the exit for a database that never answers.
+  std::vector<engines::Finding> checkTools(const std::stop_token& stop = {});
   // `EXPLAIN sql` with `params` bound, in a READ ONLY transaction, never as a pooled prepared
   // statement: the guardrail verdict on `sql` first, as run() does. `outcome` carries the
   // server's SQLSTATE and reason when it fails.
   Result<ExecResult> explain(const std::string& sql, const BoundParams& params,
-                             ExecOutcome& outcome);
+                             ExecOutcome& outcome, const std::stop_token& stop = {});
 
   // The read-only proof of the configured statements (proof.hpp), made on first use and again, in
   // the background, before it is postgres.proof.interval_s old (judgeProofAge). No call runs on a

@@ -88,15 +88,14 @@ Finding assess(const std::string& check, const std::string& what, const Result<E
 
 }  // namespace
 
-std::vector<Finding> Runtime::checkTools() {
+std::vector<Finding> Runtime::checkTools(const std::stop_token& stop) {
   std::vector<Finding> out;
   Limits limits;
   limits.max_rows = 1;
   limits.max_bytes = 4096;
   limits.timeout = std::chrono::milliseconds(10000);
-  std::stop_source never;
-  auto who = run("SELECT quote_ident(current_user::text) AS role", BoundParams{}, limits,
-                 never.get_token(), Clock::now() + limits.timeout);
+  auto who = run("SELECT quote_ident(current_user::text) AS role", BoundParams{}, limits, stop,
+                 Clock::now() + limits.timeout);
   if (!who || who->rows.empty()) {
     out.push_back({Sev::Inconclusive, "pg.tools",
                    "could not check the configured statements: " +
@@ -122,7 +121,7 @@ std::vector<Finding> Runtime::checkTools() {
         run("SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name "
             "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
             "WHERE c.relname = $1 AND NOT has_table_privilege(c.oid, 'SELECT')",
-            name, l, never.get_token(), Clock::now() + l.timeout);
+            name, l, stop, Clock::now() + l.timeout);
     if (found && found->rows.size() == 1) {
       f.fix = std::string(kTable) + found->rows[0].value("name", bare) + f.fix.substr(space);
     }
@@ -147,8 +146,9 @@ std::vector<Finding> Runtime::checkTools() {
         return;
       }
     }
+    if (stop.stop_requested()) return;  // the server is stopping: nothing more is checked
     ExecOutcome outcome;
-    auto r = explain(sql, params, outcome);
+    auto r = explain(sql, params, outcome, stop);
     Finding f = assess("pg.tool." + name, what, r, outcome, role);
     if (f.severity == Sev::Unusable) qualify(f);
     out.push_back(std::move(f));
