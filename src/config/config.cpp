@@ -426,7 +426,8 @@ Config readConfig(const YAML::Node& document, const std::string& source,
   std::vector<std::string> allowed = genericSections();
   allowed.insert(allowed.end(), extra_sections.begin(), extra_sections.end());
   std::vector<std::string> misplaced;
-  for (const auto& kv : cfg.root) {
+  // Only a mapping has keys (a list or a scalar is refused by expectMap below).
+  for (const auto& kv : cfg.root.IsMap() ? cfg.root : YAML::Node(YAML::NodeType::Map)) {
     if (!kv.first.IsScalar()) continue;
     for (const auto& [key, where] : kMisplacedKeys) {
       if (kv.first.Scalar() != key) continue;

@@ -58,12 +58,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The health endpoints' IP-literal Host: only a well-formed authority whose host has no letter
   // but the hex digits of a bracketed IPv6 literal (never a DNS name a rebinding page could send).
   if (isIpLiteralHost(host)) {
-    const auto a = parseAuthority(host);
+    // A header value's surrounding blanks are not part of it (HTTP's optional white space).
+    std::string_view bare = host;
+    while (!bare.empty() && (bare.front() == ' ' || bare.front() == '\t')) bare.remove_prefix(1);
+    while (!bare.empty() && (bare.back() == ' ' || bare.back() == '\t')) bare.remove_suffix(1);
+    const auto a = parseAuthority(bare);
     if (!a) std::abort();
     const bool v6 = a->host.front() == '[';
     for (char c : a->host) {
       const bool digit = c >= '0' && c <= '9';
-      const bool hex = (c >= 'a' && c <= 'f') || c == ':' || c == '[' || c == ']';
+      const bool hex =
+          (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '[' || c == ']';
       if (!digit && c != '.' && !(v6 && hex)) std::abort();
     }
   }
