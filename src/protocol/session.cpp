@@ -6,14 +6,6 @@
 #include "protocol/batch_outbox.hpp"
 
 namespace mcpdb::protocol {
-namespace {
-
-bool validId(const Json& id) {
-  return id.is_string() || id.is_number_integer();
-}
-
-}  // namespace
-
 std::string requestIdText(const Json& id) {
   if (id.is_string()) return bounded(id.get_ref<const std::string&>());
   if (id.is_number_integer()) return id.dump();
@@ -71,16 +63,14 @@ void Session::handleText(std::string_view text, const std::shared_ptr<Outbox>& o
     out->send(*parsed.error_response);
     return;
   }
-  if (parsed.message->is_array()) {
-    handle(*parsed.message, out);
-  } else {
-    handleOne(std::move(*parsed.message), out);  // owned: params move through, never copied
-  }
+  // Classified here as the HTTP transport classifies its POSTs: one reading of the message.
+  const Classified classified = classify(*parsed.message);
+  handleClassified(std::move(*parsed.message), classified, out);  // params move, never copied
 }
 
 void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   if (!message.is_array()) {
-    handleOne(message, out);
+    handleOne(message, classify(message), out);
     return;
   }
   // JSON-RPC batches exist only in protocol version 2025-03-26; later versions removed them.
@@ -98,18 +88,15 @@ void Session::handle(const Json& message, const std::shared_ptr<Outbox>& out) {
   // answer is in: never early (with calls still running and their results lost), never late.
   const auto expected = static_cast<std::size_t>(
       std::count_if(message.begin(), message.end(), [](const Json& m) { return getsAnswer(m); }));
-  if (expected == 0) {
-    for (const auto& m : message) handleOne(m, out);
-    return;
-  }
-  auto batch = std::make_shared<BatchOutbox>(out, expected);
-  for (const auto& m : message) handleOne(m, batch);
+  std::shared_ptr<Outbox> to = out;
+  if (expected != 0) to = std::make_shared<BatchOutbox>(out, expected);
+  for (const auto& m : message) handleOne(m, classify(m), to);
 }
 
 void Session::handleClassified(Json message, const Classified& classified,
                                const std::shared_ptr<Outbox>& out) {
   if (classified.batch) return handle(message, out);
-  handleOne(std::move(message), out, &classified);
+  handleOne(std::move(message), classified, out);
 }
 
 void Session::startStateless(std::string_view requested_version) {
@@ -120,8 +107,8 @@ void Session::startStateless(std::string_view requested_version) {
   initialized_.store(true);
 }
 
-void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out,
-                        const Classified* classified) {
+void Session::handleOne(Json owned, const Classified& classified,
+                        const std::shared_ptr<Outbox>& out) {
   const Json& message = owned;
   if (!message.is_object()) {
     out->send(
@@ -130,27 +117,25 @@ void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out,
   }
   // A message without an id (a notification, well-formed or not) or a client's response is never
   // answered (JSON-RPC 2.0); one with an id is answered exactly once, with id null when the id is
-  // unreadable. getsAnswer() is that rule; Session::handle counts batch answers with it.
-  const bool answer = getsAnswer(message);
-  const Json id = answer && validId(message["id"]) ? message["id"] : Json(nullptr);
+  // unreadable (getsAnswer(), which Session::handle counts batch answers with, and classify()).
+  const bool answer = classified.answered;
+  const Json& id = classified.id;  // null unless a string or an integer
   auto refuse = [&](int code, const std::string& text, const Json& with_id) {
     if (answer) out->send(makeErrorResponse(with_id, code, text));
   };
   if (message.value("jsonrpc", Json()) != "2.0") {
     return refuse(rpc::kInvalidRequest, "jsonrpc must be \"2.0\"", id);
   }
-  if (!message.contains("method")) {
-    // A response to a request of ours (getsAnswer is false): this server sends none, so there is
-    // nothing to match.
-    return refuse(rpc::kInvalidRequest, "missing method", id);
+  if (!classified.method) {
+    // No method: a response to a request of ours (getsAnswer is false), which this server never
+    // sends, so there is nothing to match; or a method that is no string.
+    return refuse(rpc::kInvalidRequest,
+                  message.contains("method") ? "method must be a string" : "missing method", id);
   }
-  if (!message["method"].is_string()) {
-    return refuse(rpc::kInvalidRequest, "method must be a string", id);
-  }
-  if (answer && !validId(message["id"])) {
+  if (answer && id.is_null()) {
     return refuse(rpc::kInvalidRequest, "id must be a string or an integer", nullptr);
   }
-  const auto& method = message["method"].get_ref<const std::string&>();
+  const std::string& method = *classified.method;
   auto found_params = owned.find("params");
   Json params = found_params != owned.end() ? std::move(*found_params) : Json::object();
   if (!params.is_object()) {
@@ -160,9 +145,7 @@ void Session::handleOne(Json owned, const std::shared_ptr<Outbox>& out,
     handleNotification(method, params);
     return;
   }
-  const bool modern =
-      classified != nullptr ? classified->era == Era::Modern : carriesModernMeta(params);
-  if (modern) return handleModern(id, method, params, out, classified);
+  if (classified.era == Era::Modern) return handleModern(id, method, params, out, classified);
   handleRequest(id, method, params, out);
 }
 
@@ -224,13 +207,13 @@ void Session::handleRequest(const Json& id, const std::string& method, Json& par
 }
 
 void Session::handleModern(const Json& id, const std::string& method, Json& params,
-                           const std::shared_ptr<Outbox>& out, const Classified* classified) {
-  // The metadata is checked once per request: by the transport's classification when it made one.
-  std::optional<std::variant<ModernMeta, MetaError>> own;
-  const auto& checked = classified != nullptr && classified->meta
-                            ? *classified->meta
-                            : own.emplace(checkModernMeta(params));
-  if (const auto* e = std::get_if<MetaError>(&checked)) {
+                           const std::shared_ptr<Outbox>& out, const Classified& classified) {
+  // The metadata was checked once, by classify() (a modern message always carries the verdict).
+  if (!classified.meta) {
+    out->send(makeErrorResponse(id, rpc::kInternalError, "the request was not classified"));
+    return;
+  }
+  if (const auto* e = std::get_if<MetaError>(&*classified.meta)) {
     Json response = makeErrorResponse(id, e->code, e->message);
     if (!e->data.is_null()) response["error"]["data"] = e->data;
     out->send(response);
@@ -243,8 +226,7 @@ void Session::handleModern(const Json& id, const std::string& method, Json& para
     return;
   }
   if (method == "subscriptions/listen") return listen(id, params, out);
-  if (!(classified != nullptr && classified->meta ? classified->known_method
-                                                  : isModernMethod(method))) {
+  if (!classified.known_method) {
     out->send(makeErrorResponse(
         id, rpc::kMethodNotFound,
         "method not found at " + std::string(kModernProtocolVersion) + ": " + bounded(method)));

@@ -115,14 +115,13 @@ class Session : public std::enable_shared_from_this<Session> {
   using Clock = std::chrono::steady_clock;
 
   // ---- messages in (session.cpp)
-  void handleOne(Json message, const std::shared_ptr<Outbox>& out,
-                 const Classified* classified = nullptr);
+  void handleOne(Json message, const Classified& classified, const std::shared_ptr<Outbox>& out);
   void handleRequest(const Json& id, const std::string& method, Json& params,
                      const std::shared_ptr<Outbox>& out);
   void handleNotification(const std::string& method, const Json& params);
   // A request carrying 2026-07-28 per-request metadata: served on its own, whatever the session.
   void handleModern(const Json& id, const std::string& method, Json& params,
-                    const std::shared_ptr<Outbox>& out, const Classified* classified);
+                    const std::shared_ptr<Outbox>& out, const Classified& classified);
   // The methods both eras share, once the era is known (legacy: after initialize).
   void handleShared(const Json& id, const std::string& method, Json& params,
                     const std::shared_ptr<Outbox>& out, bool modern);
