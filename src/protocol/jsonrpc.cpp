@@ -1,5 +1,7 @@
 #include "protocol/jsonrpc.hpp"
 
+#include "common/json_escape.hpp"
+
 namespace mcpdb::protocol {
 
 std::size_t nestingDepth(std::string_view text, std::size_t limit) {
@@ -154,37 +156,14 @@ void appendJsonStringUtf8(std::string& out, std::string_view s) {
 }
 
 void appendJsonEscapedUtf8(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::size_t run = 0;  // start of the pending unescaped run
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\b': out.append("\\b"); break;
-      case '\t': out.append("\\t"); break;
-      case '\n': out.append("\\n"); break;
-      case '\f': out.append("\\f"); break;
-      case '\r': out.append("\\r"); break;
-      default: {
-        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        out.append(esc, sizeof esc);
-      }
-    }
-  }
-  out.append(s.data() + run, s.size() - run);
+  appendJsonEscaped(out, s);
 }
 
 void appendJsonString(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      // Rare (agent text with non-ASCII bytes): let the library validate and replace.
-      out.append(serialize(Json(std::string(s))));
-      return;
-    }
+  if (!isAscii(s)) {
+    // Rare (agent text with non-ASCII bytes): let the library validate and replace.
+    out.append(serialize(Json(std::string(s))));
+    return;
   }
   appendJsonStringUtf8(out, s);
 }

@@ -32,7 +32,10 @@ constexpr Oid kOidArray = 1028;
 constexpr std::size_t kMaxRememberedStatements = 1024;
 
 Json envelope(ExecResult& r, const std::string& rows_key) {
-  Json out{{rows_key, std::move(r.rows)}, {"row_count", r.row_count}, {"truncated", r.truncated}};
+  Json out = Json::object();  // member by member: cheaper than an initializer list
+  out.emplace(rows_key, std::move(r.rows));
+  out.emplace("row_count", r.row_count);
+  out.emplace("truncated", r.truncated);
   if (r.truncated) out["note"] = r.note;
   if (!r.cut.empty()) out["cut"] = std::move(r.cut);
   return out;

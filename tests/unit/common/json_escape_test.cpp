@@ -1,0 +1,121 @@
+// The hand-written escaping and size count against the library they stand in for: every byte
+// value, in strings and keys, at random positions and nestings, must give what nlohmann's own
+// serializer writes (a wrong count would let a result past its byte cap, or cut it short).
+#include "common/json_escape.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "common/json.hpp"
+#include "common/row_budget.hpp"
+
+namespace mcpdb {
+namespace {
+
+std::string dumped(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// A random string over `alphabet`'s bytes.
+std::string randomText(std::mt19937& rng, const std::string& alphabet, std::size_t max_len) {
+  std::string s(std::uniform_int_distribution<std::size_t>(0, max_len)(rng), ' ');
+  for (auto& c : s)
+    c = alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(rng)];
+  return s;
+}
+
+std::string everyByte() {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
+  return all;
+}
+
+std::string everyAsciiByte() {
+  std::string all;
+  for (int c = 0; c < 128; ++c) all.push_back(static_cast<char>(c));
+  return all;
+}
+
+Json randomValue(std::mt19937& rng, int depth) {
+  static const std::string bytes = everyByte();
+  static const std::string ascii = everyAsciiByte();
+  switch (std::uniform_int_distribution<int>(0, depth > 3 ? 6 : 8)(rng)) {
+    case 0: return nullptr;
+    case 1: return std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+    case 2:
+      return std::uniform_int_distribution<std::int64_t>(INT64_MIN, INT64_MAX)(rng) >>
+             std::uniform_int_distribution<int>(0, 63)(rng);
+    case 3: return std::uniform_int_distribution<std::uint64_t>()(rng);
+    case 4: return std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
+    case 5: return randomText(rng, ascii, 40);
+    case 6: return randomText(rng, bytes, 40);  // often invalid UTF-8: replaced by the library
+    case 7: {
+      Json a = Json::array();
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n)
+        a.push_back(randomValue(rng, depth + 1));
+      return a;
+    }
+    default: {
+      Json o = Json::object();
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n) {
+        const bool wide = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+        o[randomText(rng, wide ? bytes : ascii, 12)] = randomValue(rng, depth + 1);
+      }
+      return o;
+    }
+  }
+}
+
+TEST(JsonEscape, EveryAsciiByteEscapesAsTheLibraryDoes) {
+  for (int c = 0; c < 128; ++c) {
+    const std::string s = "a" + std::string(1, static_cast<char>(c)) + "b";
+    std::string out = "\"";
+    appendJsonEscaped(out, s);
+    out += '"';
+    EXPECT_EQ(out, dumped(Json(s))) << "byte " << c;
+    EXPECT_EQ(s.size() + jsonEscapeGrowth(s) + 2, dumped(Json(s)).size()) << "byte " << c;
+  }
+}
+
+TEST(JsonEscape, ValidUtf8IsCopied) {
+  const std::string s = "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 \"q\"\n";
+  std::string out = "\"";
+  appendJsonEscaped(out, s);
+  out += '"';
+  EXPECT_EQ(out, dumped(Json(s)));
+  EXPECT_FALSE(isAscii(s));
+  EXPECT_TRUE(isAscii("plain \x7f text"));
+}
+
+TEST(JsonEscape, RandomStringsMatchTheLibrary) {
+  std::mt19937 rng(20261205);
+  const std::string ascii = everyAsciiByte();
+  for (int i = 0; i < 2000; ++i) {
+    const std::string s = randomText(rng, ascii, 64);
+    std::string out = "prefix";
+    appendJsonEscaped(out, s);
+    EXPECT_EQ("\"" + out.substr(6) + "\"", dumped(Json(s)));
+  }
+}
+
+TEST(SerializedSize, EqualsTheLibrarysOutputForRandomValues) {
+  std::mt19937 rng(5122026);
+  for (int i = 0; i < 5000; ++i) {
+    const Json v = randomValue(rng, 0);
+    ASSERT_EQ(serializedSize(v), dumped(v).size()) << dumped(v);
+  }
+}
+
+TEST(SerializedSize, Extremes) {
+  for (const Json& v : {Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX), Json(0), Json(-1),
+                        Json::array(), Json::object(), Json(""), Json(std::string(1, '\0')),
+                        Json{{"\x01k\xff", {nullptr, false, true}}}}) {
+    EXPECT_EQ(serializedSize(v), dumped(v).size()) << dumped(v);
+  }
+}
+
+}  // namespace
+}  // namespace mcpdb
