@@ -107,13 +107,10 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   }
 
  protected:
-  // A backend per source, created (never connected) once.
+  // A backend per source, each with its slot for a transport the kit makes on its first call.
   std::shared_ptr<const Routes> makeRuntime(engines::EngineServices& services) override {
     const Env env = services.env != nullptr ? *services.env : Env::process();
-    std::vector<std::shared_ptr<Backend>> backends;
-    for (const Source& s : settings_->sources)
-      backends.push_back(std::make_shared<Backend>(s, env, options_));
-    return std::make_shared<const Routes>(settings_, std::move(backends));
+    return std::make_shared<const Routes>(settings_, env, options_);
   }
 
   std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
@@ -128,12 +125,10 @@ class DynamoModule final : public engines::kit::Module<const Routes> {
   // The sources whose transport a call created.
   engines::kit::Sampler<const Routes> sampler() const override {
     return [](const Routes& routes, std::vector<engines::kit::SourceSample>& out) {
-      for (const auto& backend : routes.backends()) {
-        if (const auto transport = backend->transportIfCreated()) {
-          const auto stats = transport->connectionStats();
-          out.push_back({backend->source().name,
-                         {static_cast<double>(stats.in_use), static_cast<double>(stats.idle)}});
-        }
+      for (const auto& [source, transport] : routes.transports().made()) {
+        const auto stats = transport->connectionStats();
+        out.push_back(
+            {source, {static_cast<double>(stats.in_use), static_cast<double>(stats.idle)}});
       }
     };
   }

@@ -5,8 +5,55 @@
 
 namespace mcpdb::dynamodb {
 
-Error Backend::sourceError(const std::string& what) const {
-  return engines::kit::sourceError(Code::FailedPrecondition, "dynamodb", source_.name, what);
+namespace {
+
+Error sourceError(const Source& source, const std::string& what) {
+  return engines::kit::sourceError(Code::FailedPrecondition, "dynamodb", source.name, what);
+}
+
+Result<std::string> regionOf(const Source& source, const Env& env) {
+  if (!source.region.empty()) return source.region;
+  if (auto region = env.get("AWS_REGION")) return std::move(*region);
+  return sourceError(source, "AWS_REGION is not set (or give the source a region)");
+}
+
+Result<Endpoint> endpointOf(const Source& source, const Env& env, const std::string& region) {
+  if (source.endpoint_env.empty()) {
+    auto e = resolveEndpoint(env, region);
+    if (!e) return sourceError(source, e.error().message);
+    return e;
+  }
+  auto url = env.get(source.endpoint_env);
+  if (!url) return sourceError(source, source.endpoint_env + " is not set");
+  auto e = parseEndpoint(*url);
+  if (!e) return sourceError(source, source.endpoint_env + ": " + e.error().message);
+  return e;
+}
+
+CredentialSource credentialsOf(const Source& source, const Env& env,
+                               const BackendOptions& options) {
+  if (!source.access_key_id_env.empty()) {
+    return variableCredentials(
+        env, {source.access_key_id_env, source.secret_access_key_env, source.session_token_env},
+        "dynamodb source '" + source.name + "'");
+  }
+  return options.credentials ? options.credentials : defaultCredentials(env);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Transport>> makeTransport(const Source& source, const Env& env,
+                                                 const BackendOptions& options) {
+  auto r = regionOf(source, env);
+  if (!r) return r.error();
+  auto e = endpointOf(source, env, *r);
+  if (!e) return e.error();
+  TransportOptions t;
+  t.region = std::move(*r);
+  t.endpoint = std::move(*e);
+  t.retry = options.retry;
+  t.http = options.http;
+  return std::make_shared<Transport>(std::move(t), credentialsOf(source, env, options));
 }
 
 Status Backend::probe(const Target& target, std::chrono::steady_clock::time_point deadline,
@@ -21,53 +68,14 @@ Status Backend::probe(const Target& target, std::chrono::steady_clock::time_poin
   return {};
 }
 
-Result<std::string> Backend::region() const {
-  if (!source_.region.empty()) return source_.region;
-  if (auto region = env_.get("AWS_REGION")) return std::move(*region);
-  return sourceError("AWS_REGION is not set (or give the source a region)");
-}
-
-Result<Endpoint> Backend::endpoint(const std::string& region) const {
-  if (source_.endpoint_env.empty()) {
-    auto e = resolveEndpoint(env_, region);
-    if (!e) return sourceError(e.error().message);
-    return e;
+Routes::Routes(std::shared_ptr<const Settings> settings, const Env& env,
+               const BackendOptions& options)
+    : settings_(std::move(settings)), transports_(std::make_shared<Transports>()) {
+  for (const Source& s : settings_->sources) {
+    auto slot =
+        transports_->slot(s.name, [s, env, options] { return makeTransport(s, env, options); });
+    backends_.push_back(std::make_shared<Backend>(s, std::move(slot)));
   }
-  auto url = env_.get(source_.endpoint_env);
-  if (!url) return sourceError(source_.endpoint_env + " is not set");
-  auto e = parseEndpoint(*url);
-  if (!e) return sourceError(source_.endpoint_env + ": " + e.error().message);
-  return e;
-}
-
-CredentialSource Backend::credentials() const {
-  if (!source_.access_key_id_env.empty()) {
-    return variableCredentials(
-        env_, {source_.access_key_id_env, source_.secret_access_key_env, source_.session_token_env},
-        "dynamodb source '" + source_.name + "'");
-  }
-  return options_.credentials ? options_.credentials : defaultCredentials(env_);
-}
-
-Result<std::shared_ptr<Transport>> Backend::transport() {
-  std::lock_guard lock(mu_);
-  if (transport_) return transport_;
-  auto r = region();
-  if (!r) return r.error();
-  auto e = endpoint(*r);
-  if (!e) return e.error();
-  TransportOptions t;
-  t.region = std::move(*r);
-  t.endpoint = std::move(*e);
-  t.retry = options_.retry;
-  t.http = options_.http;
-  transport_ = std::make_shared<Transport>(std::move(t), credentials());
-  return transport_;
-}
-
-Routes::Routes(std::shared_ptr<const Settings> settings,
-               std::vector<std::shared_ptr<Backend>> backends)
-    : settings_(std::move(settings)), backends_(std::move(backends)) {
   if (backends_.size() == 1) only_source_ = backends_.front()->source().name;
   for (const Target& t : settings_->targets) {
     const Source* s = settings_->sourceOf(t);

@@ -5,11 +5,14 @@
 // - its runtime made once, on first use, under one lock (registering tools, the start-up
 //   self-check and doctor may ask for it from different threads); tool handlers capture it at
 //   registration, so a call takes no lock of the kit's;
+// - per-source runtimes (PerSource<R>): a slot per source, its runtime made once on first use,
+//   an error naming the source when it cannot be made, read by a call without a lock;
 // - findings named by source one way ("source 'name': ...") when there are several sources;
 // - connection gauges summed over the sources and labelled by source, from one per-source sample.
 // The free helpers beside it (describeLimits, toolNameProblem, sourceError) are the texts every
 // engine writes the same way.
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -110,31 +113,96 @@ std::vector<Gauge> sourceGauges(std::weak_ptr<const Runtime> runtime, std::vecto
   return gauges;
 }
 
-// Runtimes made per source, each on first use under one lock: the runtime of an engine whose
-// sources share nothing (kit::Module<kit::PerSource<R>>). Handlers hold the R they were
-// registered with, so a call never takes this lock.
+// One source's runtime, made on its first use (a call's or a check's; registering a tool that
+// holds the slot makes nothing, nor does a metrics sample), once: under the slot's lock, so that
+// threads asking together make one, and read without any lock once made, so a call pays one
+// atomic load. A runtime that cannot be made (a variable unset, a bad URI) gives its maker's error
+// (kit::sourceError: the source and the variable, never a value) to the use that asked, and is
+// tried again on the next use: it fails only its own source's calls. Each slot has its own lock,
+// so a source slow to make (a DNS lookup) delays no other source.
 template <class R>
-class PerSource {
+class SourceSlot {
  public:
-  // The runtime of `source`, made by `make()` (returning std::shared_ptr<R>) on first use.
-  template <class Make>
-  std::shared_ptr<R> get(const std::string& source, Make&& make) {
+  using Make = std::function<Result<std::shared_ptr<R>>()>;
+
+  SourceSlot(std::string source, Make make) : source_(std::move(source)), make_(std::move(make)) {}
+  SourceSlot(const SourceSlot&) = delete;
+  SourceSlot& operator=(const SourceSlot&) = delete;
+
+  const std::string& source() const { return source_; }
+  // The runtime, made now if it was not.
+  Result<R*> get() {
+    if (R* r = ready_.load(std::memory_order_acquire)) return r;
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [name, rt] : made_) {
-      if (name == source) return rt;
-    }
-    made_.emplace_back(source, make());
-    return made_.back().second;
+    if (made_) return made_.get();
+    auto r = make_();
+    if (!r) return r.error();
+    if (!*r) return makeError(Code::Internal, "source '" + source_ + "': no runtime was made");
+    made_ = std::move(*r);
+    ready_.store(made_.get(), std::memory_order_release);
+    return made_.get();
   }
-  // The runtimes made so far, in the order they were made.
-  std::vector<std::pair<std::string, std::shared_ptr<R>>> made() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return made_;
+  // The runtime if made (metrics: sampling never makes one); null before.
+  std::shared_ptr<R> ifMade() const {
+    // made_ is written once, before ready_ is published, and never again.
+    return ready_.load(std::memory_order_acquire) != nullptr ? made_ : nullptr;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::pair<std::string, std::shared_ptr<R>>> made_;
+  const std::string source_;
+  const Make make_;
+  std::mutex mu_;            // making the runtime
+  std::shared_ptr<R> made_;  // written once, under mu_
+  std::atomic<R*> ready_{nullptr};
+};
+
+// The runtimes of an engine's sources, one slot per source: kit::Module<kit::PerSource<R>> for
+// an engine whose sources share nothing, or a member of the engine's runtime. Tool handlers hold
+// the slot (or the runtime) of their source from registration on, so a call never takes the
+// lock of this list nor looks a source up.
+template <class R>
+class PerSource {
+ public:
+  using Slot = SourceSlot<R>;
+  using SlotPtr = std::shared_ptr<Slot>;
+
+  // The slot of `source`, its runtime made by `make` on first use (Slot::get). The first `make`
+  // given for a source is the one used.
+  SlotPtr slot(const std::string& source, typename Slot::Make make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& s : slots_) {
+      if (s->source() == source) return s;
+    }
+    slots_.push_back(std::make_shared<Slot>(source, std::move(make)));
+    return slots_.back();
+  }
+  // The runtime of `source`, made now by `make()` (returning std::shared_ptr<R>, which cannot
+  // fail) if it was not.
+  template <class Make>
+  std::shared_ptr<R> get(const std::string& source, Make&& make) {
+    const SlotPtr s =
+        slot(source,
+             [make = std::forward<Make>(make)]() -> Result<std::shared_ptr<R>> { return make(); });
+    if (!s->get()) return nullptr;
+    return s->ifMade();
+  }
+  // The runtimes made so far, in the order their slots were asked for (sampling makes none).
+  std::vector<std::pair<std::string, std::shared_ptr<R>>> made() const {
+    std::vector<std::pair<std::string, std::shared_ptr<R>>> out;
+    for (const auto& s : slots()) {
+      if (auto r = s->ifMade()) out.emplace_back(s->source(), std::move(r));
+    }
+    return out;
+  }
+  // Every slot, in the order they were asked for.
+  std::vector<SlotPtr> slots() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return slots_;
+  }
+
+ private:
+  mutable std::mutex mu_;  // the list of slots, never held while a runtime is made
+  std::vector<SlotPtr> slots_;
 };
 
 template <class Runtime>

@@ -149,12 +149,10 @@ class MongoModule final : public engines::kit::Module<EngineState> {
   // The sources whose pool a call already made (sampling never connects).
   engines::kit::Sampler<EngineState> sampler() const override {
     return [](const EngineState& state, std::vector<engines::kit::SourceSample>& out) {
-      for (const auto& src : state.runtime().sources()) {
-        if (Client* client = src->clientIfCreated()) {
-          out.push_back({src->source().name,
-                         {static_cast<double>(client->clientsInUse()),
-                          static_cast<double>(client->clientsMax())}});
-        }
+      for (const auto& [source, client] : state.runtime().clients().made()) {
+        out.push_back({source,
+                       {static_cast<double>(client->clientsInUse()),
+                        static_cast<double>(client->clientsMax())}});
       }
     };
   }

@@ -5,17 +5,6 @@
 
 namespace mcpdb::mongodb {
 
-Result<Client*> SourceClient::client() {
-  if (Client* c = ready_.load(std::memory_order_acquire)) return c;
-  std::lock_guard<std::mutex> lock(runtime_.mu_);
-  if (owned_) return owned_.get();
-  auto c = runtime_.open(source_);
-  if (!c) return c.error();
-  owned_ = std::move(*c);
-  ready_.store(owned_.get(), std::memory_order_release);
-  return owned_.get();
-}
-
 Status SourceClient::probe() {
   auto c = client();
   if (!c) return c.error();
@@ -27,7 +16,8 @@ Status SourceClient::probe() {
 Runtime::Runtime(const Settings& settings, Env env, std::chrono::milliseconds io_timeout)
     : env_(std::move(env)), read_preference_(settings.read_preference), io_timeout_(io_timeout) {
   for (const auto& s : settings.sources) {
-    sources_.push_back(std::make_unique<SourceClient>(s, *this));
+    auto slot = clients_.slot(s.name, [this, s] { return open(s); });
+    sources_.push_back(std::make_unique<SourceClient>(s, std::move(slot)));
   }
 }
 
@@ -38,7 +28,7 @@ SourceClient* Runtime::find(std::string_view name) {
   return nullptr;
 }
 
-Result<std::unique_ptr<Client>> Runtime::open(const Source& source) const {
+Result<std::shared_ptr<Client>> Runtime::open(const Source& source) const {
   const auto failed = [&source](Code code, const std::string& what) {
     return engines::kit::sourceError(code, "mongodb", source.name, what);
   };
@@ -59,7 +49,7 @@ Result<std::unique_ptr<Client>> Runtime::open(const Source& source) const {
     // Client::create's messages name no variable and never quote the URI.
     return failed(c.error().code, source.uri_env + " " + c.error().message);
   }
-  return std::move(*c);
+  return std::shared_ptr<Client>(std::move(*c));
 }
 
 }  // namespace mcpdb::mongodb

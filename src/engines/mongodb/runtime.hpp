@@ -1,49 +1,44 @@
 #pragma once
-// The MongoDB engine at run time: one client pool per source, each created on first use under one
-// lock (registering tools never connects). A tool resolves its source's slot when it is built, so
-// a call only takes the slot's pool; a source that cannot be used (variable unset, bad URI) fails
-// its own calls with an error naming the source and the variable, and no other source's.
+// The MongoDB engine at run time: one client pool per source, made by the engine kit on the
+// source's first use (kit::PerSource; registering tools never connects). A tool resolves its
+// source's slot when it is built, so a call only takes the slot's pool; a source that cannot be
+// used (variable unset, bad URI) fails its own calls with an error naming the source and the
+// variable, and no other source's.
 
-#include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/env.hpp"
 #include "common/result.hpp"
+#include "engines/kit/module.hpp"
 #include "engines/mongodb/client.hpp"
 #include "engines/mongodb/config.hpp"
 
 namespace mcpdb::mongodb {
 
-class Runtime;
+// The sources' client pools, each made on its source's first use.
+using Clients = engines::kit::PerSource<Client>;
 
-// One source's client pool, made on first use.
+// One source: its settings and its slot in the engine's Clients.
 class SourceClient {
  public:
-  SourceClient(Source source, Runtime& runtime) : source_(std::move(source)), runtime_(runtime) {}
-  SourceClient(const SourceClient&) = delete;
-  SourceClient& operator=(const SourceClient&) = delete;
+  SourceClient(Source source, Clients::SlotPtr client)
+      : source_(std::move(source)), client_(std::move(client)) {}
 
   const Source& source() const { return source_; }
-  // The pool (created now if it was not): FailedPrecondition naming the source and the variable
+  // The pool (made now if it was not): FailedPrecondition naming the source and the variable
   // when it cannot be made, never the URI.
-  Result<Client*> client();
-  // The pool if a call already made it (metrics: sampling never connects).
-  Client* clientIfCreated() const { return ready_.load(std::memory_order_acquire); }
+  Result<Client*> client() { return client_->get(); }
   // Readiness (EngineModule::probes): {ping: 1} on one pooled client of the source, bounded by
   // the driver's server selection and socket timeouts (the URI's, or io_timeout).
   Status probe();
 
  private:
-  friend class Runtime;
   Source source_;
-  Runtime& runtime_;
-  std::atomic<Client*> ready_{nullptr};
-  std::unique_ptr<Client> owned_;  // written once, under the runtime's lock
+  Clients::SlotPtr client_;
 };
 
 class Runtime {
@@ -55,15 +50,18 @@ class Runtime {
   // nullptr for another name.
   SourceClient* find(std::string_view name);
   const std::vector<std::unique_ptr<SourceClient>>& sources() const { return sources_; }
+  // The pools made so far, in the order of the sources (metrics: sampling never makes one).
+  const Clients& clients() const { return clients_; }
 
  private:
-  friend class SourceClient;
-  Result<std::unique_ptr<Client>> open(const Source& source) const;
+  // The pool of `source` (Clients' maker): the source's variables read, the URI parsed; no
+  // connection is opened.
+  Result<std::shared_ptr<Client>> open(const Source& source) const;
 
   Env env_;
   std::string read_preference_;
   std::chrono::milliseconds io_timeout_;
-  std::mutex mu_;  // creating a pool
+  Clients clients_;
   std::vector<std::unique_ptr<SourceClient>> sources_;
 };
 

@@ -13,7 +13,7 @@
 namespace mcpdb::mysql {
 namespace {
 
-class MysqlModule final : public engines::kit::Module<Runtime> {
+class MysqlModule final : public engines::kit::Module<Runtimes> {
  public:
   std::string_view name() const override { return "mysql"; }
   config::TopLevelKey configKey() const override {
@@ -53,10 +53,16 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
 
   Status registerTools(protocol::ToolRegistry& registry,
                        engines::EngineServices& services) override {
-    auto rt = runtime(services);
-    if (auto st = mysql::registerTools(registry, settings_, rt); !st) return st;
+    // Every declared source's runtime, in config order (none connects): the pool gauges count
+    // each source, as they did before any call.
+    for (const Source& s : settings_.sources) runtime(s, services);
+    const RuntimeOf runtimeOf = [this, &services](const QueryTool& t) {
+      const Source* s = settings_.sourceOf(t);
+      return s == nullptr ? nullptr : runtime(*s, services);
+    };
+    if (auto st = mysql::registerTools(registry, settings_, runtimeOf); !st) return st;
     // A schema resource per tool; reading one describes its statement (never at registration).
-    return registerResources(registry, rt);
+    return registerResources(registry, settings_, runtimeOf);
   }
 
   bool declaresTools() const override { return !settings_.tools.empty(); }
@@ -68,43 +74,43 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
 
   // Each source's account, checked on its own connection.
   std::vector<engines::Finding> selfCheck(engines::EngineServices& services) override {
-    const auto rt = runtime(services);
-    const auto pools = rt->pools();
+    const auto sources = sourcesByName();
     std::vector<engines::Finding> out;
-    for (SourcePool* p : pools) {
-      addFindings(out, p->source().name, pools.size() > 1, rt->checkPrivileges(*p, {}));
+    for (const Source* s : sources) {
+      addFindings(out, s->name, sources.size() > 1, runtime(*s, services)->checkPrivileges({}));
     }
     return out;
   }
 
+  // Each tool, in config order, on its source (doctor: never requested).
   std::vector<engines::Finding> checkTools(engines::EngineServices& services) override {
-    return runtime(services)->checkTools(services.stopping);  // doctor: never requested
+    std::vector<engines::Finding> out;
+    for (const QueryTool& t : settings_.tools) {
+      const Source* s = settings_.sourceOf(t);
+      if (s != nullptr) out.push_back(runtime(*s, services)->checkTool(t, services.stopping));
+    }
+    return out;
   }
 
   // A probe per source a tool reads, on that source's pool (Runtime::probe).
   std::vector<engines::SourceProbe> probes(engines::EngineServices& services) override {
-    const auto rt = runtime(services);
     std::vector<engines::SourceProbe> out;
-    for (const SourcePool* p : rt->pools()) {
-      const std::string source = p->source().name;
-      const bool read =
-          std::any_of(settings_.tools.begin(), settings_.tools.end(), [&](const QueryTool& t) {
-            const Source* s = settings_.sourceOf(t);
-            return s != nullptr && s->name == source;
-          });
+    for (const Source* s : sourcesByName()) {
+      const bool read = std::any_of(settings_.tools.begin(), settings_.tools.end(),
+                                    [&](const QueryTool& t) { return settings_.sourceOf(t) == s; });
       if (!read) continue;
-      out.push_back({source, [rt, source](std::chrono::steady_clock::time_point deadline,
-                                          const std::stop_token& stop) {
-                       return rt->probe(source, deadline, stop);
-                     }});
+      out.push_back(
+          {s->name, [rt = runtime(*s, services)](std::chrono::steady_clock::time_point deadline,
+                                                 const std::stop_token& stop) {
+             return rt->probe(deadline, stop);
+           }});
     }
     return out;
   }
 
  protected:
-  std::shared_ptr<Runtime> makeRuntime(engines::EngineServices& services) override {
-    return std::make_shared<Runtime>(settings_,
-                                     services.env != nullptr ? *services.env : Env::process());
+  std::shared_ptr<Runtimes> makeRuntime(engines::EngineServices&) override {
+    return std::make_shared<Runtimes>();
   }
 
   std::vector<engines::kit::GaugeSpec> gaugeSpecs() const override {
@@ -115,9 +121,14 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
     };
   }
 
-  engines::kit::Sampler<Runtime> sampler() const override {
-    return [](const Runtime& rt, std::vector<engines::kit::SourceSample>& out) {
-      for (const auto& [name, s] : rt.stats()) {
+  // By source name, as the sources were listed before runtimes were made per source.
+  engines::kit::Sampler<Runtimes> sampler() const override {
+    return [](const Runtimes& all, std::vector<engines::kit::SourceSample>& out) {
+      auto made = all.made();
+      std::sort(made.begin(), made.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [name, rt] : made) {
+        const PoolStats s = rt->stats();
         out.push_back({name,
                        {static_cast<double>(s.open), static_cast<double>(s.in_use),
                         static_cast<double>(s.max)}});
@@ -126,6 +137,24 @@ class MysqlModule final : public engines::kit::Module<Runtime> {
   }
 
  private:
+  // The runtime of `source`, made on first use; it connects only when a call or a check needs it.
+  std::shared_ptr<Runtime> runtime(const Source& source, engines::EngineServices& services) {
+    return runtime(services)->get(source.name, [&] {
+      return std::make_shared<Runtime>(settings_, source,
+                                       services.env != nullptr ? *services.env : Env::process());
+    });
+  }
+  using engines::kit::Module<Runtimes>::runtime;
+
+  // The declared sources by name: the order findings and probes were always listed in.
+  std::vector<const Source*> sourcesByName() const {
+    std::vector<const Source*> out;
+    for (const Source& s : settings_.sources) out.push_back(&s);
+    std::sort(out.begin(), out.end(),
+              [](const Source* a, const Source* b) { return a->name < b->name; });
+    return out;
+  }
+
   config::Diagnostics diag_{"<unconfigured>"};  // before settings_: it is read by its initializer
   Settings settings_ = parseSettings(config::Node(YAML::Node(), "mysql", diag_), Limits{});
 };

@@ -11,8 +11,7 @@ constexpr const char* kEngine = "mysql";
 Status addResource(protocol::ToolRegistry& registry, const std::shared_ptr<Runtime>& rt,
                    const QueryTool& t) {
   auto tool = std::make_shared<const QueryTool>(t);
-  const Source* source = rt->settings().sourceOf(t);
-  const std::string source_name = source != nullptr ? source->name : "";
+  const std::string source_name = rt->source().name;
   protocol::Resource r;
   r.uri = toolResourceUri(t.name);
   r.name = t.name;
@@ -80,9 +79,11 @@ Result<Json> describeTool(const QueryTool& tool, const std::string& source,
                 {"timeout_ms", tool.limits.timeout.count()}}}};
 }
 
-Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr<Runtime>& rt) {
-  const Settings& settings = rt->settings();
+Status registerResources(protocol::ToolRegistry& registry, const Settings& settings,
+                         const RuntimeOf& runtimeOf) {
   for (const QueryTool& t : settings.tools) {
+    auto rt = runtimeOf(t);
+    if (!rt) return makeError(Code::Internal, "tool " + t.name + ": no source");
     if (auto st = addResource(registry, rt, t); !st) return st;
   }
   if (settings.tools.empty()) return {};

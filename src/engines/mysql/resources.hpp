@@ -12,11 +12,10 @@
 #include "common/result.hpp"
 #include "engines/mysql/config.hpp"
 #include "engines/mysql/connection.hpp"
+#include "engines/mysql/runtime.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::mysql {
-
-class Runtime;
 
 // The resource URI of a tool (its name percent-encoded, as for every engine).
 std::string toolResourceUri(std::string_view tool);
@@ -31,7 +30,9 @@ Json describeParameters(const QueryTool& tool);
 Result<Json> describeTool(const QueryTool& tool, const std::string& source,
                           const StatementShape& shape);
 
-// Adds a resource per tool and the template. Never connects: each read describes through `rt`.
-Status registerResources(protocol::ToolRegistry& registry, const std::shared_ptr<Runtime>& rt);
+// Adds a resource per tool of `settings` and the template. Never connects: each read describes
+// through the runtime of the tool's source (`runtimeOf`, asked once per tool here).
+Status registerResources(protocol::ToolRegistry& registry, const Settings& settings,
+                         const RuntimeOf& runtimeOf);
 
 }  // namespace mcpdb::mysql

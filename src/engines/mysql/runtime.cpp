@@ -222,17 +222,12 @@ PoolStats SourcePool::stats() const {
 
 // ---- Runtime ----
 
-Runtime::Runtime(Settings settings, Env env) : settings_(std::move(settings)) {
-  for (const auto& s : settings_.sources) {
-    pools_.emplace(s.name, std::make_unique<SourcePool>(s, settings_.pool.size, env));
-  }
-}
+Runtime::Runtime(Settings settings, Source source, Env env)
+    : settings_(std::move(settings)),
+      pool_(std::move(source), settings_.pool.size, std::move(env)) {}
 
-Status Runtime::probe(const std::string& source, Clock::time_point deadline,
-                      const std::stop_token& stop) {
-  SourcePool* p = pool(source);
-  if (p == nullptr) return makeError(Code::Internal, "no such mysql source");
-  auto lease = p->acquire(engines::kit::probeSlotDeadline(deadline), stop);
+Status Runtime::probe(Clock::time_point deadline, const std::stop_token& stop) {
+  auto lease = pool_.acquire(engines::kit::probeSlotDeadline(deadline), stop);
   if (!lease) return engines::kit::probeOutcome(lease.error());
   const Limits one{.max_rows = 1, .max_bytes = 1024, .timeout = std::chrono::hours(1)};
   auto r = lease->conn().run(engines::kit::kProbeStatement, {}, callLimits(one, deadline), stop);
@@ -240,39 +235,19 @@ Status Runtime::probe(const std::string& source, Clock::time_point deadline,
   return {};
 }
 
-SourcePool* Runtime::pool(const std::string& source) {
-  auto it = pools_.find(source);
-  return it == pools_.end() ? nullptr : it->second.get();
-}
-
-std::vector<std::pair<std::string, PoolStats>> Runtime::stats() const {
-  std::vector<std::pair<std::string, PoolStats>> out;
-  for (const auto& [name, p] : pools_) out.emplace_back(name, p->stats());
-  return out;
-}
-
-const Source* Runtime::noteSource(const QueryTool& tool, protocol::CallContext& ctx) const {
-  const Source* source = settings_.sourceOf(tool);
-  if (source != nullptr) ctx.audit.source = source->name;
-  return source;
-}
-
 Result<Runtime::ToolLease> Runtime::leaseFor(const QueryTool& tool, protocol::CallContext& ctx) {
-  const Source* source = noteSource(tool, ctx);
-  if (source == nullptr) return makeError(Code::Internal, "the tool has no source");
-  SourcePool* p = pool(source->name);
-  if (p == nullptr) return makeError(Code::Internal, "unknown mysql source");
+  ctx.audit.source = source().name;
   const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
-  auto lease = p->acquire(deadline, ctx.stop);
+  auto lease = pool_.acquire(deadline, ctx.stop);
   if (!lease) return lease.error();
-  if (auto st = vet(tool, lease->conn(), *p); !st) return st.error();
+  if (auto st = vet(tool, lease->conn()); !st) return st.error();
   return ToolLease{std::move(*lease), limits, callLimits(limits, deadline)};
 }
 
 Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Json& arguments,
                                                 protocol::CallContext& ctx) {
-  (void)noteSource(tool, ctx);  // in the audit line also when the arguments are refused
+  ctx.audit.source = source().name;  // in the audit line also when the arguments are refused
   auto params = bindArguments(tool.parameters, arguments);
   if (!params) return params.error();
   auto held = leaseFor(tool, ctx);
@@ -308,11 +283,10 @@ Result<QueryResult> Runtime::runCapped(const QueryTool& tool, const std::vector<
   }
 }
 
-std::optional<std::string> Runtime::definitionsEpoch(const std::string& source) {
+std::optional<std::string> Runtime::definitionsEpoch() {
   std::lock_guard<std::mutex> lock(vet_mu_);
-  auto it = epochs_.find(source);
-  if (it == epochs_.end()) return std::nullopt;
-  return it->second.epoch.definitions;
+  if (!epoch_) return std::nullopt;
+  return epoch_->epoch.definitions;
 }
 
 Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(const QueryTool& tool,
@@ -320,9 +294,7 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(const Qu
                                                                         const CallLimits& limits,
                                                                         bool fresh,
                                                                         bool* described) {
-  const Source* source = settings_.sourceOf(tool);
-  const std::optional<std::string> epoch =
-      source != nullptr ? definitionsEpoch(source->name) : std::nullopt;
+  const std::optional<std::string> epoch = definitionsEpoch();
   CapShape shape;
   bool known = false;
   {
@@ -410,23 +382,20 @@ engines::Finding toFinding(const GrantFinding& g) {
 
 }  // namespace
 
-Result<CatalogEpoch> Runtime::recentEpoch(Connection& conn, const SourcePool& pool,
-                                          Clock::time_point now) {
-  const std::string& source = pool.source().name;
+Result<CatalogEpoch> Runtime::recentEpoch(Connection& conn, Clock::time_point now) {
   {
     std::lock_guard<std::mutex> lock(vet_mu_);
-    auto it = epochs_.find(source);
-    if (it != epochs_.end() && now - it->second.at < kEpochMaxAge) return it->second.epoch;
+    if (epoch_ && now - epoch_->at < kEpochMaxAge) return epoch_->epoch;
   }
   auto epoch = readCatalogEpoch(conn);
   if (epoch) {
     std::lock_guard<std::mutex> lock(vet_mu_);
-    epochs_[source] = {now, *epoch};
+    epoch_ = SourceEpoch{now, *epoch};
   }
   return epoch;
 }
 
-Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& pool) {
+Status Runtime::vet(const QueryTool& tool, Connection& conn) {
   const auto now = Clock::now();
   std::optional<Vetted> cached;
   {
@@ -434,7 +403,7 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
     auto it = vetted_.find(tool.name);
     if (it != vetted_.end() && now - it->second.at < kVetInterval) cached = it->second;
   }
-  auto epoch = recentEpoch(conn, pool, now);
+  auto epoch = recentEpoch(conn, now);
   if (cached && epoch) {
     if (*epoch == cached->epoch) return cached->status;
     // Something was defined somewhere: what this verdict read is compared (a privilege change
@@ -448,7 +417,7 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
       }
     }
   }
-  RoutineChecker checker(conn, routineOptions(settings_, conn, pool));
+  RoutineChecker checker(conn, routineOptions(settings_, conn, pool_));
   Vetted fresh{now, {}, {}, {}, epoch ? *epoch : CatalogEpoch{}};
   for (const auto& v : checker.checkStatement(tool.statement, tool.called_functions)) {
     if (!v.allowed) {
@@ -475,16 +444,15 @@ Status Runtime::vet(const QueryTool& tool, Connection& conn, const SourcePool& p
   return fresh.status;
 }
 
-std::vector<engines::Finding> Runtime::checkPrivileges(SourcePool& pool,
-                                                       const std::stop_token& stop) {
-  auto lease = pool.acquire(Clock::now() + std::chrono::seconds(30), stop);
+std::vector<engines::Finding> Runtime::checkPrivileges(const std::stop_token& stop) {
+  auto lease = pool_.acquire(Clock::now() + std::chrono::seconds(30), stop);
   if (!lease) {
     // The error names the source when the source is the problem (sourceError); the module names
     // it besides when there are several.
     return {{engines::Finding::Severity::Inconclusive, "mysql.connect",
              operatorText(lease.error()) + ": nothing was proved about its account"}};
   }
-  RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), pool));
+  RoutineChecker checker(lease->conn(), routineOptions(settings_, lease->conn(), pool_));
   PrivilegeCheckOptions options;
   options.routine_is_read_only = routineCheckHook(checker);
   auto findings = mcpdb::mysql::checkPrivileges(lease->conn(), options);
@@ -502,45 +470,30 @@ std::vector<engines::Finding> Runtime::checkPrivileges(SourcePool& pool,
   return out;
 }
 
-std::vector<SourcePool*> Runtime::pools() {
-  std::vector<SourcePool*> out;
-  for (auto& [name, p] : pools_) out.push_back(p.get());
-  return out;
-}
-
-std::vector<engines::Finding> Runtime::checkTools(const std::stop_token& stop) {
-  std::vector<engines::Finding> out;
-  for (const auto& t : settings_.tools) {
-    const Source* source = settings_.sourceOf(t);
-    SourcePool* p = source == nullptr ? nullptr : pool(source->name);
-    if (p == nullptr) continue;
-    auto lease = p->acquire(Clock::now() + std::chrono::seconds(30), stop);
-    if (!lease) {
-      out.push_back({engines::Finding::Severity::Inconclusive, toolCheckId(t.name),
-                     "tool '" + t.name + "': " + operatorText(lease.error())});
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(vet_mu_);
-      vetted_.erase(t.name);  // doctor judges now, not from memory
-    }
-    // The vetting first: a statement reaching a function that may write is never prepared.
-    if (auto st = vet(t, lease->conn(), *p); !st) {
-      out.push_back({engines::Finding::Severity::Unusable, toolCheckId(t.name),
-                     "tool '" + t.name + "' " + st.error().detail,
-                     "list the function in mysql.allowed_functions once checked that it only "
-                     "reads (and runs as SQL SECURITY INVOKER or with a read-only definer), let "
-                     "the account read its definition, or give a definer-rights object a "
-                     "read-only definer"});
-      continue;
-    }
-    // Then the statement as a call prepares it, with the tool's limits, never executed.
-    const CallLimits limits = callLimits(t.limits, Clock::now() + t.limits.timeout);
-    auto shape = lease->conn().describe(t.statement, limits, stop);
-    out.push_back(shape ? preparedToolOk(t.name)
-                        : preparedToolFinding(t.name, shape.error(), t.statement, p->database()));
+engines::Finding Runtime::checkTool(const QueryTool& t, const std::stop_token& stop) {
+  auto lease = pool_.acquire(Clock::now() + std::chrono::seconds(30), stop);
+  if (!lease) {
+    return {engines::Finding::Severity::Inconclusive, toolCheckId(t.name),
+            "tool '" + t.name + "': " + operatorText(lease.error())};
   }
-  return out;
+  {
+    std::lock_guard<std::mutex> lock(vet_mu_);
+    vetted_.erase(t.name);  // doctor judges now, not from memory
+  }
+  // The vetting first: a statement reaching a function that may write is never prepared.
+  if (auto st = vet(t, lease->conn()); !st) {
+    return {engines::Finding::Severity::Unusable, toolCheckId(t.name),
+            "tool '" + t.name + "' " + st.error().detail,
+            "list the function in mysql.allowed_functions once checked that it only "
+            "reads (and runs as SQL SECURITY INVOKER or with a read-only definer), let "
+            "the account read its definition, or give a definer-rights object a "
+            "read-only definer"};
+  }
+  // Then the statement as a call prepares it, with the tool's limits, never executed.
+  const CallLimits limits = callLimits(t.limits, Clock::now() + t.limits.timeout);
+  auto shape = lease->conn().describe(t.statement, limits, stop);
+  return shape ? preparedToolOk(t.name)
+               : preparedToolFinding(t.name, shape.error(), t.statement, pool_.database());
 }
 
 // ---- arguments and results ----

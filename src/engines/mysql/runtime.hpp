@@ -1,6 +1,7 @@
 #pragma once
-// The MySQL engine at run time: one connection pool per source, opened lazily (the first call
-// connects; registering tools never does), and the call path of a query tool:
+// The MySQL engine at run time: a Runtime per source (made through the engine kit's PerSource),
+// each with its connection pool, opened lazily (the first call connects; registering tools never
+// does), and the call path of a query tool:
 // arguments -> typed parameters -> a pooled connection -> Connection::run (prepared statement in
 // START TRANSACTION READ ONLY under the call's time limit, caps while fetching) -> the result
 // envelope shared with the Postgres tools (columns, rows, row_count, truncated, note).
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +29,7 @@
 #include "engines/mysql/connection.hpp"
 #include "engines/mysql/guard.hpp"
 #include "engines/mysql/source_cap.hpp"
+#include "engines/kit/module.hpp"
 #include "protocol/tool.hpp"
 
 namespace mcpdb::mysql {
@@ -101,10 +104,14 @@ class SourcePool {
 
 class Runtime {
  public:
-  Runtime(Settings settings, Env env);
+  // Serves one source, `source` (one of `settings.sources`), and the tools that read it: its
+  // pool, its server's counters, the vetting and byte-cap caches of its tools. A source that
+  // cannot connect fails only its own tools, with errors that name it.
+  Runtime(Settings settings, Source source, Env env);
 
-  // Runs a query tool; never throws. Errors are safe to show (no value, no credential). Sets
-  // ctx.audit.source before anything can fail, and ctx.audit.truncated when a cap cut the rows.
+  // Runs a query tool of this source; never throws. Errors are safe to show (no value, no
+  // credential). Sets ctx.audit.source before anything can fail, and ctx.audit.truncated when a
+  // cap cut the rows.
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
   // The shape of `tool`'s statement (result columns, parameter count) on its source, prepared but
@@ -120,23 +127,21 @@ class Runtime {
   // verdict looked up is compared (fingerprintObjects) and a difference, or any privilege
   // change, is judged again on this call. At most kVetInterval old in any case (a backstop for
   // what no counter shows).
-  Status vet(const QueryTool& tool, Connection& conn, const SourcePool& pool);
-  // doctor: the principal of `pool`'s source (SHOW GRANTS, roles); every tool's vetting.
-  std::vector<engines::Finding> checkPrivileges(SourcePool& pool, const std::stop_token& stop);
-  std::vector<engines::Finding> checkTools(const std::stop_token& stop);
+  Status vet(const QueryTool& tool, Connection& conn);
+  // doctor: the principal of this source (SHOW GRANTS, roles).
+  std::vector<engines::Finding> checkPrivileges(const std::stop_token& stop);
+  // doctor: `tool` (one of this source's) can run: vetted now, its statement prepared.
+  engines::Finding checkTool(const QueryTool& tool, const std::stop_token& stop);
 
   // Readiness (EngineModule::probes): kit::kProbeStatement, run as a call runs a statement (READ
   // ONLY, under a time limit that ends by `deadline`, cancelled on `stop`), on a connection of
-  // `source`'s pool that the probe waits for only briefly (kit::probeSlotDeadline).
-  Status probe(const std::string& source, std::chrono::steady_clock::time_point deadline,
-               const std::stop_token& stop);
+  // this source's pool that the probe waits for only briefly (kit::probeSlotDeadline).
+  Status probe(std::chrono::steady_clock::time_point deadline, const std::stop_token& stop);
 
   const Settings& settings() const { return settings_; }
-  // Each source's pool usage, by source name.
-  std::vector<std::pair<std::string, PoolStats>> stats() const;
-  SourcePool* pool(const std::string& source);
-  // Every source's pool, by source name.
-  std::vector<SourcePool*> pools();
+  const Source& source() const { return pool_.source(); }
+  PoolStats stats() const { return pool_.stats(); }
+  SourcePool& pool() { return pool_; }
 
   static constexpr std::chrono::seconds kVetInterval{60};
   // How long a source's counters, once read, stand for the server's: a definition changed is
@@ -144,7 +149,7 @@ class Runtime {
   static constexpr std::chrono::milliseconds kEpochMaxAge{50};
 
  private:
-  // A connection of the tool's source whose stored functions and views passed vet(), with the
+  // A connection of the source whose stored functions and views passed vet() for `tool`, with the
   // call's limits (the tool's narrowed by the call's) and the client layer's form of them.
   struct ToolLease {
     SourcePool::Lease lease;
@@ -167,9 +172,7 @@ class Runtime {
   void markUnwrappable(const QueryTool& tool);
   void markUnwrappableLocked(const QueryTool& tool);  // under cap_mu_
   // The source's DDL counters as last read (recentEpoch), if any.
-  std::optional<std::string> definitionsEpoch(const std::string& source);
-  // The tool's source, named in the call's audit line (ctx.audit.source) first of all.
-  const Source* noteSource(const QueryTool& tool, protocol::CallContext& ctx) const;
+  std::optional<std::string> definitionsEpoch();
 
   struct Vetted {
     std::chrono::steady_clock::time_point at;
@@ -179,14 +182,14 @@ class Runtime {
     CatalogEpoch epoch;                  // the server's DDL and privilege counters before it
   };
   Settings settings_;
-  std::map<std::string, std::unique_ptr<SourcePool>> pools_;
+  SourcePool pool_;
   std::mutex vet_mu_;
   std::map<std::string, Vetted> vetted_;  // by tool name
   struct SourceEpoch {
     std::chrono::steady_clock::time_point at;
     CatalogEpoch epoch;
   };
-  std::map<std::string, SourceEpoch> epochs_;  // by source name, under vet_mu_
+  std::optional<SourceEpoch> epoch_;  // the source's counters, under vet_mu_
   // The byte cap at the source, per tool: the statement's columns as described, while the
   // source's DDL counters (`epoch`) stand, and the wrapper last written from them.
   struct CapShape {
@@ -199,9 +202,13 @@ class Runtime {
   std::map<std::string, CapShape> caps_;     // by tool name
   std::set<std::string> unwrappable_noted_;  // tools whose unwrapped run was noted on stderr
   // The source's counters, read on `conn` when the last reading is older than kEpochMaxAge.
-  Result<CatalogEpoch> recentEpoch(Connection& conn, const SourcePool& pool,
-                                   std::chrono::steady_clock::time_point now);
+  Result<CatalogEpoch> recentEpoch(Connection& conn, std::chrono::steady_clock::time_point now);
 };
+
+// A Runtime per source, each made on first use (engines/kit): the engine module's runtime.
+using Runtimes = engines::kit::PerSource<Runtime>;
+// The runtime of a tool's source, resolved when the tool is registered (null: it has none).
+using RuntimeOf = std::function<std::shared_ptr<Runtime>(const QueryTool&)>;
 
 // Tool arguments -> the typed parameters of the binary protocol, in declaration order
 // (InvalidArgument naming the parameter, never its value).

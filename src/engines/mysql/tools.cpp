@@ -45,15 +45,18 @@ Json queryOutputSchema() {
 }  // namespace
 
 Status registerTools(protocol::ToolRegistry& registry, const Settings& settings,
-                     const std::shared_ptr<Runtime>& rt) {
+                     const RuntimeOf& runtimeOf) {
   for (const auto& t : settings.tools) {
+    // The tool's source's runtime, resolved here, once: a call only uses it.
+    auto rt = runtimeOf(t);
+    if (!rt) return makeError(Code::Internal, "tool " + t.name + ": no source");
     auto tool = std::make_shared<const QueryTool>(t);
     protocol::Tool out;
     out.name = t.name;
     out.title = t.title;
     out.description = t.description + engines::kit::describeLimits(t.limits);
     out.engine = "mysql";
-    if (const Source* s = settings.sourceOf(t)) out.source = s->name;  // its bulkhead
+    out.source = rt->source().name;  // its bulkhead
     out.input_schema = sql::paramsInputSchema(t.parameters);
     out.output_schema = queryOutputSchema();
     out.limits = t.limits;

@@ -10,8 +10,9 @@
 
 namespace mcpdb::mysql {
 
-// Adds a query tool for each of `settings.tools`, each served by `rt` (never connects).
+// Adds a query tool for each of `settings.tools`, each served by the runtime of its source
+// (`runtimeOf`, asked once per tool here; never connects).
 Status registerTools(protocol::ToolRegistry& registry, const Settings& settings,
-                     const std::shared_ptr<Runtime>& rt);
+                     const RuntimeOf& runtimeOf);
 
 }  // namespace mcpdb::mysql

@@ -115,6 +115,53 @@ TEST(MysqlEngine, TheAuditLineNamesTheSourceAndACutResult) {
   EXPECT_FALSE(audit.truncated);
 }
 
+// A runtime per source (engines/kit PerSource): the pool gauges count every declared source from
+// registration on (a source no tool reads too), summed and by source name, and sampling them
+// opens nothing; a call opens a connection of its own source only; a source whose variable is
+// unset fails its own calls naming the source and the variable, and the other source still serves.
+TEST(MysqlEngine, EachSourceHasItsOwnRuntimeAndGauges) {
+  requireEnv("MYSQL_DSN");
+  Engine e(R"(mysql:
+  pool: {size: 2}
+  sources:
+    zeta: {dsn_env: MYSQL_DSN}
+    gone: {dsn_env: MCPDB_TEST_UNSET_MYSQL_DSN}
+    idle: {dsn_env: MYSQL_DSN}
+  tools:
+    zrows: {source: zeta, description: d, statement: SELECT id FROM documents ORDER BY id LIMIT 2}
+    elsewhere: {source: gone, description: d, statement: SELECT 1}
+)");
+  ASSERT_TRUE(e.errors.empty()) << e.errors[0];
+  const auto gauges = e.module->gauges();
+  ASSERT_EQ(gauges.size(), 3U);
+  EXPECT_EQ(gauges[0].name, "pool_connections_open");
+  EXPECT_EQ(gauges[2].name, "pool_connections_max");
+  using BySource = std::vector<std::pair<std::string, double>>;
+  EXPECT_EQ(gauges[2].sample(), 6.0);
+  EXPECT_EQ(gauges[2].by_source(), (BySource{{"gone", 2}, {"idle", 2}, {"zeta", 2}}));
+  EXPECT_EQ(gauges[0].sample(), 0.0);  // sampling connects nothing
+
+  protocol::CallAudit audit;
+  ASSERT_TRUE(e.call("zrows", Json::object(), std::chrono::seconds(30), &audit));
+  EXPECT_EQ(audit.source, "zeta");
+  EXPECT_EQ(gauges[0].by_source(), (BySource{{"gone", 0}, {"idle", 0}, {"zeta", 1}}));
+
+  audit = {};
+  auto gone = e.call("elsewhere", Json::object(), std::chrono::seconds(30), &audit);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, Code::Unavailable);
+  EXPECT_EQ(gone.error().message, "mysql source 'gone': MCPDB_TEST_UNSET_MYSQL_DSN is not set");
+  EXPECT_EQ(audit.source, "gone");
+  ASSERT_TRUE(e.call("zrows", Json::object()));
+  const auto open = gauges[0].by_source();  // 1, or 2 when the first was still being reset
+  ASSERT_EQ(open.size(), 3U);
+  EXPECT_EQ(open[0], (std::pair<std::string, double>{"gone", 0}));
+  EXPECT_EQ(open[1], (std::pair<std::string, double>{"idle", 0}));
+  EXPECT_GE(open[2].second, 1.0);
+  EXPECT_EQ(gauges[0].sample(), open[2].second);
+  EXPECT_EQ(gauges[1].sample(), 0.0);  // nothing in flight
+}
+
 TEST(MysqlEngine, TheTimeLimitStopsASlowStatementAndTheNextCallWorks) {
   requireEnv("MYSQL_DSN");
   Engine e(R"(mysql:

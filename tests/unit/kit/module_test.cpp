@@ -144,6 +144,118 @@ TEST(EngineKit, PerSourceRuntimesAreMadeOncePerSource) {
   EXPECT_EQ(all[1].first, "b");
 }
 
+// Calls, doctor and the self-check may use a source first from several threads at once: its
+// runtime is made once, and every one of them gets that one.
+TEST(EngineKit, ASourceSlotIsMadeOnceWhateverTheThreadsAsking) {
+  PerSource<int> runtimes;
+  std::atomic<int> made{0};
+  const auto slot = runtimes.slot("a", [&made]() -> Result<std::shared_ptr<int>> {
+    ++made;
+    // Long enough that racing threads all ask while the first one is making it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return std::make_shared<int>(42);
+  });
+  EXPECT_EQ(slot->ifMade(), nullptr);  // a slot makes nothing until it is used
+  EXPECT_EQ(made.load(), 0);
+  std::vector<int*> seen(8, nullptr);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      threads.emplace_back([&slot, &seen, i] {
+        auto r = slot->get();
+        if (r) seen[i] = *r;
+      });
+    }
+  }
+  EXPECT_EQ(made.load(), 1);
+  for (int* p : seen) {
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p, seen[0]);
+    EXPECT_EQ(*p, 42);
+  }
+  EXPECT_EQ(slot->ifMade().get(), seen[0]);
+  // Asking for the source's slot again gives the same slot, whatever maker is passed.
+  EXPECT_EQ(
+      runtimes.slot("a", [] { return Result<std::shared_ptr<int>>(std::make_shared<int>(1)); }),
+      slot);
+  EXPECT_EQ(**runtimes.slot("a", {})->get(), 42);
+  EXPECT_EQ(made.load(), 1);
+}
+
+// A source whose runtime cannot be made (its variable unset) fails its own uses with its maker's
+// error, naming the source and the variable; another source is made and served; the failed one
+// is tried again on its next use and served once it can be made.
+TEST(EngineKit, ASourceThatCannotBeMadeFailsOnlyItself) {
+  PerSource<std::string> runtimes;
+  bool variable_set = false;
+  int attempts = 0;
+  const auto broken = runtimes.slot("reports", [&]() -> Result<std::shared_ptr<std::string>> {
+    ++attempts;
+    if (!variable_set) {
+      return sourceError(Code::FailedPrecondition, "mongodb", "reports", "REPORTS_URI is not set");
+    }
+    return std::make_shared<std::string>("reports runtime");
+  });
+  const auto fine = runtimes.slot("main", [] {
+    return Result<std::shared_ptr<std::string>>(std::make_shared<std::string>("main runtime"));
+  });
+  for (int i = 0; i < 2; ++i) {
+    auto r = broken->get();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Code::FailedPrecondition);
+    EXPECT_EQ(r.error().message, "mongodb source 'reports': REPORTS_URI is not set");
+    auto ok = fine->get();
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(**ok, "main runtime");
+  }
+  EXPECT_EQ(attempts, 2);  // the failure is not kept
+  EXPECT_EQ(broken->ifMade(), nullptr);
+  ASSERT_EQ(runtimes.made().size(), 1u);  // only what was made is sampled
+  EXPECT_EQ(runtimes.made()[0].first, "main");
+  variable_set = true;
+  auto r = broken->get();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(**r, "reports runtime");
+  EXPECT_EQ(attempts, 3);
+  // A maker that makes nothing is an error, not a null runtime.
+  const auto empty =
+      runtimes.slot("empty", [] { return Result<std::shared_ptr<std::string>>(nullptr); });
+  auto e = empty->get();
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, Code::Internal);
+}
+
+// made() lists the runtimes made so far in the order their slots were first asked for (the
+// order an engine declares its sources in when it asks for them so), whatever order they were
+// made in; sampling it makes none.
+TEST(EngineKit, MadeRuntimesAreListedInTheOrderTheirSlotsWereAskedFor) {
+  PerSource<int> runtimes;
+  int made = 0;
+  auto make = [&made] { return Result<std::shared_ptr<int>>(std::make_shared<int>(++made)); };
+  const auto c = runtimes.slot("c", make);
+  const auto a = runtimes.slot("a", make);
+  const auto b = runtimes.slot("b", make);
+  EXPECT_TRUE(runtimes.made().empty());
+  ASSERT_TRUE(b->get());
+  ASSERT_TRUE(c->get());
+  auto all = runtimes.made();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].first, "c");
+  EXPECT_EQ(*all[0].second, 2);
+  EXPECT_EQ(all[1].first, "b");
+  EXPECT_EQ(*all[1].second, 1);
+  EXPECT_EQ(a->ifMade(), nullptr);
+  EXPECT_EQ(made, 2);
+  const auto slots = runtimes.slots();
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[0], c);
+  EXPECT_EQ(slots[1], a);
+  EXPECT_EQ(slots[2], b);
+  // get() makes now, through the same slot.
+  EXPECT_EQ(runtimes.get("a", [] { return std::make_shared<int>(99); }).get(), *a->get());
+  EXPECT_EQ(runtimes.made().size(), 3u);
+}
+
 TEST(EngineKit, CommonTexts) {
   Limits l;
   l.max_rows = 50;

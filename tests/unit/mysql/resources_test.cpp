@@ -93,12 +93,23 @@ TEST(MysqlResources, PlaceholderMismatchIsAnError) {
   }
 }
 
+// A runtime per source of `s`, made as the module makes them (no variable set: none connects).
+RuntimeOf runtimesOf(const Settings& s) {
+  auto runtimes = std::make_shared<Runtimes>();
+  return [runtimes, &s](const QueryTool& t) -> std::shared_ptr<Runtime> {
+    const Source* source = s.sourceOf(t);
+    if (source == nullptr) return nullptr;
+    return runtimes->get(source->name,
+                         [&] { return std::make_shared<Runtime>(s, *source, Env::fromMap({})); });
+  };
+}
+
 // One resource per tool, describing exactly that tool (so visible exactly when it is), and the
 // template; registering never connects (no DSN is set here).
 TEST(MysqlResources, OneResourcePerToolScopedToIt) {
-  auto rt = std::make_shared<Runtime>(builtIn(), Env::fromMap({}));
+  const Settings s = builtIn();
   protocol::ToolRegistry reg;
-  ASSERT_TRUE(registerResources(reg, rt));
+  ASSERT_TRUE(registerResources(reg, s, runtimesOf(s)));
   ASSERT_EQ(reg.resources().size(), 3U);
   for (const auto& r : reg.resources()) {
     ASSERT_EQ(r->tools.size(), 1U);
@@ -118,9 +129,9 @@ TEST(MysqlResources, OneResourcePerToolScopedToIt) {
 }
 
 TEST(MysqlResources, NoToolsNoTemplate) {
-  auto rt = std::make_shared<Runtime>(parse("mysql: {}\n"), Env::fromMap({}));
+  const Settings s = parse("mysql: {}\n");
   protocol::ToolRegistry reg;
-  ASSERT_TRUE(registerResources(reg, rt));
+  ASSERT_TRUE(registerResources(reg, s, runtimesOf(s)));
   EXPECT_TRUE(reg.resources().empty());
   EXPECT_TRUE(reg.templates().empty());
 }
