@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by cpu_per_call.sh and ab.sh: what one server process, and the PostgreSQL backends
 # serving it, cost over a measured window, read from /proc; and the config both a baseline build
 # and the current one accept. Needs psql (the PostgreSQL client) for the backends.
