@@ -4,7 +4,8 @@
 # system, from /proc/PID/stat) of the server, of the PostgreSQL backends serving it (found by the
 # client ports of its connections in pg_stat_activity; other PostgreSQL processes are not counted)
 # and of the load client, and the context switches (voluntary + involuntary, every thread) of the
-# server and of those backends.
+# server and of those backends, over exactly the load client's measured phase (bench/lib/
+# cost_hook.sh samples them at its start and end).
 #
 #   bash bench/cpu_per_call.sh [CONCURRENCY] [SECONDS] [SERVER_BINARY] [-- serve options...]
 #
@@ -26,32 +27,27 @@ source "$ROOT/bench/lib/server_cost.sh"
 bench_env "$ROOT" || exit 1
 command -v psql >/dev/null || { echo "psql is not installed (apt install postgresql-client)" >&2; exit 1; }
 
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The hook samples the server, its backends and the load client at the measured phase's edges.
 env -i PATH="$PATH" HOME="${HOME:-/tmp}" POSTGRES_DSN="$POSTGRES_DSN" MCPDB_LOG_LEVEL=warn \
+  MCPDB_COST_FILE="$work/cost" \
   "$LOADGEN" --method tools/call --tool get_document --args '{"id":"doc-01"}' \
   --expect "Reading a query plan" --requests 10000000 --concurrency "$C" --warmup 100 \
-  --max-seconds "$SECONDS_RUN" --settle-ms 300 -- "$SERVER" serve "$@" >"$out" 2>/dev/null &
-lg=$!
-# Measure a window inside the run, past start-up and warm-up, ending before the run does. The
-# server is the load client's child: another instance of the same binary is not it.
-sleep 1
-server=$(child_pid "$lg") || { echo "the server did not start" >&2; wait "$lg" || true; exit 1; }
-cost_begin "$server" "$POSTGRES_DSN"
-l0=$(proc_ticks "$lg")
-sleep "$(awk -v s="$SECONDS_RUN" 'BEGIN {print s - 1.3}')"
-l1=$(proc_ticks "$lg")
-cost_end || { wait "$lg" || true; exit 1; }
-wait "$lg" || true
-[[ -s $out ]] || { echo "the load run printed no result" >&2; exit 1; }
+  --max-seconds "$SECONDS_RUN" --settle-ms 300 --hook "$ROOT/bench/lib/cost_hook.sh" \
+  -- "$SERVER" serve "$@" >"$work/out" 2>"$work/err" ||
+  { tail -5 "$work/err" >&2; echo "the load run failed" >&2; exit 1; }
+[[ -s $work/cost ]] || { tail -5 "$work/err" >&2; echo "no figures from the hook (an older mcpdb-loadgen without --hook? rebuild it)" >&2; exit 1; }
 node -e '
-const [c, line, hz, dt, server, pg, pgN, lg, sw, pgSw] = process.argv.slice(1);
-const r = JSON.parse(line.trim().split("\n").pop()).result;
-const n = r.throughput_rps * dt;
+const fs = require("fs");
+const [c, outFile, costFile] = process.argv.slice(1);
+const run = JSON.parse(fs.readFileSync(outFile, "utf8").trim().split("\n").pop());
+const r = run.result;
+const k = Object.fromEntries(fs.readFileSync(costFile, "utf8").trim().split("\n").map((l) => l.split("=")));
+const n = run.hook.calls, dt = +k.dt, hz = +k.hz;
 const us = (ticks) => (((ticks / hz) * 1e6) / n).toFixed(1);
 const core = (ticks) => (((ticks / hz) / dt) * 100).toFixed(0);
 console.log(`concurrency ${c}: ${Math.round(r.throughput_rps)} req/s, p50 ${r.latency_us.p50.toFixed(0)} us, errors ${r.errors}`);
-console.log(`CPU per call: server ${us(server)} us (${core(server)}% of a core), PostgreSQL ${us(pg)} us (${core(pg)}%, the ${pgN} backend(s) serving it), load client ${us(lg)} us`);
-console.log(`context switches per call (voluntary + involuntary, every thread): server ${(sw / n).toFixed(2)}, PostgreSQL ${(pgSw / n).toFixed(2)}`);
-' "$C" "$(cat "$out")" "$COST_HZ" "$COST_DT" "$COST_SERVER_TICKS" "$COST_PG_TICKS" "$COST_PG_N" \
-  "$((l1 - l0))" "$COST_SERVER_SWITCHES" "$COST_PG_SWITCHES"
+console.log(`CPU per call: server ${us(k.server_ticks)} us (${core(k.server_ticks)}% of a core), PostgreSQL ${us(k.pg_ticks)} us (${core(k.pg_ticks)}%, the ${k.pg_backends} backend(s) serving it), load client ${us(k.client_ticks)} us`);
+console.log(`context switches per call (voluntary + involuntary, every thread): server ${(k.server_switches / n).toFixed(2)}, PostgreSQL ${(k.pg_switches / n).toFixed(2)}`);
+' "$C" "$work/out" "$work/cost"

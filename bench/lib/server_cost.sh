@@ -1,15 +1,17 @@
 # shellcheck shell=bash
-# Sourced by cpu_per_call.sh and ab.sh: what one server process, and the PostgreSQL backends
-# serving it, cost over a measured window, read from /proc; and the config both a baseline build
-# and the current one accept. Needs psql (the PostgreSQL client) for the backends.
+# Sourced by cpu_per_call.sh, ab.sh, instructions_per_call.sh and cost_hook.sh: what one server
+# process, and the PostgreSQL backends serving it, cost over a measured window, read from /proc;
+# the config both a baseline build and the current one accept; the local servers' environment.
+# Needs psql (the PostgreSQL client) for the backends.
 #
 #   cost_begin SERVER_PID DSN   # resolves the backends, then samples
 #   ... load runs ...
-#   cost_end                    # samples again; sets the COST_* figures below
+#   cost_end [DSN]              # samples again; sets the COST_* figures below
 #
 # COST_DT (s), COST_SERVER_TICKS and COST_PG_TICKS (user + system clock ticks; COST_HZ per s),
 # COST_SERVER_SWITCHES and COST_PG_SWITCHES (voluntary + involuntary, every thread), COST_PG_N
-# (backends counted).
+# (backends counted). The load runs call these through cost_hook.sh (mcpdb-loadgen --hook), so the
+# window is exactly the load client's measured phase.
 
 # proc_ticks PID: user + system clock ticks of the whole process (/proc/PID/stat sums every
 # thread, exited ones included); empty once the process is gone.
@@ -58,15 +60,15 @@ pg_backends_of() {
 }
 
 cost_begin() {
-  local p t
+  local p t pids
   COST_SERVER_PID=$1
   COST_PG_PIDS=()
-  if ! COST_PG_PIDS_TEXT=$(pg_backends_of "$1" "$2"); then
+  if ! pids=$(pg_backends_of "$1" "$2"); then
     echo "warning: could not read pg_stat_activity; PostgreSQL figures left out" >&2
-    COST_PG_PIDS_TEXT=""
+    pids=""
   fi
-  for p in $COST_PG_PIDS_TEXT; do COST_PG_PIDS+=("$p"); done
-  COST_T0=$(date +%s.%N)
+  for p in $pids; do COST_PG_PIDS+=("$p"); done
+  COST_T0=$(now)
   COST_S0=$(proc_ticks "$1")
   COST_W0=$(proc_switches "$1")
   COST_PT0=()
@@ -79,10 +81,10 @@ cost_begin() {
 }
 
 cost_end() {
-  local s1 w1 i t
+  local s1 w1 i t p pids
   s1=$(proc_ticks "$COST_SERVER_PID")
   w1=$(proc_switches "$COST_SERVER_PID")
-  COST_DT=$(awk -v a="$COST_T0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.6f", b - a}')
+  COST_DT=$(awk -v a="$COST_T0" -v b="$(now)" 'BEGIN {printf "%.6f", b - a}')
   COST_HZ=$(getconf CLK_TCK)
   [[ -n $COST_S0 && -n $s1 ]] || { echo "the server exited during the measured window" >&2; return 1; }
   COST_SERVER_TICKS=$((s1 - COST_S0))
@@ -99,19 +101,18 @@ cost_end() {
     COST_PG_SWITCHES=$((COST_PG_SWITCHES + $(proc_switches "${COST_PG_PIDS[i]}") - COST_PW0[i]))
     COST_PG_N=$((COST_PG_N + 1))
   done
-}
-
-# child_pid PARENT: waits up to 10 s for PARENT's (newest) child process and prints its pid: the
-# server a load client spawned, never another instance of the same binary elsewhere on the host.
-child_pid() {
-  local i c
-  for ((i = 0; i < 100; i++)); do
-    c=$(pgrep -n -P "$1" || true)
-    [[ -n $c ]] && { echo "$c"; return 0; }
-    kill -0 "$1" 2>/dev/null || return 1
-    sleep 0.1
+  # With DSN: the backends the server connected during the window count whole (a forked backend
+  # starts from zero), e.g. over HTTP, where the window opens before the first call.
+  [[ -n ${1:-} ]] || return 0
+  pids=$(pg_backends_of "$COST_SERVER_PID" "$1") || return 0
+  for p in $pids; do
+    [[ " ${COST_PG_PIDS[*]} " == *" $p "* ]] && continue
+    t=$(proc_ticks "$p")
+    [[ -n $t ]] || continue
+    COST_PG_TICKS=$((COST_PG_TICKS + t))
+    COST_PG_SWITCHES=$((COST_PG_SWITCHES + $(proc_switches "$p")))
+    COST_PG_N=$((COST_PG_N + 1))
   done
-  return 1
 }
 
 # baseline_commit ROOT: the commit that committed bench/results/latest.md, the baseline every
@@ -141,3 +142,6 @@ bench_env() {
   [[ -n ${POSTGRES_DSN:-} ]] ||
     { echo "POSTGRES_DSN is not set: bash scripts/servers.sh start" >&2; return 1; }
 }
+
+# now: seconds since the epoch, with nanoseconds.
+now() { date +%s.%N; }
