@@ -112,9 +112,14 @@ head_label() {
 }
 BASE_LABEL="${BASE_SHA:0:12}"
 HEAD_LABEL=$(head_label)
-[[ -n $BASE_BIN ]] || BASE_BIN=$(commit_binary "$BASE_SHA")
-if [[ -z $HEAD_BIN ]]; then
-  if [[ -n $HEAD_SHA ]]; then HEAD_BIN=$(commit_binary "$HEAD_SHA"); else HEAD_BIN="$ROOT/build/release/src/mcp-dbserver"; fi
+# A binary given by path is named by its path (the commit then only names BASE's config).
+if [[ -n $BASE_BIN ]]; then BASE_LABEL="$BASE_BIN (config of ${BASE_SHA:0:12})"; else BASE_BIN=$(commit_binary "$BASE_SHA"); fi
+if [[ -n $HEAD_BIN ]]; then
+  HEAD_LABEL=$HEAD_BIN
+elif [[ -n $HEAD_SHA ]]; then
+  HEAD_BIN=$(commit_binary "$HEAD_SHA")
+else
+  HEAD_BIN="$ROOT/build/release/src/mcp-dbserver"
 fi
 
 if ((DRY)); then
@@ -176,6 +181,8 @@ head_targets=()
 [[ $BASE_BIN == "$(commit_binary "$BASE_SHA")" ]] && build_commit "$BASE_SHA"
 [[ -n $HEAD_SHA && $HEAD_BIN == "$(commit_binary "$HEAD_SHA")" ]] && build_commit "$HEAD_SHA"
 for b in "$BASE_BIN" "$HEAD_BIN" "$LOADGEN"; do [[ -x $b ]] || die "missing $b"; done
+"$LOADGEN" --hook /bin/true 2>&1 | grep -q 'unknown option --hook' &&
+  die "$LOADGEN predates --hook: rebuild it (cmake --build --preset release --target mcpdb-loadgen)"
 
 work=$(mktemp -d)
 CUR_LG=""

@@ -80,6 +80,7 @@ cost_begin() {
   done
 }
 
+# shellcheck disable=SC2034  # the COST_* figures are for the caller
 cost_end() {
   local s1 w1 i t p pids
   s1=$(proc_ticks "$COST_SERVER_PID")
