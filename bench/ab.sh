@@ -129,7 +129,7 @@ if ((DRY)); then
   echo "load client: $LOADGEN ($(state "$LOADGEN"))"
   echo "config: BASE's src/engines/postgres/default_section.yaml, self_check off, preload off"
   echo "figures: ${FIGURES[*]} (transport:concurrency), $PAIRS interleaved pair(s) of ${SECS} s each;" \
-    "about $((PAIRS * ${#FIGURES[@]} * 2 * (SECS + 1))) s of runs"
+    "about $(((PAIRS * ${#FIGURES[@]} + 1) * 2 * (SECS + 1))) s of runs"
   echo "callgrind: $( ((CALLGRIND)) && echo yes || echo no)"
   exit 0
 fi
@@ -170,6 +170,11 @@ build_commit() {
     mkdir -p "$dir"
     git -C "$ROOT" archive "$1" | tar -x -C "$dir" || die "could not extract $1 into $dir"
     touch "$dir/.extracted"
+  fi
+  # A commit's tree never changes: a server built from it once is reused as is.
+  if [[ -x $(commit_binary "$1") ]]; then
+    log "reusing the build of ${1:0:12} in ${dir#"$ROOT"/}"
+    return
   fi
   build_tree "$dir" mcp-dbserver
 }
@@ -218,7 +223,7 @@ free_port() {
 }
 
 # run_one SIDE BINARY TRANSPORT CONCURRENCY PAIR: one load run; appends its figures to $AB_RUNS
-# and prints a progress line.
+# (pair 0: a warm-up, not counted) and prints a progress line.
 run_one() {
   local side=$1 bin=$2 transport=$3 c=$4 pair=$5 port rc
   local out="$work/out.json" err="$work/loadgen.log" server_log="$work/server.log"
@@ -257,9 +262,9 @@ const us = (t) => ((t / k.hz) * 1e6) / n;
 const row = { side, fig, pair: +pair, rps: r.throughput_rps, p50: r.latency_us.p50, p99: r.latency_us.p99,
   errors: r.errors + (r.expect_ok === false ? 1 : 0), cpu: us(k.server_ticks), sw: k.server_switches / n,
   pg_cpu: +k.pg_backends > 0 ? us(k.pg_ticks) : null, pg_sw: +k.pg_backends > 0 ? k.pg_switches / n : null };
-fs.appendFileSync(process.env.AB_RUNS, JSON.stringify(row) + "\n");
+if (+pair > 0) fs.appendFileSync(process.env.AB_RUNS, JSON.stringify(row) + "\n");
 const f = (v, d) => v.toLocaleString("en-US", { maximumFractionDigits: d });
-console.error(`[ab] pair ${pair} ${fig} ${side}: ${f(row.rps, 0)} req/s, p50 ${f(row.p50, 0)} µs, p99 ${f(row.p99, 0)} µs, ` +
+console.error(`[ab] ${+pair > 0 ? `pair ${pair}` : "warm-up (not counted)"} ${fig} ${side}: ${f(row.rps, 0)} req/s, p50 ${f(row.p50, 0)} µs, p99 ${f(row.p99, 0)} µs, ` +
   `CPU ${f(row.cpu, 1)} µs/call, ${f(row.sw, 2)} switches/call` + (row.errors ? `, ${row.errors} error(s)` : ""));
 ' "$out" "$work/cost" "$side" "$transport c=$c" "$pair"
 }
@@ -268,6 +273,13 @@ export AB_RUNS="$work/runs.jsonl"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 log "BASE $BASE_LABEL vs HEAD $HEAD_LABEL: $PAIRS pair(s) × ${#FIGURES[@]} figure(s) × ${SECS} s"
+# A first run of each, not counted: the first run after a build or an idle spell starts on a cold
+# machine (caches, CPU frequency, the VM's idle state) and would count against BASE alone.
+for side in BASE HEAD; do
+  bin=BASE_BIN
+  [[ $side == HEAD ]] && bin=HEAD_BIN
+  run_one "$side" "${!bin}" stdio 8 0
+done
 for ((pair = 1; pair <= PAIRS; pair++)); do
   for fig in "${FIGURES[@]}"; do
     order=(BASE HEAD)

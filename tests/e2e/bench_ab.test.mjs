@@ -128,8 +128,10 @@ test('tcp_port_pairs lists exactly the established connections of the process as
   }
 });
 
-test('pg_backends_of finds the backend of its own connection and no other', { skip: !process.env.POSTGRES_DSN && 'POSTGRES_DSN not set' }, async () => {
-  if (run('psql', ['--version']).status !== 0) return;
+const pgSkip = !process.env.POSTGRES_DSN ? 'POSTGRES_DSN not set'
+  : run('psql', ['--version']).status !== 0 ? 'psql not installed' : false;
+
+test('pg_backends_of finds the backend of its own connection and no other', { skip: pgSkip }, async () => {
   const dsn = process.env.POSTGRES_DSN;
   // Two psql sessions of the same role, each sleeping under a marker; one is asked about.
   const marker = `bench_ab_${process.pid}`;
