@@ -17,7 +17,9 @@
 # What it does not see: the kernel (system calls, scheduling, context switches; see
 # cpu_per_call.sh), waiting, and the database's own work. Needs valgrind (apt install valgrind),
 # the local servers with the demo data, and the release build's mcpdb-loadgen.
-# Environment: N1 (default 200), N2 (1200), TRIES (2), CONFIG (a config to use instead).
+# Environment: N1 (default 200), N2 (1200), TRIES (2), CONFIG (a config to use instead), BASE
+# (the commit whose built-in PostgreSQL section the default config is made of: by default the
+# baseline that committed bench/results/latest.md, so the baseline's build accepts it too).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 N1="${N1:-200}"
@@ -30,18 +32,19 @@ LOADGEN="${BENCH_BUILD_DIR:-$ROOT/build/release}/bench/mcpdb-loadgen"
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt install valgrind)" >&2; exit 1; }
 [[ -x $LOADGEN ]] || { echo "missing $LOADGEN (cmake --build --preset release)" >&2; exit 1; }
 for b in "$@"; do [[ -x $b ]] || { echo "not an executable: $b" >&2; exit 1; }; done
-eval "$(bash "$ROOT/scripts/servers.sh" env)"
-[[ -n ${POSTGRES_DSN:-} ]] || { echo "POSTGRES_DSN is not set: bash scripts/servers.sh start" >&2; exit 1; }
+source "$ROOT/bench/lib/server_cost.sh"
+bench_env "$ROOT" || exit 1
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 config="${CONFIG:-}"
 if [[ -z $config ]]; then
   config="$work/config.yaml"
-  { echo "server: {self_check: off}"; echo "embedding: {preload: false}";
-    # One connection: a new connection makes the PostgreSQL read-only proof run again, and how
-    # many a run opens depends on timing.
-    sed 's/^    size: [0-9]*$/    size: 1/' "$ROOT/src/engines/postgres/default_section.yaml"; } >"$config"
+  base="${BASE:-$(baseline_commit "$ROOT")}"
+  # One connection: a new connection makes the PostgreSQL read-only proof run again, and how many
+  # a run opens depends on timing.
+  bench_config "$ROOT" "$base" | sed 's/^    size: [0-9]*$/    size: 1/' >"$config"
+  grep -q '^    size: 1$' "$config" || { echo "no config from commit $base" >&2; exit 1; }
 fi
 
 # count BINARY N: the lowest total instruction count of TRIES runs of N calls.

@@ -16,10 +16,15 @@
 // server/discover request stands where initialize stood (readiness, per HTTP connection, and the
 // answer --mode cold times), and every result must carry "resultType":"complete" (else it counts
 // as an error of kind result_type).
+// Hook: --hook CMD runs `CMD start SERVER_PID` just before the measured phase (over HTTP: before
+// the warm-up, which shares the phase's connections) and `CMD end SERVER_PID` just after it,
+// waiting for each, so a script can sample the server over exactly that window (bench/ab.sh);
+// "hook" in the output says how many answers came between the two.
 // Prints one JSON object on stdout. Every loop is bounded by a count and a time limit.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +73,7 @@ struct Options {
   std::string dump;
   std::string bearer;
   std::string protocol_version = "2025-06-18";
+  std::string hook;
   pid_t pid = -1;
   bool modern = false;         // 2026-07-28 or later: stateless requests, see the top of the file
   std::string modern_headers;  // the measured request's Mcp-Method / Mcp-Name header lines
@@ -142,7 +148,7 @@ std::string modernHeaders(const std::string& method, const json& params) {
          "C]\n"
          "  [--warmup W] [--repeat R] [--max-seconds S] [--timeout-ms T] [--settle-ms T]\n"
          "  [--server-stderr FILE] [--expect SUBSTRING] [--label TEXT] [--dump FILE] [--bearer "
-         "TOKEN]\n  [--protocol-version V] [-- CMD ARGS...]\n";
+         "TOKEN]\n  [--protocol-version V] [--hook CMD] [-- CMD ARGS...]\n";
   std::exit(2);
 }
 
@@ -198,6 +204,8 @@ Options parseArgs(int argc, char** argv) {
       o.dump = v;
     else if (a == "--bearer")
       o.bearer = v;
+    else if (a == "--hook")
+      o.hook = v;
     else if (a == "--protocol-version")
       o.protocol_version = v;
     else
@@ -266,6 +274,29 @@ std::string requestText(const Options& o, long id) {
 }
 
 using mcpdb::bench::summarize;
+
+// Runs `o.hook EDGE SERVER_PID` (its stdout onto our stderr: our stdout is the JSON answer) and
+// waits for it; returns its exit status, -1 when it could not run. A no-op without --hook.
+int runHook(const Options& o, const char* edge, pid_t server) {
+  if (o.hook.empty()) return 0;
+  const std::string pid = std::to_string(server);
+  std::vector<char*> argv{const_cast<char*>(o.hook.c_str()), const_cast<char*>(edge),
+                          const_cast<char*>(pid.c_str()), nullptr};
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  pid_t child = -1;
+  const int rc = ::posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+json hookJson(int start_status, int end_status, long calls) {
+  return json{{"start_status", start_status}, {"end_status", end_status}, {"calls", calls}};
+}
 
 json memoryJson(pid_t pid) {
   if (pid <= 0) return nullptr;
@@ -557,7 +588,10 @@ int runStdioLoad(const Options& o) {
     PhaseResult w = stdioPhase(c, o, o.warmup, next_id, false);
     if (w.failed) out["warmup_failure"] = w.failure;
   }
+  const int hook_start = runHook(o, "start", c.child().pid);
   PhaseResult r = stdioPhase(c, o, o.requests, next_id, true);
+  const int hook_end = runHook(o, "end", c.child().pid);
+  if (!o.hook.empty()) out["hook"] = hookJson(hook_start, hook_end, r.completed);
   out["rss_loaded"] = memoryJson(c.child().pid);
   out["result"] = phaseJson(r, o);
   stopChild(c.child(), milliseconds(2000));
@@ -674,6 +708,8 @@ int runHttpLoad(const Options& o) {
   PhaseResult r;
   std::atomic<Clock::rep> measure_start{0};
   std::atomic<long> done{0};
+  std::atomic<long> answered{0};  // warm-up included: the hook's window holds both
+  const int hook_start = runHook(o, "start", pid);
   const auto t0 = Clock::now();
   const auto stop_sending = t0 + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(o.max_seconds));
@@ -695,6 +731,7 @@ int runHttpLoad(const Options& o) {
       const bool ok =
           conn.post(requestText(o, i + 1), reply, milliseconds(o.timeout_ms), o.modern_headers);
       const auto e = Clock::now();
+      if (ok) answered.fetch_add(1);
       if (!ok) {
         // A transport error counts against this request; the connection reconnects for the next
         // one. Many in a row mean the server is gone: the run fails.
@@ -760,6 +797,8 @@ int runHttpLoad(const Options& o) {
     threads.emplace_back(worker, std::ref(*conns[static_cast<std::size_t>(i)]));
   for (auto& t : threads) t.join();
   const auto end = Clock::now();
+  const int hook_end = runHook(o, "end", pid);
+  if (!o.hook.empty()) out["hook"] = hookJson(hook_start, hook_end, answered.load());
   const auto ms = measure_start.load();
   const auto start = ms != 0 ? Clock::time_point(Clock::duration(ms)) : t0;
   r.wall_s = std::chrono::duration<double>(end - start).count();
