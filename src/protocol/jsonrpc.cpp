@@ -1,6 +1,7 @@
 #include "protocol/jsonrpc.hpp"
 
 #include "common/json_escape.hpp"
+#include "common/json_text.hpp"
 
 namespace mcpdb::protocol {
 
@@ -146,7 +147,7 @@ Json makeNotification(std::string_view method, Json params) {
 }
 
 std::string serialize(const Json& message) {
-  return message.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return jsonText(message);  // the library's text, written faster (common/json_text.hpp)
 }
 
 void appendJsonStringUtf8(std::string& out, std::string_view s) {

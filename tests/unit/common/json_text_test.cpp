@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 
 #include "common/json.hpp"
+#include "common/json_text.hpp"
 #include "common/row_budget.hpp"
 
 namespace mcpdb {
@@ -101,19 +103,25 @@ TEST(JsonEscape, RandomStringsMatchTheLibrary) {
   }
 }
 
-TEST(SerializedSize, EqualsTheLibrarysOutputForRandomValues) {
+TEST(JsonText, EqualsTheLibrarysOutputForRandomValues) {
   std::mt19937 rng(5122026);
   for (int i = 0; i < 5000; ++i) {
     const Json v = randomValue(rng, 0);
-    ASSERT_EQ(serializedSize(v), dumped(v).size()) << dumped(v);
+    const std::string want = dumped(v);
+    ASSERT_EQ(jsonText(v), want);
+    ASSERT_EQ(jsonTextSize(v), want.size()) << want;
+    ASSERT_EQ(serializedSize(v), want.size()) << want;
   }
 }
 
 TEST(SerializedSize, Extremes) {
-  for (const Json& v : {Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX), Json(0), Json(-1),
-                        Json::array(), Json::object(), Json(""), Json(std::string(1, '\0')),
-                        Json{{"\x01k\xff", {nullptr, false, true}}}}) {
+  for (const Json& v :
+       {Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX), Json(0), Json(-1), Json::array(),
+        Json::object(), Json(""), Json(std::string(1, '\0')),
+        Json{{"\x01k\xff", {nullptr, false, true}}}, Json(std::numeric_limits<double>::quiet_NaN()),
+        Json(1e-320), Json::binary({1, 2, 3})}) {
     EXPECT_EQ(serializedSize(v), dumped(v).size()) << dumped(v);
+    EXPECT_EQ(jsonText(v), dumped(v));
   }
 }
 
