@@ -79,6 +79,11 @@ std::vector<std::string> environmentRefusals(const Assembly& a, const Env& env);
 // with how to enable one; the config declares no tools; every engine it declares is disabled).
 std::optional<std::string> zeroToolsRefusal(const Assembly& a);
 
+// Both refusals above, written to `err` as `who` ("refusing to start", "invoke: refused") with the
+// config's warnings that explain a disabled engine; true when `a` cannot serve. The one rule for
+// `serve` and `invoke`: a config that cannot serve cannot run one call either.
+bool refuseUnservable(const Assembly& a, const Env& env, std::string_view who, std::ostream& err);
+
 // MCPDB_LOG_LEVEL: trace, debug, info, warn/warning, error/err, critical, off, in any case; the
 // spdlog level, or nullopt.
 std::optional<int> parseLogLevel(std::string_view text);

@@ -309,4 +309,19 @@ std::optional<std::string> zeroToolsRefusal(const Assembly& a) {
          ": optional, and its environment is unset); set the environment of at least one";
 }
 
+bool refuseUnservable(const Assembly& a, const Env& env, std::string_view who, std::ostream& err) {
+  if (const auto refusals = environmentRefusals(a, env); !refusals.empty()) {
+    err << who << " (" << refusals.size() << " problem" << (refusals.size() == 1 ? "" : "s")
+        << "):\n";
+    for (const auto& r : refusals) err << "  " << r << "\n";
+    return true;
+  }
+  if (const auto none = zeroToolsRefusal(a)) {
+    for (const auto& w : a.warnings) err << "warning: " << w << "\n";  // e.g. why disabled
+    err << who << ": " << *none << "\n";
+    return true;
+  }
+  return false;
+}
+
 }  // namespace mcpdb::app

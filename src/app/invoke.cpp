@@ -107,6 +107,7 @@ int runInvoke(const AppOptions& options, const Env& env, const InvokeOptions& in
   setupLogging(env);
   auto a = assemble(options, env, /*all_engines=*/false, err);
   if (!a) return kExitConfig;
+  if (refuseUnservable(*a, env, "invoke: refused", err)) return kExitConfig;
   for (const auto& w : a->warnings) spdlog::warn("config: {}", w);
   // As `serve` with self_check: refuse: a principal that can write runs nothing. (The `warn`
   // mode's check runs in the background of a server; one call does not wait for it.)

@@ -183,17 +183,7 @@ std::optional<Assembly> assembleForServing(const AppOptions& options, const Env&
     std::cerr << err.str();
     return a;
   }
-  if (const auto refusals = environmentRefusals(*a, env); !refusals.empty()) {
-    std::cerr << "refusing to start (" << refusals.size() << " problem"
-              << (refusals.size() == 1 ? "" : "s") << "):\n";
-    for (const auto& r : refusals) std::cerr << "  " << r << "\n";
-    return std::nullopt;
-  }
-  if (const auto none = zeroToolsRefusal(*a)) {
-    for (const auto& w : a->warnings) std::cerr << "warning: " << w << "\n";  // e.g. why disabled
-    std::cerr << "refusing to start: " << *none << "\n";
-    return std::nullopt;
-  }
+  if (refuseUnservable(*a, env, "refusing to start", std::cerr)) return std::nullopt;
   if (!cli_format && !a->config.server.log_format.empty()) {
     setupLogging(env, parseLogFormat(a->config.server.log_format).value_or(LogFormat::Text));
   }

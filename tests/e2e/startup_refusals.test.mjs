@@ -1,4 +1,4 @@
-// What `serve` refuses to start with (issue 30): a config file that declares tools for an engine
+// What `serve` (and `invoke`) refuses to start with (issue 30): a config file that declares tools for an engine
 // whose environment is unset (unless its section says `optional: true`), and a server that would
 // serve no tool. Each names why and how to fix it, exit 3. Needs no database.
 import { test } from 'node:test';
@@ -84,6 +84,18 @@ test('serve never starts with zero tools: it says why and how to enable an engin
   const on = await run(['serve'], serverEnv({ POSTGRES_DSN: 'host=127.0.0.1 port=1 dbname=x user=x connect_timeout=1' }),
     { untilStderr: 'serving MCP on stdio', timeoutMs: 30000 });
   assert.match(on.stderr, /serving MCP on stdio with \d+ tool/);
+});
+
+// invoke refuses what serve refuses, with the same reasons: one call from a config that cannot
+// serve would otherwise fail as an unknown tool, hiding why.
+test('invoke refuses a config that cannot serve, as serve does (exit 3)', async () => {
+  const unset = await run(['invoke', 'count_documents', '--config', configFile(pgTools())], serverEnv({}));
+  assert.equal(unset.code, EXIT.config, unset.stderr);
+  assert.match(unset.stderr, /invoke: refused \(1 problem\):\n {2}\S+\.yaml:2: postgres: the config declares postgres tools, but the environment does not set POSTGRES_DSN/);
+  const none = await run(['invoke', 'get_document'], serverEnv({}));
+  assert.equal(none.code, EXIT.config, none.stderr);
+  assert.match(none.stderr, /invoke: refused: no tools to serve: no engine is enabled by the environment/);
+  assert.equal(none.stdout, '');
 });
 
 // A semantic-search tool whose embedding model is missing cannot run: doctor and the start-up
