@@ -68,13 +68,14 @@ bool planShapeChanged(const PGresult* r) {
 }
 
 // Whether the wrapper's result still has the shape the statement's description gave: its columns
-// and the NULL map, each passed-through column of its described type, and each guarded one too
-// when that is a built-in type (a guarded column of a domain comes back as the domain's base type:
-// CASE resolves to it). A statement changed since (a table altered under SELECT *) fails the call,
-// and the next one describes it again.
+// and the NULL map (a boolean array), each passed-through column of its described type, and each
+// guarded one too when that is a built-in type (a guarded column of a domain comes back as the
+// domain's base type: CASE resolves to it). A statement changed since (a table altered under SELECT
+// *) fails the call, and the next one describes it again.
 bool sameShape(const PGresult* r, const CappedStatement& capped) {
   constexpr Oid kFirstUserOid = 16384;  // FirstNormalObjectId: built-in types are below
-  if (PQnfields(r) != static_cast<int>(capped.columns.size()) + 1) return false;
+  const int n = static_cast<int>(capped.columns.size());
+  if (PQnfields(r) != n + 1 || PQftype(r, n) != oid::kBoolArray) return false;
   for (std::size_t c = 0; c < capped.columns.size(); ++c) {
     const Oid described = capped.columns[c].second;
     if ((!capped.guarded[c] || described < kFirstUserOid) &&
@@ -252,12 +253,14 @@ void StatementRun::findCuts(const PGresult* r) {
   const CappedStatement* capped = request_.capped;
   if (capped == nullptr) return;
   const int n = static_cast<int>(keys_.size());
+  // The NULL map is a boolean array, "{f,t,...}": the flag of the g-th guarded column is at
+  // 1 + 2g (see capAtSource).
   const std::string_view nulls(PQgetvalue(r, 0, n), static_cast<std::size_t>(PQgetlength(r, 0, n)));
   std::size_t g = 0;  // index of the column among the guarded ones
   for (int c = 0; c < n; ++c) {
     cut_row_[c] = false;
     if (!capped->guarded[c]) continue;
-    const bool was_null = g < nulls.size() && nulls[g] == '1';
+    const bool was_null = 1 + 2 * g < nulls.size() && nulls[1 + 2 * g] == 't';
     ++g;
     cut_row_[c] = PQgetisnull(r, 0, c) != 0 ? !was_null
                                             : static_cast<std::uint64_t>(PQgetlength(r, 0, c)) >

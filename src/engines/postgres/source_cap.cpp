@@ -87,18 +87,21 @@ CappedStatement capAtSource(std::string_view statement,
       select += c;
     } else {
       select += "CASE WHEN " + overCap(m, c, cap) + " THEN NULL ELSE " + c + " END";
-      nulls += (nulls.empty() ? "" : ", ") + ("CASE WHEN " + c + " IS NULL THEN '1' ELSE '0' END");
+      nulls += c + " IS NULL, ";
     }
     select += " AS " + quoteIdentifier(columns[i].first);
     aliases += (i == 0 ? "c" : ", c") + std::to_string(i + 1);
   }
-  // The end marker, always NULL (concat skips it), is named after the statement's columns: a
-  // column more in the statement (a table altered under SELECT * since the description) makes
-  // the name ambiguous, one fewer leaves an alias without a column; either fails the call, which
-  // is then described again (Runtime::callQuery).
-  nulls += (nulls.empty() ? "" : ", ") + std::string("q.") + std::string(kEndColumn);
+  // The end marker, always NULL (the map's last element, always true), is named after the
+  // statement's columns: a column more in the statement (a table altered under SELECT * since the
+  // description) makes the name ambiguous, one fewer leaves an alias without a column; either
+  // fails the call, which is then described again (Runtime::callQuery). The map is an array of
+  // IS NULL tests: no function call (the executor compiles the wrapper's expressions again for
+  // every call, and checks the EXECUTE privilege of each function they call), and no output
+  // function per element while the row is built, as concat() of text flags had.
+  nulls += "q." + std::string(kEndColumn) + " IS NULL";
   select += columns.empty() ? "SELECT " : ", ";
-  select += "pg_catalog.concat(" + nulls + ") AS " + std::string(kNullsColumn);
+  select += "ARRAY[" + nulls + "] AS " + std::string(kNullsColumn);
   aliases += (aliases.empty() ? "" : ", ") + std::string(kEndColumn);
   // The statement on lines of its own (a trailing line comment in it ends before the wrapper's
   // closing parenthesis), without the semicolons that may end it.

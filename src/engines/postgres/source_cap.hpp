@@ -7,21 +7,23 @@
 //          CASE WHEN pg_catalog.octet_length(q.c2) OPERATOR(pg_catalog.>) 262144
 //               THEN NULL ELSE q.c2 END AS "body",
 //          ...,
-//          pg_catalog.concat(CASE WHEN q.c2 IS NULL THEN '1' ELSE '0' END, ..., q.mcpdb_end)
-//            AS mcpdb_nulls
+//          ARRAY[q.c2 IS NULL, ..., q.mcpdb_end IS NULL] AS mcpdb_nulls
 //   FROM (SELECT *, NULL AS mcpdb_end FROM (
 //   <statement>
 //   ) AS s OFFSET 0) AS q(c1, c2, ..., mcpdb_end)
 //
-// A guarded column comes back NULL when its value was over the cap; the last column says which of
-// them were NULL in the statement's own result, so that a cut value is told from a NULL one (the
+// A guarded column comes back NULL when its value was over the cap; the last column, a boolean
+// array ("{f,t,...,t}": the g-th guarded column's flag, then the end marker's), says which of them
+// were NULL in the statement's own result, so that a cut value is told from a NULL one (the
 // executor drops it before the result is built). The always-NULL end marker makes the wrapper fail
 // when the statement's columns are no longer those described. OFFSET 0 keeps the statement from
 // being merged into the wrapper: it runs exactly as configured, each of its expressions once per
-// row, in its own order. The wrapper calls only pg_catalog built-ins (octet_length, format, concat,
-// the integer comparison) and, through format('%s'), each column type's output function, which
+// row, in its own order. The wrapper calls only pg_catalog built-ins (octet_length, format, the
+// integer comparison) and, through format('%s'), each column type's output function, which
 // sending the value would call anyway: nothing the read-only proof of the statement has not
-// covered.
+// covered. Its cost is per call even with the plan cached: PostgreSQL compiles its expressions
+// and checks EXECUTE on each function in them for every execution, so it calls as few functions
+// as it can (the NULL map none).
 
 #include <cstdint>
 #include <string>

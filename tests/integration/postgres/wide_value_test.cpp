@@ -53,6 +53,13 @@ postgres:
       statement: SELECT repeat('v', $1::int) AS v
       parameters: [{name: n, type: integer, description: Length.}]
       limits: {max_bytes: 4096}
+    mixed:
+      description: Cut values and NULLs side by side, between passed-through columns.
+      statement: >-
+        SELECT NULL::text AS a, 1 AS i, repeat('x', $1::int) AS b, NULL::text[] AS c, 2 AS j,
+        ARRAY[repeat('y', $1::int)] AS d, 'e'::text AS e, NULL::jsonb AS f
+      parameters: [{name: n, type: integer, description: Length.}]
+      limits: {max_bytes: 4096}
     prepared:
       description: The connection's prepared statements.
       statement: SELECT statement FROM pg_prepared_statements ORDER BY statement
@@ -133,6 +140,27 @@ TEST_F(PostgresWideValue, DuplicateColumnNamesAreCutByTheirOwnKeys) {
   EXPECT_EQ(small->structured["rows"], Json::parse(R"([{"id": 1, "t": "small", "t_2": "small"}])"));
   EXPECT_FALSE(small->structured.contains("cut"));
   EXPECT_EQ(small->structured["truncated"], false);
+}
+
+// The NULL map tells each guarded column's cut from its NULL by the column's own place: cut
+// values and NULLs of the statement alternate, with passed-through columns between them.
+TEST_F(PostgresWideValue, CutsAndNullsInOneRowAreToldApartColumnByColumn) {
+  auto rt = makeRuntime(kYaml);
+  auto over = call(*rt, "mixed", Json{{"n", 5000}});
+  ASSERT_TRUE(over.ok()) << over.error().message;
+  EXPECT_EQ(over->structured["rows"],
+            Json::parse(R"([{"a": null, "i": 1, "b": null, "c": null, "j": 2, "d": null,
+                             "e": "e", "f": null}])"));
+  EXPECT_EQ(cutOf(over), Json::parse(R"([{"row": 0, "column": "b"}, {"row": 0, "column": "d"}])"));
+  EXPECT_EQ(over->structured["truncated"], true);
+  auto under = call(*rt, "mixed", Json{{"n", 10}});
+  ASSERT_TRUE(under.ok()) << under.error().message;
+  EXPECT_EQ(under->structured["rows"],
+            Json::parse(R"([{"a": null, "i": 1, "b": "xxxxxxxxxx", "c": null, "j": 2,
+                             "d": ["yyyyyyyyyy"], "e": "e", "f": null}])"));
+  EXPECT_FALSE(under->structured.contains("cut"));
+  EXPECT_EQ(under->structured["truncated"], false);
+  expectPreparedWrapper(*rt, "ARRAY[repeat('y', $1::int)] AS d");
 }
 
 // Exactly at the cap: not cut (its row, a few bytes more as JSON, meets the row budget and

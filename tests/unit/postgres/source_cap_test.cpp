@@ -30,10 +30,8 @@ TEST(SourceCap, WrapsEachColumnByItsType) {
             "OPERATOR(pg_catalog.>) 262144 THEN NULL ELSE q.c5 END AS \"doc\", "
             "CASE WHEN pg_catalog.octet_length(pg_catalog.format('%s', q.c6)) "
             "OPERATOR(pg_catalog.>) 262144 THEN NULL ELSE q.c6 END AS \"tags\", "
-            "pg_catalog.concat(CASE WHEN q.c2 IS NULL THEN '1' ELSE '0' END, "
-            "CASE WHEN q.c4 IS NULL THEN '1' ELSE '0' END, "
-            "CASE WHEN q.c5 IS NULL THEN '1' ELSE '0' END, "
-            "CASE WHEN q.c6 IS NULL THEN '1' ELSE '0' END, q.mcpdb_end) AS mcpdb_nulls "
+            "ARRAY[q.c2 IS NULL, q.c4 IS NULL, q.c5 IS NULL, q.c6 IS NULL, "
+            "q.mcpdb_end IS NULL] AS mcpdb_nulls "
             "FROM (SELECT *, NULL AS mcpdb_end FROM (\n"
             "SELECT id, body, n, data, doc, tags FROM t WHERE id = $1\n"
             ") AS s OFFSET 0) AS q(c1, c2, c3, c4, c5, c6, mcpdb_end)");
@@ -55,7 +53,7 @@ TEST(SourceCap, ABoundedTypeIsGuardedUnderASmallerCap) {
   // No guarded column: the NULL map is empty, and the statement still runs inside the wrapper.
   const CappedStatement none = capAtSource("SELECT i FROM t", {{"i", oid::kInt4}}, kCap);
   EXPECT_EQ(none.sql,
-            "SELECT q.c1 AS \"i\", pg_catalog.concat(q.mcpdb_end) AS mcpdb_nulls "
+            "SELECT q.c1 AS \"i\", ARRAY[q.mcpdb_end IS NULL] AS mcpdb_nulls "
             "FROM (SELECT *, NULL AS mcpdb_end FROM (\nSELECT i FROM t\n) AS s OFFSET 0) "
             "AS q(c1, mcpdb_end)");
 }
