@@ -168,6 +168,12 @@ postgres:
       description: Rows of a table another session locks.
       statement: SELECT x FROM )" +
                       schema_ + ".t\n");
+    // The pool's one connection open and idle, so that no call here must connect (a hand-on).
+    {
+      auto lease = rt_->pool().acquire(Clock::now() + 5s, std::stop_token{});
+      ASSERT_TRUE(lease.ok()) << lease.error().message;
+    }
+    ASSERT_EQ(rt_->pool().openCount(), 1U);
     locker_.reset(PQconnectdb(requireEnv("MCPDB_PG_ADMIN_DSN").c_str()));
     ASSERT_EQ(PQstatus(locker_.get()), CONNECTION_OK);
   }
@@ -208,6 +214,11 @@ postgres:
 // The first call describes its statement for the byte cap (Runtime::cappedStatement): the
 // description waits on the lock.
 TEST_F(PostgresCallWaitsOnALock, DescribingTheStatementWatchesTheCallsWaits) {
+  // The guardrail's verdict on the statement remembered (a first check hands on: it waits for the
+  // guard's parser thread), without describing it.
+  ASSERT_TRUE(rt_->run("SELECT x FROM " + schema_ + ".t", BoundParams{}, Limits{},
+                       std::stop_token{}, Clock::now() + 5s)
+                  .ok());
   callWhileLocked();
 }
 
