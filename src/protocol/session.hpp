@@ -88,8 +88,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // How a tools/call that passed admission runs: by default a job on the worker pool. A transport
   // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp);
   // the function takes the job or returns false, which answers the call as busy. Set before
-  // the first message. `watches_input` is the tool's Tool::watches_input.
-  using Dispatch = std::function<bool(std::function<void()>& job, bool watches_input)>;
+  // the first message. `honours_waits` is the tool's Tool::honours_waits: the job may be given
+  // the runner's CallWaits (common/call_waits.hpp), which reach the call's context.
+  using Dispatch = std::function<bool(CallJob& job, bool honours_waits)>;
   void setDispatch(Dispatch dispatch) { dispatch_ = std::move(dispatch); }
 
   // Sends a notifications/message to the client when it asked for this level (logging/setLevel).
@@ -153,10 +154,11 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string key;  // the id, serialised: its entry in in_flight_
     // Whose bulkhead it takes and whose timeout bounds its wait (null: none).
     const Tool* tool = nullptr;
-    bool watches_input = false;
+    bool honours_waits = false;  // the tool's Tool::honours_waits
     // The work, on a worker: its stop token, its source's slot (null: none; released by the
-    // work) and the deadline it had when it came, when it waited for the slot (else max()).
-    std::function<void(const std::stop_token&, Bulkhead::Slot*, Clock::time_point)> run;
+    // work), the deadline it had when it came, when it waited for the slot (else max()), and
+    // what its runner offers it while it waits (null: nothing).
+    std::function<void(const std::stop_token&, Bulkhead::Slot*, Clock::time_point, CallWaits*)> run;
     // The answer of a request that never ran (serialised; ignored for NotRun::Cancelled, which
     // has none); it also audits, where the request is audited.
     std::function<std::string(const Unrun&)> unrun;
@@ -173,7 +175,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // full (`work` kept).
   enum class SlotWait { Now, Queued, Full };
   SlotWait waitForSlot(Bulkhead& bulkhead, Clock::time_point deadline, const std::stop_token& stop,
-                       const std::shared_ptr<Bulkhead::Slot>& slot, std::function<void()>& work,
+                       const std::shared_ptr<Bulkhead::Slot>& slot, CallJob& work,
                        const std::function<void(NotRun)>& ended);
   // Ends request `key` without an answer (cancelled).
   void endUnanswered(const std::string& key, const std::shared_ptr<Outbox>& out);
@@ -196,10 +198,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // ---- tools/call (session_calls.cpp)
   struct Call;
   void callTool(const Json& id, Json& params, const std::shared_ptr<Outbox>& out, bool modern);
+  // `waits`: what the call's runner offers it while it waits (null: nothing).
   void runCall(const Call& call, const std::stop_token& stop, Bulkhead::Slot* slot,
-               Clock::time_point deadline);
+               Clock::time_point deadline, CallWaits* waits);
   CallContext callContext(const Call& call, const std::stop_token& stop, Clock::time_point started,
-                          Clock::time_point deadline) const;
+                          Clock::time_point deadline, CallWaits* waits) const;
   Result<ToolOutput> invokeTool(const Call& call, CallContext& ctx) const;
   std::string callAnswer(const Call& call, const Result<ToolOutput>& result,
                          CallRecord& record) const;

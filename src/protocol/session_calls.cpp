@@ -108,10 +108,10 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
       Job{.id = id,
           .key = key,
           .tool = tool.get(),
-          .watches_input = tool->watches_input,
+          .honours_waits = tool->honours_waits,
           .run = [self, call = std::move(call)](
-                     const std::stop_token& stop, Bulkhead::Slot* slot,
-                     Clock::time_point deadline) { self->runCall(call, stop, slot, deadline); },
+                     const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline,
+                     CallWaits* waits) { self->runCall(call, stop, slot, deadline, waits); },
           .unrun =
               [self, id, modern, record = std::move(record)](const Unrun& unrun) {
                 return self->callNotRunAnswer(id, modern, unrun, record);
@@ -130,7 +130,7 @@ std::string Session::callNotRunAnswer(const Json& id, bool modern, const Unrun& 
 }
 
 void Session::runCall(const Call& call, const std::stop_token& stop, Bulkhead::Slot* slot,
-                      Clock::time_point deadline) {
+                      Clock::time_point deadline, CallWaits* waits) {
   const auto started = Clock::now();
   CallRecord record{.client_id = principal_.client_id,
                     .tool = call.tool->name,
@@ -140,7 +140,7 @@ void Session::runCall(const Call& call, const std::stop_token& stop, Bulkhead::S
     if (slot != nullptr) slot->release();
     return endCancelledCall(call, std::move(record));
   }
-  CallContext ctx = callContext(call, stop, started, deadline);
+  CallContext ctx = callContext(call, stop, started, deadline, waits);
   // The result's memory is held from before the call until its answer is written, and given back
   // before the call counts as finished (drain() and the next call see it returned).
   auto held = core_.resultMemory().tryReserve(kResultCopies * ctx.limits.max_bytes);
@@ -170,9 +170,12 @@ void Session::endCancelledCall(const Call& call, CallRecord record) {
 }
 
 CallContext Session::callContext(const Call& call, const std::stop_token& stop,
-                                 Clock::time_point started, Clock::time_point deadline) const {
+                                 Clock::time_point started, Clock::time_point deadline,
+                                 CallWaits* waits) const {
   CallContext ctx;
   ctx.stop = stop;
+  // Only a tool that promised to honour them gets them (a runner may offer them to any call).
+  if (call.tool->honours_waits) ctx.waits = waits;
   ctx.deadline = std::min(started + call.tool->limits.timeout, deadline);
   ctx.limits = call.tool->limits;
   ctx.principal = principal_;

@@ -38,8 +38,8 @@ void Session::dispatch(Job job, std::stop_source source, const std::shared_ptr<O
   // A request that waits for its source's slot keeps the deadline it had when it came.
   const bool waits = slot && !*slot;
   const Clock::time_point deadline = waits ? Clock::now() + timeout : Clock::time_point::max();
-  std::function<void()> work = [run = std::move(job.run), stop, on_gone, slot, deadline] {
-    run(stop, slot.get(), deadline);
+  CallJob work = [run = std::move(job.run), stop, on_gone, slot, deadline](CallWaits* offered) {
+    run(stop, slot.get(), deadline, offered);
   };
   auto self = shared_from_this();
   if (waits) {
@@ -64,7 +64,7 @@ void Session::dispatch(Job job, std::stop_source source, const std::shared_ptr<O
     }
   }
   const bool queued =
-      dispatch_ ? dispatch_(work, job.watches_input) : core_.pool().trySubmit(std::move(work));
+      dispatch_ ? dispatch_(work, job.honours_waits) : core_.pool().trySubmit(std::move(work));
   if (!queued) {
     if (slot) slot->release();
     std::string line = job.unrun(Unrun{NotRun::Busy, false, {}, bulkhead, timeout});
@@ -75,18 +75,17 @@ void Session::dispatch(Job job, std::stop_source source, const std::shared_ptr<O
 
 Session::SlotWait Session::waitForSlot(Bulkhead& bulkhead, Clock::time_point deadline,
                                        const std::stop_token& stop,
-                                       const std::shared_ptr<Bulkhead::Slot>& slot,
-                                       std::function<void()>& work,
+                                       const std::shared_ptr<Bulkhead::Slot>& slot, CallJob& work,
                                        const std::function<void(NotRun)>& ended) {
   // The work is moved into the queue only when it waits there.
-  auto held = std::make_shared<std::function<void()>>(std::move(work));
+  auto held = std::make_shared<CallJob>(std::move(work));
   using Hook = std::stop_callback<std::function<void()>>;
   auto hook = std::make_shared<std::unique_ptr<Hook>>();  // set once the ticket is known
   Bulkhead::Waiter waiter;
   waiter.granted = [held, slot, ended, hook, pool = &core_.pool()](Bulkhead::Slot given) {
     // On the thread that gave the slot back: the request goes to a worker holding it.
     *slot = std::move(given);
-    if (!pool->trySubmit([held] { (*held)(); })) {
+    if (!pool->trySubmit([held](CallWaits* offered) { (*held)(offered); })) {
       slot->release();
       ended(NotRun::Busy);
     }

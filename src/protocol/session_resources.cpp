@@ -29,7 +29,8 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
   const Tool* described = core_.registry().find(resource->tools.front());
   auto self = shared_from_this();
   auto run = [self, id, key = id.dump(), resource, out, modern, described](
-                 const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline) {
+                 const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline,
+                 CallWaits* /*waits*/) {  // offered only to tools that honour them: never here
     CallContext ctx;
     ctx.stop = stop;
     if (described != nullptr) ctx.limits = described->limits;

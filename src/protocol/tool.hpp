@@ -8,6 +8,7 @@
 #include <stop_token>
 #include <string>
 
+#include "common/call_waits.hpp"
 #include "common/fence.hpp"
 #include "common/json.hpp"
 #include "common/limits.hpp"
@@ -44,6 +45,9 @@ struct CallContext {
     if (deadline == std::chrono::steady_clock::time_point{}) return by_timeout;
     return std::min(deadline, by_timeout);
   }
+  // What the call owes its runner while it waits (common/call_waits.hpp): set only when the
+  // runner offers it and the tool honours it (Tool::honours_waits); null otherwise.
+  CallWaits* waits = nullptr;
   // Reports progress when the client sent a progress token; a no-op otherwise.
   std::function<void(double progress, std::optional<double> total, const std::string& message)>
       progress = [](double, std::optional<double>, const std::string&) {};
@@ -76,10 +80,10 @@ struct Tool {
   Json output_schema;  // JSON Schema of structuredContent
   Limits limits;       // effective limits for this tool
   ToolHandler handler;
-  // The handler keeps the input_watch contract (common/input_watch.hpp): it watches the reader's
-  // descriptors while it sleeps and releases the reading role before blocking otherwise, so a
-  // stdio reader may run it without handing its role on first.
-  bool watches_input = false;
+  // The handler honours CallContext::waits (common/call_waits.hpp): it watches their descriptors
+  // while it sleeps and hands on before blocking otherwise, so a runner with other work of its
+  // own (a stdio reader) may run it without passing that work on first.
+  bool honours_waits = false;
   // Whether its text content is fenced as untrusted data (common/fence.hpp); Inherit takes the
   // server's setting.
   Fence fence = Fence::Inherit;

@@ -12,7 +12,7 @@ WorkerPool::~WorkerPool() {
   shutdown();
 }
 
-bool WorkerPool::trySubmit(std::function<void()> job) {
+bool WorkerPool::trySubmit(CallJob job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // At most `threads` running plus `max_queue` waiting.
@@ -65,7 +65,7 @@ void WorkerPool::shutdown() {
 
 void WorkerPool::run() {
   for (;;) {
-    std::function<void()> job;
+    CallJob job;
     {
       std::unique_lock<std::mutex> lock(mu_);
       // A queued job waits while inline jobs hold every slot (tryAcquireSlot).
@@ -75,7 +75,7 @@ void WorkerPool::run() {
       queue_.pop_front();
       ++busy_;
     }
-    job();
+    job(nullptr);  // a worker has nothing else to do while the call waits
     std::lock_guard<std::mutex> lock(mu_);
     --busy_;
   }

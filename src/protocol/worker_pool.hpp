@@ -7,7 +7,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/call_waits.hpp"
+
 namespace mcpdb::protocol {
+
+// A call's work as its runner runs it: `waits` is what the runner offers the call while it waits
+// (common/call_waits.hpp), null when the runner has no other work (a pool worker).
+using CallJob = std::function<void(CallWaits* waits)>;
 
 // A fixed pool of threads with a bounded queue, so slow tool calls never block the reader
 // (ping, cancellation) and a flood of calls is refused instead of queued without bound.
@@ -18,8 +24,8 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // False when the queue is full or the pool is shutting down.
-  bool trySubmit(std::function<void()> job);
+  // False when the queue is full or the pool is shutting down. A worker runs `job(nullptr)`.
+  bool trySubmit(CallJob job);
   // Takes one of the pool's slots for a job the caller runs on its own thread (the stdio reader
   // that read a call runs it itself: see transport/stdio). Inline jobs count against the same
   // cap as pooled ones, so `threads` stays the bound on concurrent calls. False when every slot
@@ -38,7 +44,7 @@ class WorkerPool {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<CallJob> queue_;
   std::size_t max_queue_;
   std::size_t capacity_;  // the thread count, fixed before any thread starts
   std::size_t busy_ = 0;  // jobs running, on a worker or inline

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "common/input_watch.hpp"
 #include "engines/postgres/sqlstate.hpp"
 
 namespace mcpdb::postgres {
@@ -135,24 +134,23 @@ int Waiter::nextWait() {
 }
 
 bool Waiter::awaitInput(int timeout) {
-  // The server's socket, and while this thread holds a stdio reader's role, the reader's
-  // descriptors: input waiting there hands the role on (common/input_watch.hpp).
+  // The server's socket, and until the call hands on, its runner's descriptors: input waiting
+  // there hands on (common/call_waits.hpp).
   pollfd pfds[3] = {{PQsocket(conn_), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
   if (pfds[0].fd < 0) {
     lost();
     return false;
   }
-  const input_watch::Watch* watch = input_watch::current();
-  if (watch != nullptr) {
-    pfds[1].fd = watch->fds[0];
-    pfds[2].fd = watch->fds[1];
+  nfds_t watched = 0;  // of the runner's descriptors
+  if (waits_ != nullptr) {
+    for (const int fd : waits_->fds()) pfds[1 + watched++].fd = fd;
   }
-  const int n = ::poll(pfds, watch != nullptr ? 3 : 1, timeout);
+  const int n = ::poll(pfds, 1 + watched, timeout);
   if (n < 0 && errno != EINTR) {
     lost();
     return false;
   }
-  if (watch != nullptr && (pfds[1].revents | pfds[2].revents) != 0) input_watch::release();
+  if (watched > 0 && (pfds[1].revents | pfds[2].revents) != 0) waits_->handOn();
   if (n > 0 && pfds[0].revents != 0 && PQconsumeInput(conn_) == 0) {
     lost();
     return false;
@@ -169,7 +167,7 @@ void Waiter::cancel(Why why) {
 }
 
 void Waiter::resendCancel() {
-  input_watch::release();  // PQcancel connects to the server: a wait it cannot watch
+  handOn(waits_);  // PQcancel connects to the server: a wait it cannot watch
   char err[256];
   (void)PQcancel(cancel_, err, sizeof err);  // err may name the host: not used
   last_cancel_ = Clock::now();

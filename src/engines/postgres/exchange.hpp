@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/call_waits.hpp"
 #include "common/result.hpp"
 #include "engines/postgres/executor.hpp"
 #include "engines/postgres/pool.hpp"
@@ -38,12 +39,19 @@ Error lostConnection();
 Result<Idle> readyToSend(PGconn* conn, const std::stop_token& stop, Clock::time_point deadline,
                          ExecOutcome& outcome, std::string_view what);
 
-// Waits for the results of the commands in flight, honouring stop and deadline by PQcancel.
+// Waits for the results of the commands in flight, honouring stop and deadline by PQcancel, and
+// the call's waits (`waits`, may be null): their descriptors are watched beside the server's
+// socket, and handed on when input arrives there or before a cancel request connects.
 class Waiter {
  public:
   Waiter(PGconn* conn, PGcancel* cancel, const std::stop_token& stop, Clock::time_point deadline,
-         ExecOutcome& outcome)
-      : conn_(conn), cancel_(cancel), stop_(stop), deadline_(deadline), outcome_(outcome) {}
+         CallWaits* waits, ExecOutcome& outcome)
+      : conn_(conn),
+        cancel_(cancel),
+        stop_(stop),
+        deadline_(deadline),
+        waits_(waits),
+        outcome_(outcome) {}
 
   // The next result, or null when the command is complete (or the connection is lost / stuck:
   // then failed() is true).
@@ -73,6 +81,7 @@ class Waiter {
   Clock::time_point deadline_;
   Clock::time_point cancel_deadline_{};
   Clock::time_point last_cancel_{};
+  CallWaits* waits_;
   ExecOutcome& outcome_;
   Why why_ = Why::None;
   bool cleanup_ = false;
@@ -95,10 +104,10 @@ class CancelOnStop {
 class Exchange {
  public:
   Exchange(PGconn* conn, PGcancel* cancel, const std::stop_token& stop, Clock::time_point deadline,
-           ExecOutcome& outcome)
+           CallWaits* waits, ExecOutcome& outcome)
       : conn_(conn),
         outcome_(outcome),
-        waiter_(conn, cancel, stop, deadline, outcome),
+        waiter_(conn, cancel, stop, deadline, waits, outcome),
         on_stop_(stop, cancel) {}
 
   PGconn* conn() const { return conn_; }

@@ -468,7 +468,7 @@ auto runBatch(PGconn* conn, PGcancel* cancel, const Request& request, ExecOutcom
               std::string_view what) -> decltype(std::declval<Run&>().finish()) {
   const auto ready = readyToSend(conn, request.stop, request.deadline, outcome, what);
   if (!ready) return ready.error();
-  Exchange ex(conn, cancel, request.stop, request.deadline, outcome);
+  Exchange ex(conn, cancel, request.stop, request.deadline, request.waits, outcome);
   if (auto st = ex.enterPipeline(); !st) return st.error();
   Run run(ex, request);
   if (!run.send()) return ex.unsent();

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/call_waits.hpp"
 #include "common/json.hpp"
 #include "common/limits.hpp"
 #include "common/result.hpp"
@@ -69,6 +70,9 @@ struct ExecRequest {
   // statement's own types, and a guarded value that is over the byte cap (cut at the source for
   // the tool's cap, or here for a narrower call's) is returned as null and listed in `cut`.
   const CappedStatement* capped = nullptr;
+  // What the call owes its runner while it waits for the server (common/call_waits.hpp); null:
+  // nothing.
+  CallWaits* waits = nullptr;
 };
 
 // BEGIN READ ONLY; the statement through the extended protocol with its parameters bound;
@@ -97,6 +101,7 @@ struct DescribeRequest {
   std::span<const Oid> param_types;  // the types a call binds; 0 lets the server infer one
   const std::stop_token& stop;
   Clock::time_point deadline;
+  CallWaits* waits = nullptr;  // as ExecRequest::waits
 };
 
 // Describes the statement without executing it: BEGIN READ ONLY; Parse as the connection's

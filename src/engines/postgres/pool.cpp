@@ -4,7 +4,6 @@
 
 #include <cstring>
 
-#include "common/input_watch.hpp"
 #include "engines/postgres/sqlstate.hpp"
 
 namespace mcpdb::postgres {
@@ -164,7 +163,8 @@ void Pool::discoverTypes(PGconn* conn) {
   types_known_ = true;
 }
 
-Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_token& stop) {
+Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_token& stop,
+                                  CallWaits* waits) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
@@ -188,11 +188,11 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
                          "all " + std::to_string(settings_.size) +
                              " PostgreSQL connections are busy; retry shortly");
       }
-      // About to sleep: a stdio reader's role held by this thread goes to another reader first
-      // (common/input_watch.hpp). Wake at least every 100 ms to look at the stop token.
-      if (input_watch::current() != nullptr) {
+      // About to sleep: the call hands its runner's other work on first (common/call_waits.hpp;
+      // the hook may take locks of its own). Wake at least every 100 ms to look at the stop token.
+      if (waits != nullptr && !waits->handedOn()) {
         lock.unlock();
-        input_watch::release();
+        waits->handOn();
         lock.lock();
         continue;
       }
@@ -200,8 +200,8 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
     }
   }
   // A slot is reserved: connect outside the lock. Connecting (and an IAM token) waits in ways
-  // that do not watch a stdio reader's descriptors: hand its role on first.
-  input_watch::release();
+  // that do not watch the call's descriptors: hand on first.
+  handOn(waits);
   auto params = params_();
   if (!params) {
     release(nullptr, false);

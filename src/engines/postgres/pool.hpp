@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/call_waits.hpp"
 #include "common/handle.hpp"
 #include "common/result.hpp"
 #include "engines/postgres/conninfo.hpp"
@@ -96,8 +97,10 @@ class Pool {
   };
 
   // A healthy idle connection, or a new one when fewer than `size` are open; waits for a free one
-  // until the deadline (ResourceExhausted), honours `stop` (Cancelled).
-  Result<Lease> acquire(Clock::time_point deadline, const std::stop_token& stop);
+  // until the deadline (ResourceExhausted), honours `stop` (Cancelled). Hands `waits` (may be
+  // null) on before it sleeps or connects: neither watches their descriptors.
+  Result<Lease> acquire(Clock::time_point deadline, const std::stop_token& stop,
+                        CallWaits* waits = nullptr);
   // Closes every idle connection (after one was found dead: the server may have restarted).
   void dropIdle();
   // Extension type OIDs (pgvector), known after the first connection.

@@ -10,7 +10,6 @@
 
 #include <cstdio>
 
-#include "common/input_watch.hpp"
 #include "embed/embedder.hpp"
 #include "engines/kit/module.hpp"
 #include "engines/postgres/analysis.hpp"
@@ -63,8 +62,8 @@ Runtime::Runtime(Settings section, Env env, TokenSource token)
 }
 
 Result<Pool::Lease> Runtime::leaseConnection(Clock::time_point deadline,
-                                             const std::stop_token& stop) {
-  auto leased = pool_->acquire(deadline, stop);
+                                             const std::stop_token& stop, CallWaits* waits) {
+  auto leased = pool_->acquire(deadline, stop, waits);
   if (leased || source_.implicit) return leased;
   Error e = engines::kit::sourceError(leased.error().code, "PostgreSQL", source_.name,
                                       leased.error().message);
@@ -72,11 +71,12 @@ Result<Pool::Lease> Runtime::leaseConnection(Clock::time_point deadline,
   return e;
 }
 
-Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
+Result<std::size_t> Runtime::checkStatement(const std::string& sql, CallWaits* waits) {
   {
     std::shared_lock<std::shared_mutex> lock(allowed_mu_);
     if (auto it = allowed_.find(sql); it != allowed_.end()) return it->second;
   }
+  handOn(waits);  // the parser's thread may be busy with the proof's parses
   // The verdict is a pure function of the text: the same text gets the same verdict, so a lookup
   // by the whole text is the check (parsing costs about a hundred microseconds; the proof far
   // more).
@@ -91,29 +91,30 @@ Result<std::size_t> Runtime::checkStatement(const std::string& sql) {
 
 Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& params,
                                 const Limits& limits, const std::stop_token& stop,
-                                Clock::time_point deadline, bool prepare,
-                                const CappedStatement* capped, bool* reshaped) {
+                                Clock::time_point deadline, const RunOptions& options) {
+  const CappedStatement* capped = options.capped;
   const std::string& text = capped != nullptr ? capped->sql : sql;
   // Defence in depth: the template was checked at startup; it is checked again before every run.
-  auto placeholders = checkStatement(text);
+  auto placeholders = checkStatement(text, options.waits);
   if (!placeholders) return placeholders.error();
   if (*placeholders != params.values.size()) {
     return makeError(Code::Internal,
                      "the statement's placeholders do not match its bound parameters");
   }
   for (int attempt = 0;; ++attempt) {
-    auto lease = leaseConnection(deadline, stop);
+    auto lease = leaseConnection(deadline, stop, options.waits);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    const ExecRequest request{
-        .sql = text,
-        .params = params,
-        .limits = limits,
-        .stop = stop,
-        .deadline = deadline,
-        .types = pool_->types(),
-        .prepared = section_.pool.prepared_statements && prepare ? lease->prepared() : nullptr,
-        .capped = capped};
+    const bool prepare = section_.pool.prepared_statements && options.prepare;
+    const ExecRequest request{.sql = text,
+                              .params = params,
+                              .limits = limits,
+                              .stop = stop,
+                              .deadline = deadline,
+                              .types = pool_->types(),
+                              .prepared = prepare ? lease->prepared() : nullptr,
+                              .capped = capped,
+                              .waits = options.waits};
     auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
@@ -122,7 +123,7 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
       pool_->dropIdle();
       continue;
     }
-    if (reshaped != nullptr) *reshaped = outcome.reshaped;
+    if (options.reshaped != nullptr) *options.reshaped = outcome.reshaped;
     return r;
   }
 }
@@ -185,7 +186,7 @@ Result<std::vector<Json>> Runtime::catalogQuery(const Json& request, const std::
   params.add(request.dump(), oid::kJsonb);
   // Not prepared: it runs once per proof, and a plan of it on every connection is waste.
   auto r = run(proof::kCatalogSql, params, limits, stop, Clock::now() + limits.timeout,
-               /*prepare=*/false);
+               {.prepare = false});
   if (!r) return r.error();
   if (r->truncated) {
     return makeError(Code::ResourceExhausted, "the catalog answer was too large to prove");
@@ -400,7 +401,8 @@ std::shared_ptr<const proof::Report> Runtime::usableProof() {
 // wait of every call that waited for it with that failure; after one, the next attempt is made
 // no sooner than a second later (requestReproof), and calls meanwhile fail at once.
 Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::time_point deadline,
-                                                                      const std::stop_token& stop) {
+                                                                      const std::stop_token& stop,
+                                                                      CallWaits* waits) {
   const auto expired = [this] {
     // The call's own deadline passed while it waited (as the first call of a short-timeout tool
     // on a cold server would have timed out waiting for the first proof): a timeout, retryable.
@@ -417,9 +419,8 @@ Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::tim
       return *reprove_error_;
     lock.unlock();
     if (auto current = usableProof()) return current;  // asks for one when none may be used
-    // About to wait on the prover: a stdio reader's role held by this thread goes to another
-    // reader first (common/input_watch.hpp).
-    input_watch::release();
+    // About to wait on the prover, which watches nothing of the call's: hand on first.
+    handOn(waits);
     lock.lock();
     if (!proved_cv_.wait_until(lock, stop, deadline, [&] { return reprove_done_ != seen; })) {
       if (stop.stop_requested()) return makeError(Code::Cancelled, "the call was cancelled");
@@ -431,10 +432,10 @@ Result<std::shared_ptr<const proof::Report>> Runtime::awaitFreshProof(Clock::tim
 }
 
 Status Runtime::requireProof(const std::string& sql, Clock::time_point deadline,
-                             const std::stop_token& stop) {
+                             const std::stop_token& stop, CallWaits* waits) {
   std::shared_ptr<const proof::Report> current = usableProof();
   if (!current) {
-    auto made = awaitFreshProof(deadline, stop);
+    auto made = awaitFreshProof(deadline, stop, waits);
     if (!made) return made.error();
     current = *made;
   }
@@ -510,21 +511,25 @@ bool carriesDatabaseText(std::string_view statement, const Json& columns) {
 Result<StatementShape> Runtime::describeStatement(const std::string& sql,
                                                   const std::vector<Oid>& param_types,
                                                   const std::stop_token& stop,
-                                                  Clock::time_point deadline) {
-  auto placeholders = checkStatement(sql);
+                                                  Clock::time_point deadline, CallWaits* waits) {
+  auto placeholders = checkStatement(sql, waits);
   if (!placeholders) return placeholders.error();
   if (*placeholders != param_types.size()) {
     return makeError(Code::Internal,
                      "the statement's placeholders do not match its bound parameters");
   }
-  if (auto proved = requireProof(sql, deadline, stop); !proved) return proved.error();
+  if (auto proved = requireProof(sql, deadline, stop, waits); !proved) return proved.error();
   for (int attempt = 0;; ++attempt) {
-    auto lease = leaseConnection(deadline, stop);
+    auto lease = leaseConnection(deadline, stop, waits);
     if (!lease) return lease.error();
     ExecOutcome outcome;
-    auto r = describeReadOnly(
-        lease->conn(), lease->cancel(),
-        {.sql = sql, .param_types = param_types, .stop = stop, .deadline = deadline}, outcome);
+    auto r = describeReadOnly(lease->conn(), lease->cancel(),
+                              {.sql = sql,
+                               .param_types = param_types,
+                               .stop = stop,
+                               .deadline = deadline,
+                               .waits = waits},
+                              outcome);
     if (outcome.broken) lease->markBroken();
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       pool_->dropIdle();  // as run(): the pooled connection was dead before anything was sent
@@ -552,7 +557,7 @@ Result<std::map<Oid, std::string>> Runtime::typeNames(const std::vector<Oid>& oi
   auto r =
       run("SELECT t.oid::pg_catalog.int8 AS oid, pg_catalog.format_type(t.oid, NULL) AS name "
           "FROM pg_catalog.pg_type t WHERE t.oid = ANY($1)",
-          params, limits, stop, deadline, /*prepare=*/false);
+          params, limits, stop, deadline, {.prepare = false});
   if (!r) return r.error();
   for (const Json& row : r->rows) {
     if (row.value("oid", Json()).is_number_integer() && row.value("name", Json()).is_string())
@@ -563,7 +568,8 @@ Result<std::map<Oid, std::string>> Runtime::typeNames(const std::vector<Oid>& oi
 
 Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
     const std::string& tool, const std::string& statement, std::uint64_t cap,
-    const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline) {
+    const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline,
+    CallWaits* waits) {
   std::shared_ptr<const proof::Report> proof;
   {
     std::shared_lock<std::shared_mutex> lock(proof_mu_);
@@ -574,12 +580,12 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
     if (auto it = capped_.find(statement); it != capped_.end() && it->second.proof == proof)
       return it->second.statement;
   }
-  auto shape = describeStatement(statement, params.types, stop, deadline);
+  auto shape = describeStatement(statement, params.types, stop, deadline, waits);
   if (!shape) return shape.error();
   auto capped =
       std::make_shared<const CappedStatement>(capAtSource(statement, shape->columns, cap));
   std::shared_ptr<const CappedStatement> use = capped;
-  if (!checkStatement(capped->sql)) {
+  if (!checkStatement(capped->sql, waits)) {
     // A statement the wrapper cannot hold (e.g. one ending in a semicolon and a comment).
     std::fprintf(stderr,
                  "[postgres] tool %s: its values are capped as they arrive, not in the database "
@@ -595,13 +601,14 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
 Result<ExecResult> Runtime::runCapped(const std::string& tool, const std::string& statement,
                                       std::uint64_t cap, const BoundParams& params,
                                       const Limits& limits, const std::stop_token& stop,
-                                      Clock::time_point deadline) {
+                                      Clock::time_point deadline, CallWaits* waits) {
   Result<ExecResult> r = Error{Code::Internal, ""};
   for (int attempt = 0;; ++attempt) {
-    auto capped = cappedStatement(tool, statement, cap, params, stop, deadline);
+    auto capped = cappedStatement(tool, statement, cap, params, stop, deadline, waits);
     if (!capped) return capped.error();
     bool reshaped = false;
-    r = run(statement, params, limits, stop, deadline, /*prepare=*/true, capped->get(), &reshaped);
+    r = run(statement, params, limits, stop, deadline,
+            {.capped = capped->get(), .reshaped = &reshaped, .waits = waits});
     if (r || !*capped) break;
     forgetCapped(statement);  // described again by the next call
     // The statement's columns changed under the wrapper: nothing was returned; this call
@@ -622,10 +629,10 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (!params) return params.error();
   const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
-  if (auto proved = requireProof(tool.statement, deadline, ctx.stop); !proved)
+  if (auto proved = requireProof(tool.statement, deadline, ctx.stop, ctx.waits); !proved)
     return proved.error();
   Result<ExecResult> r = runCapped(tool.name, tool.statement, tool.limits.max_bytes, *params,
-                                   limits, ctx.stop, deadline);
+                                   limits, ctx.stop, deadline, ctx.waits);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
@@ -638,7 +645,8 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
 }
 
 Status Runtime::checkModel(const embed::Embedder& embedder, const Limits& limits,
-                           const std::stop_token& stop, Clock::time_point deadline) {
+                           const std::stop_token& stop, Clock::time_point deadline,
+                           CallWaits* waits) {
   const SemanticSearch& s = section_.search;
   if (s.model_statement.empty()) return {};
   const std::string want = embedder.modelId() + "/" + std::to_string(embedder.dimension());
@@ -648,7 +656,7 @@ Status Runtime::checkModel(const embed::Embedder& embedder, const Limits& limits
   }
   Limits l = limits;
   l.max_rows = 2;
-  auto r = run(s.model_statement, BoundParams{}, l, stop, deadline);
+  auto r = run(s.model_statement, BoundParams{}, l, stop, deadline, {.waits = waits});
   if (!r) return r.error();
   if (r->rows.empty()) {
     return makeError(
@@ -726,6 +734,9 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
 
   if (!embedder_fn)
     return makeError(Code::FailedPrecondition, "semantic search is unavailable: no embedder");
+  // Loading the model (on first use) and embedding the query are long steps that watch none of
+  // the call's descriptors: hand on before them.
+  handOn(ctx.waits);
   auto embedder = embedder_fn();
   if (!embedder) {
     return makeError(Code::FailedPrecondition,
@@ -733,12 +744,14 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   }
   const Limits& limits = ctx.limits;  // the call's, built once by the session
   const Clock::time_point deadline = ctx.deadlineFor(limits);
-  if (auto proved = requireProof(s.statement, deadline, ctx.stop); !proved) return proved.error();
+  if (auto proved = requireProof(s.statement, deadline, ctx.stop, ctx.waits); !proved)
+    return proved.error();
   if (!s.model_statement.empty()) {
-    if (auto model = requireProof(s.model_statement, deadline, ctx.stop); !model)
+    if (auto model = requireProof(s.model_statement, deadline, ctx.stop, ctx.waits); !model)
       return model.error();
   }
-  if (auto st = checkModel(**embedder, limits, ctx.stop, deadline); !st) return st.error();
+  if (auto st = checkModel(**embedder, limits, ctx.stop, deadline, ctx.waits); !st)
+    return st.error();
   auto vec = (*embedder)->embedOne(*query);
   if (!vec) return vec.error();
   if (vec->size() != (*embedder)->dimension())
@@ -755,7 +768,8 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
 
   // The byte cap at the source, as a query tool's: a matched document's text longer than the cap
   // stays in the database (cut, null in its row).
-  auto r = runCapped(s.tool, s.statement, s.limits.max_bytes, params, limits, ctx.stop, deadline);
+  auto r = runCapped(s.tool, s.statement, s.limits.max_bytes, params, limits, ctx.stop, deadline,
+                     ctx.waits);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;

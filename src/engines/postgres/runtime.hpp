@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/call_waits.hpp"
 #include "common/env.hpp"
 #include "common/json.hpp"
 #include "common/result.hpp"
@@ -48,6 +49,18 @@ bool mitigatedByProof(const Json& rows, std::string_view managed);
 enum class ProofAge { Fresh, Refresh, Expired };
 ProofAge judgeProofAge(Clock::duration age, std::chrono::seconds interval, bool new_connection);
 
+// How Runtime::run runs a statement, besides its bounds.
+struct RunOptions {
+  // false: never as a pooled prepared statement (for rare statements, e.g. the proof's).
+  bool prepare = true;
+  // Run its wrapper of the statement instead (source_cap.hpp), the guardrail verdict on that.
+  const CappedStatement* capped = nullptr;
+  // When given, tells a failure because the wrapper no longer fits the statement.
+  bool* reshaped = nullptr;
+  // What the call owes its runner while it waits (common/call_waits.hpp); null: nothing.
+  CallWaits* waits = nullptr;
+};
+
 class Runtime {
  public:
   // Serves one source: `section.sources.front()` (the implicit default when there is none) with
@@ -59,16 +72,13 @@ class Runtime {
   // The one execution path of every call: the guardrail verdict on `sql` (again, right before
   // running it), a pooled connection, executeReadOnly. When a pooled connection turns out dead
   // before anything ran (e.g. the server restarted), idle connections are dropped and the call is
-  // retried once on a new connection.
-  // `prepare` false: never as a pooled prepared statement (for rare statements, e.g. the proof's).
-  // `capped`: run its wrapper of `sql` instead (source_cap.hpp), the guardrail verdict on that;
-  // `reshaped` (when given) tells a failure because the wrapper no longer fits the statement.
+  // retried once on a new connection. `options`: see RunOptions.
   Result<ExecResult> run(const std::string& sql, const BoundParams& params, const Limits& limits,
                          const std::stop_token& stop, Clock::time_point deadline,
-                         bool prepare = true, const CappedStatement* capped = nullptr,
-                         bool* reshaped = nullptr);
+                         const RunOptions& options = {});
 
-  // Tool handlers (never throw).
+  // Tool handlers (never throw). Each honours ctx.waits (common/call_waits.hpp): every wait on
+  // its path watches their descriptors or hands on first.
   Result<protocol::ToolOutput> callQuery(const QueryTool& tool, const Json& arguments,
                                          protocol::CallContext& ctx);
   Result<protocol::ToolOutput> callSearch(const Json& arguments, protocol::CallContext& ctx,
@@ -76,10 +86,12 @@ class Runtime {
 
   // Describes `sql` as a call would run it, without running it (schema resources): the guardrail
   // verdict, the read-only proof (a refused statement fails closed, as its tool call does), a
-  // pooled connection, describeReadOnly. `param_types` are the types a call binds.
+  // pooled connection, describeReadOnly. `param_types` are the types a call binds. `waits`: as
+  // RunOptions::waits.
   Result<StatementShape> describeStatement(const std::string& sql,
                                            const std::vector<Oid>& param_types,
-                                           const std::stop_token& stop, Clock::time_point deadline);
+                                           const std::stop_token& stop, Clock::time_point deadline,
+                                           CallWaits* waits = nullptr);
   // PostgreSQL's own names (format_type) of the types `oids`, for those typeName() does not know
   // (enums, domains, extension types); one catalog query through run(), never prepared.
   Result<std::map<Oid, std::string>> typeNames(const std::vector<Oid>& oids,
@@ -104,9 +116,10 @@ class Runtime {
   // proof older than the interval: a call that finds one waits for the background prover (one
   // proof for every waiting call) until `deadline` or `stop`, and fails closed (Unavailable) when
   // the proof is not made by then or the attempt fails. Ok when `sql` is proved read-only;
-  // PermissionDenied naming the object and the reason when it is refused.
+  // PermissionDenied naming the object and the reason when it is refused. A call that must wait
+  // hands `waits` (may be null) on first.
   Status requireProof(const std::string& sql, Clock::time_point deadline = noDeadline(),
-                      const std::stop_token& stop = {});
+                      const std::stop_token& stop = {}, CallWaits* waits = nullptr);
   // Makes a fresh proof of every configured statement now (doctor, startup, tests).
   Result<std::shared_ptr<const proof::Report>> proveNow(const std::stop_token& stop = {});
   // Makes a fresh proof and reports it as one finding ("pg.proof"): Ok with its figures, a Warning
@@ -134,28 +147,34 @@ class Runtime {
   const Source& source() const { return source_; }
 
  private:
-  // A pooled connection; a declared source's errors say which source failed.
-  Result<Pool::Lease> leaseConnection(Clock::time_point deadline, const std::stop_token& stop);
+  // A pooled connection; a declared source's errors say which source failed. `waits`: as
+  // Pool::acquire's.
+  Result<Pool::Lease> leaseConnection(Clock::time_point deadline, const std::stop_token& stop,
+                                      CallWaits* waits = nullptr);
   // A tool's statement wrapped for the tool's byte cap `cap` (source_cap.hpp), from its
   // description (one round trip, made again under each new proof or after a failed call); null
   // when the wrapper does not pass the guardrail (then the statement runs as written, its values
   // capped only as they arrive). `tool` names it in the operator's note.
   Result<std::shared_ptr<const CappedStatement>> cappedStatement(
       const std::string& tool, const std::string& statement, std::uint64_t cap,
-      const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline);
+      const BoundParams& params, const std::stop_token& stop, Clock::time_point deadline,
+      CallWaits* waits);
   // Runs a tool's statement (a query tool's or the semantic search's) under the byte cap at the
   // source: wrapped for `cap`, described again and run once more when its columns changed under
   // the wrapper (nothing was returned).
   Result<ExecResult> runCapped(const std::string& tool, const std::string& statement,
                                std::uint64_t cap, const BoundParams& params, const Limits& limits,
-                               const std::stop_token& stop, Clock::time_point deadline);
+                               const std::stop_token& stop, Clock::time_point deadline,
+                               CallWaits* waits);
   void forgetCapped(const std::string& sql);
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
-                    const std::stop_token& stop, Clock::time_point deadline);
+                    const std::stop_token& stop, Clock::time_point deadline, CallWaits* waits);
 
   // The guardrail verdict of `sql`: its placeholder count when allowed. Allowed statements are
   // remembered (by their whole text; refusals never are), so checking one again is a lookup.
-  Result<std::size_t> checkStatement(const std::string& sql);
+  // A statement not remembered is parsed on the guard's one parser thread, which the proof uses
+  // too: `waits` (may be null) are handed on before waiting for it.
+  Result<std::size_t> checkStatement(const std::string& sql, CallWaits* waits = nullptr);
   // proveNow() with prove_mu_ already held; `stop` ends its catalog queries early.
   Result<std::shared_ptr<const proof::Report>> proveLocked(const std::stop_token& stop = {});
   // Writes each refusal of `now` that `before` did not have to stderr (the operator's log).
@@ -168,7 +187,8 @@ class Runtime {
   std::shared_ptr<const proof::Report> usableProof();
   // Waits for the background prover to make a proof a call may use, until `deadline` or `stop`.
   Result<std::shared_ptr<const proof::Report>> awaitFreshProof(Clock::time_point deadline,
-                                                               const std::stop_token& stop);
+                                                               const std::stop_token& stop,
+                                                               CallWaits* waits);
   // What requireProof's default deadline stands for: an hour from now (no call waits longer).
   static Clock::time_point noDeadline() { return Clock::now() + std::chrono::hours(1); }
 

@@ -32,9 +32,10 @@ Result<protocol::Tool> queryTool(const QueryTool& t, const std::string& source,
     ctx.audit.source = source;
     return rt->callQuery(*tool, args, ctx);
   };
-  // Its only sleeps are the executor's poll(), which watches the reader's descriptors, and the
-  // pool's waits, which release the reading role first.
-  out.watches_input = true;
+  // Honours ctx.waits (Runtime::callQuery): its sleeps in poll() watch their descriptors, and
+  // every other wait on its path (a pooled connection, the proof, the guard's parser) hands on
+  // first.
+  out.honours_waits = true;
   if (auto st = checkSchemas(out); !st) return st.error();
   return out;
 }

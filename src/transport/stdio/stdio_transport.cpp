@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/input_watch.hpp"
+#include "common/call_waits.hpp"
 #include "common/signals.hpp"
 #include "protocol/jsonrpc.hpp"
 
@@ -67,10 +67,11 @@ namespace {
 // worker pool as before; either way reading (pings, cancellations) never waits for a call, and
 // the pool's thread count stays the bound on concurrent calls (WorkerPool::tryAcquireSlot).
 //
-// A call of a tool that keeps the input_watch contract (Tool::watches_input), read when nothing
-// else is buffered, is run without handing the role on first: the call watches stdin and the
-// signal pipe while it sleeps and hands the role on (input_watch::release) when either has
-// something to read, or before it blocks otherwise. A call that ends first leaves its thread
+// A call of a tool that honours its runner's waits (Tool::honours_waits), read when nothing else
+// is buffered, is run without handing the role on first: its context carries a CallWaits
+// (common/call_waits.hpp) of stdin and the signal pipe, which the call watches while it sleeps,
+// and whose hand-on passes the reading role to another reader when either has something to read,
+// or before the call blocks otherwise. A call that ends first leaves its thread
 // leading, so a client that waits for each answer before its next call wakes no other reader at
 // all (one wake-up and two context switches less per call).
 class Readers {
@@ -87,7 +88,7 @@ class Readers {
 
   StopReason run() {
     session_.setDispatch(
-        [this](std::function<void()>& job, bool watches) { return dispatch(job, watches); });
+        [this](protocol::CallJob& job, bool honours) { return dispatch(job, honours); });
     std::vector<std::thread> threads;
     threads.reserve(readers_);
     for (std::size_t i = 0; i < readers_; ++i) threads.emplace_back([this] { follow(); });
@@ -114,8 +115,8 @@ class Readers {
   static constexpr std::size_t kChunk = 65536;
 
   // A reader thread: waits to lead, leads until it takes a call or reading stops, then runs the
-  // call it took (a follower leads meanwhile, or, for a watching call, once the call releases the
-  // role) and waits to lead again (or, when it never released the role, leads on).
+  // call it took (a follower leads meanwhile, or, for a call that honours its waits, once it hands
+  // the role on) and waits to lead again (or, when it never handed the role on, leads on).
   void follow() {
     std::unique_lock<std::mutex> lock(mu_);
     // Held until the wait below, so run() sees every reader waiting once they all started.
@@ -134,35 +135,26 @@ class Readers {
   }
 
   // Leads until a call is taken or reading stops, and runs the call. True when this thread still
-  // holds the reading role afterwards (a watching call that never released it).
+  // holds the reading role afterwards (a call that honoured its waits and never handed it on).
   bool leadAndRun() {
     lead();
-    std::function<void()> job = std::move(taken_);
+    protocol::CallJob job = std::move(taken_);
     taken_ = nullptr;
-    const bool watches = taken_watches_;
-    taken_watches_ = false;
+    const bool honours = taken_honours_;
+    taken_honours_ = false;
     // Only when nothing read is left unhandled: bytes already in the buffer would not wake a poll.
-    if (!job || !watches || pos_ < len_ || !buffer_.empty() || discarding_ || stopping()) {
+    if (!job || !honours || pos_ < len_ || !buffer_.empty() || discarding_ || stopping()) {
       handOff();
       if (job) {
-        job();
+        job(nullptr);
         pool_.releaseSlot();
       }
       return false;
     }
-    bool released = false;
-    input_watch::Watch watch;
-    watch.fds = {options_.in_fd, options_.signal_fd};
-    watch.release = [this, &released] {
-      released = true;
-      handOff();
-    };
-    {
-      input_watch::Scope scope(watch);
-      job();
-    }
+    CallWaits waits({options_.in_fd, options_.signal_fd}, [this] { handOff(); });
+    job(&waits);
     pool_.releaseSlot();
-    if (released) return false;
+    if (waits.handedOn()) return false;
     if (stopping()) {
       handOff();
       return false;
@@ -184,7 +176,7 @@ class Readers {
     return stopped_;
   }
 
-  bool dispatch(std::function<void()>& job, bool watches) {
+  bool dispatch(protocol::CallJob& job, bool honours) {
     // Called only from handleText, that is on the leader. One call is taken per turn; the rest
     // of a batch goes to the pool.
     bool follower = false;
@@ -194,7 +186,7 @@ class Readers {
     }
     if (follower && pool_.tryAcquireSlot()) {
       taken_ = std::move(job);
-      taken_watches_ = watches;
+      taken_honours_ = honours;
       return true;
     }
     return pool_.trySubmit(std::move(job));
@@ -306,12 +298,12 @@ class Readers {
 
   // The leader's state: touched only by the thread that leads, handed over under mu_.
   std::unique_ptr<char[]> chunk_;
-  std::size_t pos_ = 0;          // the next unhandled byte of chunk_
-  std::size_t len_ = 0;          // bytes of chunk_ read
-  std::string buffer_;           // a line split across reads
-  bool discarding_ = false;      // inside an over-long line: drop bytes until its newline
-  std::function<void()> taken_;  // the call the leader took to run itself
-  bool taken_watches_ = false;   // ... and its tool keeps the input_watch contract
+  std::size_t pos_ = 0;         // the next unhandled byte of chunk_
+  std::size_t len_ = 0;         // bytes of chunk_ read
+  std::string buffer_;          // a line split across reads
+  bool discarding_ = false;     // inside an over-long line: drop bytes until its newline
+  protocol::CallJob taken_;     // the call the leader took to run itself
+  bool taken_honours_ = false;  // ... and its tool honours its runner's waits
 };
 
 }  // namespace

@@ -229,9 +229,11 @@ std::shared_ptr<Runtime> makeRuntime(const std::string& yaml) {
 }
 
 Result<protocol::ToolOutput> call(Runtime& rt, const std::string& tool, const Json& args,
-                                  std::stop_token stop, std::optional<Limits> limits) {
+                                  std::stop_token stop, std::optional<Limits> limits,
+                                  CallWaits* waits) {
   protocol::CallContext ctx;
   ctx.stop = std::move(stop);
+  ctx.waits = waits;
   for (const auto& t : rt.section().tools) {
     if (t.name != tool) continue;
     ctx.limits = limits.value_or(t.limits);

@@ -53,10 +53,12 @@ std::shared_ptr<Runtime> makeRuntime(const std::string& yaml, const Env& env);
 // Same, on the reader's environment.
 std::shared_ptr<Runtime> makeRuntime(const std::string& yaml);
 
-// Calls the named query tool of the runtime.
+// Calls the named query tool of the runtime (`waits`: what its runner offers the call, as
+// CallContext::waits).
 Result<protocol::ToolOutput> call(Runtime& rt, const std::string& tool, const Json& args,
                                   std::stop_token stop = {},
-                                  std::optional<Limits> limits = std::nullopt);
+                                  std::optional<Limits> limits = std::nullopt,
+                                  CallWaits* waits = nullptr);
 
 // Deterministic 4-dimensional embedder: a query mentioning "database" points at doc a, etc.
 class FakeEmbedder final : public embed::Embedder {

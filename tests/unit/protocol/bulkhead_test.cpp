@@ -884,9 +884,9 @@ TEST(SessionBulkhead, ATransportsOwnDispatchIsHeldToTheLimit) {
   auto s = srv.session();
   std::vector<std::thread> threads;
   std::mutex mu;
-  s->setDispatch([&](std::function<void()>& job, bool) {
+  s->setDispatch([&](CallJob& job, bool) {
     std::lock_guard<std::mutex> lock(mu);
-    threads.emplace_back(std::move(job));
+    threads.emplace_back(std::move(job), nullptr);
     return true;
   });
   auto out = std::make_shared<Outbox_>();

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -772,6 +773,56 @@ TEST(Session, DrainWaitsForEveryAnswerToBeWritten) {
     session->drain(std::chrono::seconds(10));
     EXPECT_EQ(out->answers.load(), 1) << params;
   }
+}
+
+// A runner that offers waits to every call it runs (CallWaits): the session hands them on to the
+// context of a tool that honours them only, and tells the runner which kind each call is.
+TEST(Session, OnlyAToolThatHonoursWaitsSeesTheRunnersWaits) {
+  auto reg = testing::makeFakeRegistry();
+  std::mutex mu;
+  std::map<std::string, CallWaits*> seen;  // by tool: the context's waits
+  for (const bool honours : {false, true}) {
+    Tool t;
+    t.name = honours ? "honouring" : "plain";
+    t.engine = "fake";
+    t.input_schema = {
+        {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
+    t.honours_waits = honours;
+    t.handler = [&mu, &seen, name = t.name](const Json&, CallContext& ctx) -> Result<ToolOutput> {
+      std::lock_guard<std::mutex> lock(mu);
+      seen[name] = ctx.waits;
+      return ToolOutput{Json{{"ok", true}}, 0};
+    };
+    ASSERT_TRUE(reg->add(t));
+  }
+  ServerCore core(ServerOptions{}, reg);
+  auto session = std::make_shared<Session>(core, Principal{});
+  auto out = std::make_shared<CollectingOutbox>();
+  CallWaits offered({-1, -1}, [] {});
+  std::vector<bool> told;  // honours_waits, per dispatched call
+  session->setDispatch([&](CallJob& job, bool honours) {
+    told.push_back(honours);
+    job(&offered);  // run here, as a stdio reader does
+    return true;
+  });
+  session->handleText(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+      out);
+  session->handleText(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", out);
+  for (const char* name : {"plain", "honouring"}) {
+    session->handleText(std::string(R"({"jsonrpc":"2.0","id":")") + name +
+                            R"(","method":"tools/call","params":{"name":")" + name +
+                            R"(","arguments":{}}})",
+                        out);
+  }
+  out->waitFor(3);
+  session->setDispatch(nullptr);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(seen.size(), 2U);
+  EXPECT_EQ(seen["plain"], nullptr) << "a tool that never promised to honour waits got them";
+  EXPECT_EQ(seen["honouring"], &offered);
+  EXPECT_EQ(told, (std::vector<bool>{false, true}));
 }
 
 }  // namespace

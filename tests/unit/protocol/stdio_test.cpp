@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/input_watch.hpp"
+#include "common/call_waits.hpp"
 #include "fake_tools.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/session.hpp"
@@ -62,9 +62,9 @@ struct Probe {
   std::vector<std::thread::id> watching_threads;  // one per "where_watching" call
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
-  std::atomic<int> watched{0};        // "where_watching" calls that found an input watch
-  std::atomic<int> plain_watched{0};  // "where" calls that did (none should)
-  // "wait_watching": whether it found a watch, saw input on it, and may return.
+  std::atomic<int> watched{0};        // "where_watching" calls whose context had waits
+  std::atomic<int> plain_watched{0};  // "where" calls whose context did (none should)
+  // "wait_watching": whether its context had waits, it saw input on them, and may return.
   std::atomic<bool> had_watch{false};
   std::atomic<bool> saw_input{false};
   std::atomic<bool> may_return{false};
@@ -77,11 +77,11 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   where.engine = "fake";
   where.input_schema = {
       {"type", "object"}, {"properties", Json::object()}, {"additionalProperties", false}};
-  // Records the thread a call ran on and whether it found an input watch.
+  // Records the thread a call ran on and whether its context had waits.
   const auto recorder = [&probe](std::vector<std::thread::id>& threads, std::atomic<int>& watched) {
-    return [&probe, &threads, &watched](const Json&,
-                                        protocol::CallContext&) -> Result<protocol::ToolOutput> {
-      if (input_watch::current() != nullptr) ++watched;
+    return [&probe, &threads, &watched](
+               const Json&, protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+      if (ctx.waits != nullptr) ++watched;
       std::lock_guard<std::mutex> lock(probe.mu);
       threads.push_back(std::this_thread::get_id());
       return protocol::ToolOutput{Json{{"ok", true}}, 0};
@@ -101,25 +101,27 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
   };
   EXPECT_TRUE(reg->add(busy));
-  // Tools that keep the input_watch contract.
+  // Tools that honour their runner's waits.
   protocol::Tool where_watching = where;
   where_watching.name = "where_watching";
-  where_watching.watches_input = true;
+  where_watching.honours_waits = true;
   where_watching.handler = recorder(probe.watching_threads, probe.watched);
   EXPECT_TRUE(reg->add(where_watching));
-  // Sleeps as an engine would: in poll() on the watch's descriptors (up to 5 s), releases the
-  // reading role when input arrives, then waits until the test lets it return.
+  // Sleeps as an engine would: in poll() on the waits' descriptors (up to 5 s), hands on when
+  // input arrives, then waits until the test lets it return.
   protocol::Tool wait_watching = where_watching;
   wait_watching.name = "wait_watching";
   wait_watching.handler = [&probe](const Json&,
-                                   protocol::CallContext&) -> Result<protocol::ToolOutput> {
-    const input_watch::Watch* w = input_watch::current();
+                                   protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+    CallWaits* w = ctx.waits;
     probe.had_watch = w != nullptr;
     if (w != nullptr) {
-      pollfd fds[2] = {{w->fds[0], POLLIN, 0}, {w->fds[1], POLLIN, 0}};
-      if (::poll(fds, 2, 5000) > 0) {
+      pollfd fds[2] = {{-1, POLLIN, 0}, {-1, POLLIN, 0}};
+      nfds_t n = 0;
+      for (const int fd : w->fds()) fds[n++].fd = fd;
+      if (::poll(fds, n, 5000) > 0) {
         probe.saw_input = true;
-        input_watch::release();
+        w->handOn();
       }
     }
     for (int i = 0; i < 500 && !probe.may_return; ++i) std::this_thread::sleep_for(10ms);
@@ -228,7 +230,7 @@ TEST(StdioReaders, ACallRunsOnTheThreadThatReadIt) {
   std::mutex ids_mu;
   std::set<std::thread::id> pool_ids;
   for (std::size_t i = 0; i < kWorkers; ++i) {
-    ASSERT_TRUE(server.core().pool().trySubmit([&] {
+    ASSERT_TRUE(server.core().pool().trySubmit([&](CallWaits*) {
       {
         std::lock_guard<std::mutex> lock(ids_mu);
         pool_ids.insert(std::this_thread::get_id());
@@ -329,11 +331,11 @@ TEST(StdioReaders, FramingSurvivesLeadershipPassingMidRead) {
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
-// A tool that keeps the input_watch contract runs on the reader that read it without that reader
+// A tool that honours its runner's waits runs on the reader that read it without that reader
 // handing its role on: when the call never waits, the same thread reads and runs every call of a
-// client that waits for each answer. Plain tools run without the watch (the role was handed on).
+// client that waits for each answer. Plain tools run without waits (the role was handed on).
 // From the first call on: readers start leading only once every one of them waits.
-TEST(StdioReaders, AWatchingCallThatNeverWaitsKeepsTheReadingRole) {
+TEST(StdioReaders, ACallHonouringWaitsThatNeverWaitsKeepsTheReadingRole) {
   Probe probe;
   StdioServer server(4, 4, 3, probe);
   for (int i = 1; i <= 20; ++i) {
@@ -352,14 +354,14 @@ TEST(StdioReaders, AWatchingCallThatNeverWaitsKeepsTheReadingRole) {
                 .size(),
             1u)
       << "the reading role moved between calls that never waited";
-  EXPECT_EQ(probe.watched.load(), 20) << "a watching call ran without the watch";
-  EXPECT_EQ(probe.plain_watched.load(), 0) << "a plain call ran with the watch";
+  EXPECT_EQ(probe.watched.load(), 20) << "a call honouring waits ran without them";
+  EXPECT_EQ(probe.plain_watched.load(), 0) << "a plain call ran with waits";
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
-// While a watching call sleeps, input on stdin makes it hand the reading role on: a ping sent
-// during the call is answered before the call ends.
-TEST(StdioReaders, AWatchingCallHandsTheRoleOnWhenInputArrives) {
+// While a call honouring its waits sleeps, input on stdin makes it hand the reading role on: a
+// ping sent during the call is answered before the call ends.
+TEST(StdioReaders, ACallHonouringWaitsHandsTheRoleOnWhenInputArrives) {
   Probe probe;
   StdioServer server(2, 4, 2, probe);
   server.write(call(1, "wait_watching"));
