@@ -1,10 +1,12 @@
 // libFuzzer target: JSON-RPC framing and MCP dispatch (everything a client controls on stdio and
-// HTTP: both parse through protocol::parseMessage), and the lone-surrogate repair before parsing.
+// HTTP: both parse through protocol::parseMessage), the lone-surrogate repair before parsing, and
+// the JSON text the server writes back.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
+#include "common/row_budget.hpp"
 #include "protocol/jsonrpc.hpp"
 
 #include "../../unit/protocol/fake_tools.hpp"
@@ -12,9 +14,17 @@
 
 namespace {
 
+// Our writer of JSON text (common/json_text.hpp) writes and counts exactly what the library's
+// serializer writes, for any value a client can make the server parse or answer.
+void checkJsonText(const mcpdb::Json& v) {
+  const std::string want = v.dump(-1, ' ', false, mcpdb::Json::error_handler_t::replace);
+  if (mcpdb::protocol::serialize(v) != want) __builtin_trap();
+  if (mcpdb::serializedSize(v) != want.size()) __builtin_trap();
+}
+
 class NullOutbox : public mcpdb::protocol::Outbox {
  public:
-  void send(const mcpdb::Json& message) override { (void)mcpdb::protocol::serialize(message); }
+  void send(const mcpdb::Json& message) override { checkJsonText(message); }
 };
 
 mcpdb::protocol::ServerCore& core() {
@@ -53,6 +63,7 @@ void checkClassification(std::string_view line,
   auto parsed = p::parseMessage(line, core().options().parse);
   if (!parsed.message) return;
   mcpdb::Json& m = *parsed.message;
+  checkJsonText(m);
   const p::Classified c = p::classify(m);
   if (c.batch != m.is_array()) __builtin_trap();
   if (!c.batch && (c.answered != p::getsAnswer(m) || c.tool_call != p::isToolCall(m)))
