@@ -7,8 +7,8 @@
 #include <chrono>
 
 #include "app/app.hpp"
+#include "common/json_text.hpp"
 #include "observe/audit_log.hpp"
-#include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::app {
 namespace {
@@ -24,7 +24,7 @@ class JsonLineFormatter final : public spdlog::formatter {
     const auto level = spdlog::level::to_string_view(msg.level);
     line.append(level.data(), level.size());
     line += R"(","message":)";
-    protocol::appendJsonString(line, std::string_view(msg.payload.data(), msg.payload.size()));
+    appendJsonString(line, std::string_view(msg.payload.data(), msg.payload.size()));
     line += "}\n";
     dest.append(line.data(), line.data() + line.size());
   }

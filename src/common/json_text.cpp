@@ -109,6 +109,11 @@ std::string jsonText(const Json& v) {
   return out;
 }
 
+void appendJsonString(std::string& out, std::string_view s) {
+  Writer w{out};
+  string(w, s, nullptr);
+}
+
 std::size_t jsonTextSize(const Json& v) {
   Counter c;
   walk(c, v);

@@ -7,6 +7,7 @@
 // that reason; exactness is tested against the library (tests/unit/common/json_text_test.cpp).
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "common/json.hpp"
 
@@ -18,5 +19,8 @@ void appendJsonText(std::string& out, const Json& v);
 std::string jsonText(const Json& v);
 // The size of v's compact text, without building it.
 std::size_t jsonTextSize(const Json& v);
+// Appends `s` as the JSON string literal the library writes for it (invalid UTF-8 replaced): for
+// text written into a line by hand (log and audit lines).
+void appendJsonString(std::string& out, std::string_view s);
 
 }  // namespace mcpdb

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "common/json.hpp"
+#include "common/json_text.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::observe {
@@ -61,7 +62,7 @@ void appendField(std::string& out, std::string_view key, std::string_view value)
   out.push_back('"');
   out.append(key);
   out.append("\":");
-  protocol::appendJsonString(out, value);
+  appendJsonString(out, value);
 }
 
 // Tool names of unknown tools are agent text: they never reach the log.

@@ -1,5 +1,6 @@
 #include "protocol/answers.hpp"
 
+#include "common/json_escape.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::protocol {
@@ -74,11 +75,11 @@ std::string callSuccessLine(const CallSuccess& call) {
   line.append(R"("content":[{"text":")");
   if (call.fenced) {
     const std::string nonce = fenceNonce();
-    appendJsonEscapedUtf8(line, fenceOpening(nonce));
-    appendJsonEscapedUtf8(line, call.structured);
-    appendJsonEscapedUtf8(line, fenceClosing(nonce));
+    appendJsonEscaped(line, fenceOpening(nonce));
+    appendJsonEscaped(line, call.structured);
+    appendJsonEscaped(line, fenceClosing(nonce));
   } else {
-    appendJsonEscapedUtf8(line, call.structured);
+    appendJsonEscaped(line, call.structured);
   }
   line.append(R"(","type":"text"}],"isError":false,)");
   if (call.modern) line.append(R"("resultType":"complete",)");

@@ -1,6 +1,5 @@
 #include "protocol/jsonrpc.hpp"
 
-#include "common/json_escape.hpp"
 #include "common/json_text.hpp"
 
 namespace mcpdb::protocol {
@@ -148,25 +147,6 @@ Json makeNotification(std::string_view method, Json params) {
 
 std::string serialize(const Json& message) {
   return jsonText(message);  // the library's text, written faster (common/json_text.hpp)
-}
-
-void appendJsonStringUtf8(std::string& out, std::string_view s) {
-  out.push_back('"');
-  appendJsonEscapedUtf8(out, s);
-  out.push_back('"');
-}
-
-void appendJsonEscapedUtf8(std::string& out, std::string_view s) {
-  appendJsonEscaped(out, s);
-}
-
-void appendJsonString(std::string& out, std::string_view s) {
-  if (!isAscii(s)) {
-    // Rare (agent text with non-ASCII bytes): let the library validate and replace.
-    out.append(serialize(Json(std::string(s))));
-    return;
-  }
-  appendJsonStringUtf8(out, s);
 }
 
 std::string serializedResultResponse(const Json& id, std::string_view result_json) {

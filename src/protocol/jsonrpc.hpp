@@ -47,16 +47,6 @@ Json makeNotification(std::string_view method, Json params);
 // Serialises for the wire: compact, one line, invalid UTF-8 replaced (never throws).
 std::string serialize(const Json& message);
 
-// Appends `s` as a JSON string literal (quotes included), byte for byte as serialize() would
-// write it. `s` must be valid UTF-8 (e.g. text serialize() produced); control characters, quotes
-// and backslashes are escaped, everything else is copied.
-void appendJsonStringUtf8(std::string& out, std::string_view s);
-// The same without the quotes: `s` escaped as inside a JSON string literal, so that one literal
-// can be written in parts.
-void appendJsonEscapedUtf8(std::string& out, std::string_view s);
-// The same for text of unknown origin: invalid UTF-8 is replaced as serialize() replaces it.
-void appendJsonString(std::string& out, std::string_view s);
-
 // The serialised response {"id":..,"jsonrpc":"2.0","result":<result_json>} around an already
 // serialised result, identical to serialize(makeResultResponse(id, result)).
 std::string serializedResultResponse(const Json& id, std::string_view result_json);

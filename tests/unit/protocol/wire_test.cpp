@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "common/json_text.hpp"
 #include "protocol/jsonrpc.hpp"
 #include "protocol/session.hpp"
 #include "transport/stdio/stdio_transport.hpp"
