@@ -19,7 +19,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libicu-dev
+  libopenblas-dev libicu-dev libjemalloc-dev
   openjdk-17-jre-headless iproute2 util-linux curl openssl
   gnuplot-nox hyperfine valgrind
 )

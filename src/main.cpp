@@ -9,17 +9,40 @@
 #include "auth/keys_command.hpp"
 #include "mcpdb_build_info.hpp"
 
+#ifdef MCPDB_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #ifndef MCPDB_VERSION
 #define MCPDB_VERSION "0.0.0"
 #endif
+
+namespace {
+
+// The allocator the binary runs on, for --version (release builds link jemalloc; sanitizer and
+// fuzz builds use the sanitizer's).
+std::string allocator() {
+#ifdef MCPDB_JEMALLOC
+  const char* version = nullptr;
+  std::size_t size = sizeof version;
+  if (mallctl("version", static_cast<void*>(&version), &size, nullptr, 0) == 0 &&
+      version != nullptr)
+    return std::string("jemalloc ") + version;
+  return "jemalloc";
+#else
+  return "default";
+#endif
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace mcpdb;
   CLI::App cli{
       "mcp-dbserver: read-only, least-privilege MCP access to PostgreSQL (+pgvector), "
       "MySQL/MariaDB, DynamoDB and MongoDB (+Atlas Vector Search)"};
-  cli.set_version_flag(
-      "--version", std::string("mcp-dbserver ") + MCPDB_VERSION + " (commit " + MCPDB_COMMIT + ")");
+  cli.set_version_flag("--version", std::string("mcp-dbserver ") + MCPDB_VERSION + " (commit " +
+                                        MCPDB_COMMIT + ")\nallocator: " + allocator());
   cli.footer(
       "Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid configuration, 4 self-check "
       "refused start,\n"

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "common/json.hpp"
 #include "common/json_text.hpp"
@@ -79,6 +81,58 @@ TEST(JsonEscape, EveryAsciiByteEscapesAsTheLibraryDoes) {
     out += '"';
     EXPECT_EQ(out, dumped(Json(s))) << "byte " << c;
     EXPECT_EQ(s.size() + jsonEscapeGrowth(s) + 2, dumped(Json(s)).size()) << "byte " << c;
+  }
+}
+
+// The reference the word scan is held to: byte by byte, as the library writes a string.
+std::string escapedByteByByte(std::string_view s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      const std::string two = c == '\b'   ? "b"
+                              : c == '\f' ? "f"
+                              : c == '\n' ? "n"
+                              : c == '\r' ? "r"
+                              : c == '\t' ? "t"
+                                          : "";
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "u%04x", c);
+      out += '\\';
+      out += two.empty() ? std::string(hex) : two;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// The escaper reads eight bytes at a time, and a byte's neighbours matter to the word tricks (a
+// borrow runs into the next byte up): every byte value at every position of up to three words,
+// among neighbours that borrow, nearly match a special byte or are not ASCII.
+TEST(JsonEscape, EveryByteAtEveryPositionOfAWord) {
+  const std::string neighbours("\x00\x01\x1f\x20\x21\x22\x23\x5b\x5c\x5d\x7f\x80\xff a", 15);
+  // Within one word, one word, one word and a tail, two words, three.
+  for (const int len : {1, 2, 3, 7, 8, 9, 15, 16, 17, 24}) {
+    for (int pos = 0; pos < len; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        for (const char n : neighbours) {
+          std::string s(static_cast<std::size_t>(len), n);
+          s[static_cast<std::size_t>(pos)] = static_cast<char>(c);
+          const std::string want = escapedByteByByte(s);
+          std::string out = "x";
+          appendJsonEscaped(out, s);
+          ASSERT_EQ(out.substr(1), want) << "len " << len << " pos " << pos << " byte " << c;
+          ASSERT_EQ(jsonEscapeGrowth(s), want.size() - s.size());
+          bool ascii = true;
+          for (const char b : s) ascii = ascii && static_cast<unsigned char>(b) < 0x80;
+          ASSERT_EQ(isAscii(s), ascii) << "len " << len << " pos " << pos << " byte " << c;
+        }
+      }
+    }
   }
 }
 
