@@ -1,6 +1,7 @@
 #include "common/json_escape.hpp"
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -100,31 +101,51 @@ std::size_t jsonEscapeGrowth(std::string_view s) {
   return growth;
 }
 
-// Two passes: the size first, so that the output grows once and the escapes are written in place
-// rather than appended piecewise (a result's JSON has a quote every few bytes). A word without a
-// byte to escape is copied whole; a word with one, byte by byte.
+// One pass. The output is grown ahead of the writing, by at least a word's worst case (eight
+// control characters, six bytes each, and a store's overhang) before each word, and cut to what was
+// written at the end: counting first would read the input twice. Words are stored whole (the bytes
+// past a run are overwritten by what follows), so a word with one quote costs a store, not eight
+// byte copies.
 void appendJsonEscaped(std::string& out, std::string_view s) {
-  const std::size_t growth = jsonEscapeGrowth(s);
-  if (growth == 0) {
-    out.append(s);
-    return;
-  }
+  static_assert(std::endian::native == std::endian::little, "a word's first byte is its lowest");
+  // A word's worst case, plus the whole-word store that may reach eight bytes past it.
+  constexpr std::size_t kWorstWord = 6 * 8 + 8;
   const std::size_t at = out.size();
-  out.resize(at + s.size() + growth);
+  out.resize(at + s.size() + s.size() / 8 + kWorstWord);
   char* w = out.data() + at;
+  char* limit = out.data() + out.size();
   const char* p = s.data();
   const char* end = p + s.size();
-  // The output left is never less than the input left, so a whole word always fits.
-  for (; end - p >= 8; p += 8) {
-    const std::uint64_t x = load8(p);
-    if ((quoteBytes(x) | controlBytes(x)) == 0) {
-      std::memcpy(w, p, 8);
-      w += 8;
-      continue;
+  for (; p < end; p += 8) {
+    if (limit - w < static_cast<std::ptrdiff_t>(kWorstWord)) {
+      const std::size_t written = static_cast<std::size_t>(w - out.data());
+      out.resize(written + static_cast<std::size_t>(end - p) * 2 + kWorstWord);
+      w = out.data() + written;
+      limit = out.data() + out.size();
     }
-    for (int i = 0; i < 8; ++i) w = put(w, p[i]);
+    if (end - p < 8) {  // the tail: byte by byte
+      for (; p < end; ++p) w = put(w, *p);
+      break;
+    }
+    const std::uint64_t x = load8(p);
+    std::uint64_t marks = quoteBytes(x) | controlBytes(x);
+    unsigned done = 0;  // bytes of this word written
+    while (marks != 0) {
+      const auto at_byte = static_cast<unsigned>(std::countr_zero(marks)) / 8;
+      const std::uint64_t rest = x >> (8 * done);
+      std::memcpy(w, &rest, 8);
+      w += at_byte - done;
+      w = writeEscape(w, static_cast<unsigned char>(p[at_byte]));
+      done = at_byte + 1;
+      marks &= marks - 1;
+    }
+    if (done < 8) {
+      const std::uint64_t rest = x >> (8 * done);
+      std::memcpy(w, &rest, 8);
+      w += 8 - done;
+    }
   }
-  for (; p < end; ++p) w = put(w, *p);
+  out.resize(static_cast<std::size_t>(w - out.data()));
 }
 
 bool isAscii(std::string_view s) {

@@ -136,6 +136,22 @@ TEST(JsonEscape, EveryByteAtEveryPositionOfAWord) {
   }
 }
 
+// The output grows while it is written: long inputs whose escapes grow them up to six times,
+// appended to a string that already holds text.
+TEST(JsonEscape, LongInputsGrowTheOutputAsTheyAreWritten) {
+  std::mt19937 rng(61226);
+  const std::string heavy("\x01\x1f\"\\\n", 5);
+  const std::string light = "plain text, no escapes at all ";
+  for (int i = 0; i < 200; ++i) {
+    const int len = std::uniform_int_distribution<int>(0, 5000)(rng);
+    const std::string& alphabet = i % 3 == 0 ? heavy : i % 3 == 1 ? light : everyAsciiByte();
+    const std::string s = randomText(rng, alphabet, len);
+    std::string out(static_cast<std::size_t>(i), 'p');
+    appendJsonEscaped(out, s);
+    ASSERT_EQ(out, std::string(static_cast<std::size_t>(i), 'p') + escapedByteByByte(s));
+  }
+}
+
 TEST(JsonEscape, ValidUtf8IsCopied) {
   const std::string s = "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 \"q\"\n";
   std::string out = "\"";
