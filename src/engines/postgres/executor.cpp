@@ -69,7 +69,8 @@ bool planShapeChanged(const PGresult* r) {
 
 // Whether the wrapper's result still has the shape the statement's description gave: its columns
 // and the NULL map (a boolean array), each passed-through column of its described type, and each
-// guarded one too when that is a built-in type (a guarded column of a domain comes back as the
+// guarded one too when that is a built-in type, each passed-through one with its described type
+// modifier (a guarded column of a domain comes back as the
 // domain's base type: CASE resolves to it). A statement changed since (a table altered under SELECT
 // *) fails the call, and the next one describes it again.
 bool sameShape(const PGresult* r, const CappedStatement& capped) {
@@ -81,6 +82,8 @@ bool sameShape(const PGresult* r, const CappedStatement& capped) {
     if ((!capped.guarded[c] || described < kFirstUserOid) &&
         PQftype(r, static_cast<int>(c)) != described)
       return false;
+    // A column passed through for its varchar(n) must not have been widened since.
+    if (!capped.guarded[c] && PQfmod(r, static_cast<int>(c)) != capped.modifiers[c]) return false;
   }
   return true;
 }
@@ -441,6 +444,7 @@ void DescriptionRun::readShape(const PGresult* r) {
     const char* name = PQfname(r, c);
     keys.push_back(columnKey(keys, name != nullptr ? name : ""));
     shape_.columns.emplace_back(keys.back(), PQftype(r, c));
+    shape_.modifiers.push_back(PQfmod(r, c));
   }
   described_ = true;
 }

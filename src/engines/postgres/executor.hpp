@@ -93,6 +93,7 @@ Result<ExecResult> executeReadOnly(PGconn* conn, PGcancel* cancel, const ExecReq
 struct StatementShape {
   std::vector<Oid> parameters;
   std::vector<std::pair<std::string, Oid>> columns;
+  std::vector<int> modifiers;  // per column: its type modifier (PQfmod; -1: none)
 };
 
 // One statement to describe, besides the connection. Views of the caller's objects.

@@ -247,6 +247,11 @@ Oid PQftype(const PGresult* res, int field_num) {
   return real != nullptr ? real(res, field_num) : InvalidOid;
 }
 
+int PQfmod(const PGresult* res, int field_num) {
+  MCPDB_REAL(PQfmod);
+  return real != nullptr ? real(res, field_num) : -1;
+}
+
 int PQnparams(const PGresult* res) {
   MCPDB_REAL(PQnparams);
   return real != nullptr ? real(res) : 0;

@@ -582,8 +582,8 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
   }
   auto shape = describeStatement(statement, params.types, stop, deadline, waits);
   if (!shape) return shape.error();
-  auto capped =
-      std::make_shared<const CappedStatement>(capAtSource(statement, shape->columns, cap));
+  auto capped = std::make_shared<const CappedStatement>(
+      capAtSource(statement, shape->columns, cap, shape->modifiers));
   std::shared_ptr<const CappedStatement> use = capped;
   if (!checkStatement(capped->sql, waits)) {
     // A statement the wrapper cannot hold (e.g. one ending in a semicolon and a comment).

@@ -40,10 +40,22 @@ std::uint64_t boundedTextLength(Oid type) {
   }
 }
 
+// The longest text form a type modifier allows, or 0: varchar(n) and char(n) hold at most n
+// characters (the modifier is n plus the 4-byte varlena header), each at most four bytes in any
+// server encoding; char(n) pads to n characters with spaces. PostgreSQL holds every stored and
+// cast value to it, and the description gives it only where every value of the column has it.
+std::uint64_t boundedByModifier(Oid type, int modifier) {
+  constexpr int kHeader = 4;  // VARHDRSZ
+  if ((type == oid::kVarchar || type == oid::kBpchar) && modifier > kHeader)
+    return 4ULL * static_cast<std::uint64_t>(modifier - kHeader);
+  return 0;
+}
+
 enum class Measure { None, Octets, Hex, Text };
 
-Measure measureFor(Oid type, std::uint64_t cap) {
-  const std::uint64_t bound = boundedTextLength(type);
+Measure measureFor(Oid type, int modifier, std::uint64_t cap) {
+  std::uint64_t bound = boundedTextLength(type);
+  if (bound == 0) bound = boundedByModifier(type, modifier);
   if (bound != 0 && bound <= cap) return Measure::None;
   if (type == oid::kText || type == oid::kVarchar || type == oid::kBpchar) return Measure::Octets;
   if (type == oid::kBytea) return Measure::Hex;
@@ -71,16 +83,19 @@ std::string overCap(Measure m, const std::string& c, std::uint64_t cap) {
 
 CappedStatement capAtSource(std::string_view statement,
                             const std::vector<std::pair<std::string, Oid>>& columns,
-                            std::uint64_t cap) {
+                            std::uint64_t cap, const std::vector<int>& modifiers) {
   CappedStatement out;
   out.columns = columns;
   out.cap = cap;
+  out.modifiers.assign(columns.size(), -1);
+  for (std::size_t i = 0; i < columns.size() && i < modifiers.size(); ++i)
+    out.modifiers[i] = modifiers[i];
   std::string select;
   std::string nulls;
   std::string aliases;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const std::string c = "q.c" + std::to_string(i + 1);
-    const Measure m = measureFor(columns[i].second, cap);
+    const Measure m = measureFor(columns[i].second, out.modifiers[i], cap);
     out.guarded.push_back(m != Measure::None);
     select += i == 0 ? "SELECT " : ", ";
     if (m == Measure::None) {

@@ -42,17 +42,22 @@ struct CappedStatement {
   // Per column: whether its value can be cut at the source (and so may come back NULL while the
   // statement's own value was not).
   std::vector<bool> guarded;
+  // Per column: its type modifier as described (-1: none). A column passed through because its
+  // modifier bounds it (varchar(n)) must come back with the same one (sameShape in executor.cpp).
+  std::vector<int> modifiers;
   std::uint64_t cap = 0;  // the byte cap written into the text
 };
 
 // The wrapper of `statement` for a byte cap of `cap` bytes over the columns its description gave.
 // A column whose type's text form is bounded at or below the cap (integers, dates, uuid ...) is
-// passed through; text, varchar and bpchar are measured with octet_length (the stored length,
+// passed through, and so is a varchar(n) or char(n) column (by its type modifier, `modifiers`,
+// parallel to `columns`; empty or -1: none) whose n characters of at most four bytes each fit;
+// text, varchar and bpchar are measured with octet_length (the stored length,
 // without reading a TOASTed value), bytea by the length of its hex form, every other type by the
 // length of format('%s', value), its text form.
 CappedStatement capAtSource(std::string_view statement,
                             const std::vector<std::pair<std::string, Oid>>& columns,
-                            std::uint64_t cap);
+                            std::uint64_t cap, const std::vector<int>& modifiers = {});
 
 // The name of the wrapper's last column (the NULL map of the guarded columns).
 inline constexpr std::string_view kNullsColumn = "mcpdb_nulls";

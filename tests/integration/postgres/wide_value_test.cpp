@@ -216,6 +216,62 @@ TEST_F(PostgresWideValue, OrdinaryResultsAreUnchanged) {
   }
 }
 
+// A varchar(n) column whose n characters fit the cap is passed through unmeasured; widened under
+// the tool (ALTER TABLE ... TYPE varchar(100000)), it is measured again before any value longer
+// than the cap can leave the database. The table is this test's own and made afresh each run.
+TEST(PostgresWideVarchar, AWidenedVarcharIsMeasuredAgain) {
+  ASSERT_EQ(superuserExec(R"(
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS wide_varchar CASCADE;
+CREATE SCHEMA wide_varchar;
+CREATE TABLE wide_varchar.t (id int PRIMARY KEY, v varchar(3));
+INSERT INTO wide_varchar.t VALUES (1, 'abc');
+GRANT USAGE ON SCHEMA wide_varchar TO mcp_reader, mcp_admin;
+GRANT SELECT ON wide_varchar.t TO mcp_reader, mcp_admin;
+)"),
+            "");
+  auto rt = makeRuntime(R"(
+postgres:
+  pool: {size: 1}
+  tools:
+    narrow:
+      description: A short varchar.
+      statement: SELECT id, v FROM wide_varchar.t ORDER BY id
+      limits: {max_bytes: 4096}
+    prepared:
+      description: The connection's prepared statements.
+      statement: SELECT statement FROM pg_prepared_statements ORDER BY statement
+      limits: {max_bytes: 262144}
+)");
+  auto r = call(*rt, "narrow", Json::object());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"id": 1, "v": "abc"}])"));
+  // The wrapper passes v through: no measure of the second column.
+  auto prepared = call(*rt, "prepared", Json::object());
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  bool passed_through = false;
+  for (const Json& row : prepared->structured["rows"]) {
+    const std::string text = row["statement"].get<std::string>();
+    if (text.find("FROM wide_varchar.t") != std::string::npos &&
+        text.find("mcpdb_nulls") != std::string::npos)
+      passed_through = text.find("octet_length(q.c2)") == std::string::npos;
+  }
+  EXPECT_TRUE(passed_through) << prepared->structured.dump();
+
+  ASSERT_EQ(superuserExec(R"(
+ALTER TABLE wide_varchar.t ALTER COLUMN v TYPE varchar(100000);
+INSERT INTO wide_varchar.t VALUES (2, repeat('w', 5000));
+)"),
+            "");
+  // The first call after the change may fail (the statement is described again for the next).
+  r = call(*rt, "narrow", Json::object());
+  if (!r.ok()) r = call(*rt, "narrow", Json::object());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->structured["rows"], Json::parse(R"([{"id": 1, "v": "abc"}, {"id": 2, "v": null}])"));
+  EXPECT_EQ(cutOf(r), Json::parse(R"([{"row": 1, "column": "v"}])"));
+  EXPECT_EQ(superuserExec("DROP SCHEMA wide_varchar CASCADE;"), "");
+}
+
 // The semantic-search tool goes through the same wrapper: a matched document whose text is far
 // over the cap (20 MB here) is left in the database, null in its result and listed in `cut`;
 // the other results are whole, in the order of their scores.

@@ -42,6 +42,31 @@ TEST(SourceCap, WrapsEachColumnByItsType) {
   EXPECT_EQ(v.placeholders.size(), 1U);
 }
 
+// varchar(n) and char(n) are bounded by their type modifier (n + 4): n characters of up to four
+// bytes each. Passed through when that fits the cap, guarded otherwise and without a modifier.
+TEST(SourceCap, AVarcharIsPassedThroughWhenItsLengthFits) {
+  const std::vector<std::pair<std::string, Oid>> columns = {
+      {"v", oid::kVarchar}, {"c", oid::kBpchar}, {"free", oid::kVarchar}, {"t", oid::kText}};
+  const CappedStatement c = capAtSource("SELECT v, c, free, t FROM t", columns, 8, {6, 5, -1, 6});
+  // varchar(2): 8 bytes at most, within a cap of 8; char(1): 4; varchar with no length and text
+  // (a modifier on text means nothing here) are measured.
+  EXPECT_EQ(c.guarded, (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(c.modifiers, (std::vector<int>{6, 5, -1, 6}));
+  // varchar(3): 12 bytes at most, over the cap.
+  EXPECT_EQ(capAtSource("SELECT v FROM t", {{"v", oid::kVarchar}}, 8, {7}).guarded,
+            std::vector<bool>{true});
+  // No modifiers given: every varchar is measured, and the modifiers read -1.
+  const CappedStatement none = capAtSource("SELECT v FROM t", {{"v", oid::kVarchar}}, kCap);
+  EXPECT_EQ(none.guarded, std::vector<bool>{true});
+  EXPECT_EQ(none.modifiers, std::vector<int>{-1});
+  // Under the default cap: varchar(65537) may hold 262,148 bytes, measured; varchar(65536) at
+  // most 262,144, exactly the cap, passed through.
+  EXPECT_EQ(capAtSource("SELECT v FROM t", {{"v", oid::kVarchar}}, kCap, {65537 + 4}).guarded,
+            std::vector<bool>{true});
+  EXPECT_EQ(capAtSource("SELECT v FROM t", {{"v", oid::kVarchar}}, kCap, {65536 + 4}).guarded,
+            std::vector<bool>{false});
+}
+
 // A type whose text is bounded is passed through only when the bound is within the cap.
 TEST(SourceCap, ABoundedTypeIsGuardedUnderASmallerCap) {
   const CappedStatement wide = capAtSource("SELECT n FROM t", {{"n", oid::kNumeric}}, kCap);
