@@ -5,7 +5,7 @@
 // replica's own limits (counted and logged); when it returns, the limits are shared again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -62,9 +62,11 @@ async function startReplicas(proxyPort, { rate = 0.5, burst = 6, onStoreDown = '
   return { replicas, key, prefix, name, stop: () => replicas.forEach((r) => r.child.kill('SIGTERM')) };
 }
 
-async function startServer(cfg) {
+const startServer = (cfg) => startServerWith(cfg, {});
+
+async function startServerWith(cfg, extraEnv) {
   const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
-    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
+    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const url = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
@@ -229,6 +231,53 @@ test('store down, per_replica: each replica applies its own limits, counted and 
     assert.deepEqual(storeKeys(`${s.prefix}*`), [`${s.prefix}rate:${s.name}`]);
   } finally {
     s.stop();
+    await proxy.stop();
+  }
+});
+
+test('the store\'s password comes from the environment, an ACL user reaches only its prefix, and neither is logged', async () => {
+  const proxy = tcpProxy(redisPort);
+  await proxy.start();
+  const user = `mcpdb-e2e-${crypto.randomBytes(4).toString('hex')}`;
+  const password = crypto.randomBytes(16).toString('hex');
+  const cli = (...args) => execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(redisPort), ...args]).toString();
+  const name = 'acl-agent';
+  const keyOut = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', 'postgres', '--rate', '1', '--burst', '2']).toString();
+  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)[0];
+  const prefix = `${user}:`;
+  // The ACL SECURITY.md recommends: the prefix and the scripts' commands only.
+  cli('ACL', 'SETUSER', user, 'on', `>${password}`, `~${prefix}*`, '-@all', '+evalsha', '+eval', '+hmget', '+hset', '+pexpire', '+time');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-shared-'));
+  const cfg = path.join(dir, 'http.yaml');
+  const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
+  fs.writeFileSync(cfg, `${builtIn}\nhttp:\n  stateless: true\n  shared_limits:\n` +
+    `    store: redis://${user}@127.0.0.1:${proxy.port}/0\n    key_prefix: "${prefix}"\n` +
+    `${keyOut.slice(keyOut.indexOf('  clients:')).trimEnd()}\n`);
+  const started = [];
+  try {
+    const good = await startServerWith(cfg, { MCPDB_SHARED_LIMITS_PASSWORD: password });
+    started.push(good);
+    assert.deepEqual([await call(good, key), await call(good, key), await call(good, key)], [200, 200, 429]);
+    assert.deepEqual(storeKeys(`${prefix}*`), [`${prefix}rate:${name}`]);
+    assert.match(good.log(), /password from the environment/);
+    // A wrong password: fail_closed refuses, and the log names the store's error class only.
+    const bad = await startServerWith(cfg, { MCPDB_SHARED_LIMITS_PASSWORD: 'not-the-password' });
+    started.push(bad);
+    assert.equal(await call(bad, key), 503);
+    assert.match(bad.log(), /AUTH refused \(WRONGPASS\)/);
+    for (const s of started) {
+      assert.ok(!s.log().includes(password) && !s.log().includes('not-the-password'), 'no password in the log');
+    }
+    // A password in the URL refuses the config, without echoing it.
+    const inUrl = path.join(dir, 'in-url.yaml');
+    fs.writeFileSync(inUrl, fs.readFileSync(cfg, 'utf8').replace(`redis://${user}@`, `redis://${user}:${password}@`));
+    const r = spawnSync(bin, ['check-config', '--config', inUrl], { encoding: 'utf8', env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }) });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stdout + r.stderr, /MCPDB_SHARED_LIMITS_PASSWORD/);
+    assert.ok(!(r.stdout + r.stderr).includes(password), 'the password is not echoed');
+  } finally {
+    for (const s of started) s.child.kill('SIGTERM');
+    cli('ACL', 'DELUSER', user);
     await proxy.stop();
   }
 });
