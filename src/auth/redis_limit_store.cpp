@@ -207,8 +207,7 @@ RedisLimitStore::RedisLimitStore(StoreEndpoint endpoint, std::string password,
 RedisLimitStore::~RedisLimitStore() = default;
 
 bool RedisLimitStore::up() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return up_;
+  return up_.load(std::memory_order_relaxed);
 }
 
 Error RedisLimitStore::failLocked(std::string reason) {

@@ -7,6 +7,7 @@
 // reconnect attempt costs one call at most the connect timeout. No TLS: Debian 12's hiredis 0.14
 // has none (SECURITY.md, "Limits across replicas").
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -74,7 +75,7 @@ class RedisLimitStore final : public LimitStore {
   ContextPtr ctx_;
   Clock::time_point retry_at_{};
   std::chrono::milliseconds backoff_{0};
-  bool up_ = false;
+  std::atomic<bool> up_{false};  // read by the metrics without the lock
 };
 
 }  // namespace mcpdb::auth
