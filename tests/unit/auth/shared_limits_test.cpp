@@ -1,7 +1,11 @@
 // The shared limits' lease logic against a fake store (issue #31): two SharedLimits over one store
 // are two replicas; the store keeps one bucket per key and one failure count per source.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <map>
@@ -269,6 +273,31 @@ TEST(RedisLimitStore, AStoreThatRefusesConnectionsIsUnavailableAtOnceThenBacksOf
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().detail.find("waiting"), std::string::npos);
   EXPECT_LT(Clock::now() - t0, 1s);
+}
+
+TEST(RedisLimitStore, AStoreThatNeverAnswersCostsACallAtMostTheCommandTimeout) {
+  // A listener that never accepts: the connection completes (the kernel's backlog), the command
+  // is never answered.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const auto port = ntohs(addr.sin_port);
+  RedisLimitStore store(*parseStoreUrl("redis://127.0.0.1:" + std::to_string(port) + "/0"), "",
+                        RedisTimeouts{200ms, 50ms});
+  const auto t0 = Clock::now();
+  auto g = store.takeTokens("k", 1, 1, 1);
+  const auto took = Clock::now() - t0;
+  ::close(fd);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code, Code::Unavailable);
+  EXPECT_GE(took, 40ms);
+  EXPECT_LT(took, 500ms);
 }
 
 }  // namespace
