@@ -128,8 +128,9 @@ test('one key\'s rate limit holds across two replicas sharing one store', async 
     // The burst once (plus what the bucket refilled meanwhile, plus one lease's time shift), not
     // once per replica (12): leases are taken from the shared bucket before they are spent.
     assert.ok(admitted <= burst + Math.ceil(rate * (seconds + 0.2)) + 1, `admitted ${admitted} in ${seconds}s: ${statuses}`);
-    // At most lease_tokens - 1 tokens per replica may be left unspent in its lease.
-    assert.ok(admitted >= burst - 2, `admitted ${admitted}: ${statuses}`);
+    // Every lease (2 tokens) admits at least its first request, however slow the machine (a
+    // lease's second token lapses after local_cache_ms unspent).
+    assert.ok(admitted >= Math.ceil(burst / 2), `admitted ${admitted}: ${statuses}`);
     // Both replicas answered 429 for the key: each saw the other's spending.
     assert.ok(statuses.some((c, i) => c === 429 && i % 2 === 0) && statuses.some((c, i) => c === 429 && i % 2 === 1));
     // The bucket is in the store, under the configured prefix.
@@ -192,9 +193,12 @@ test('store down, fail_closed: requests refused with 503 (valid and wrong keys a
     await eventually(async () => (await call(s.replicas[1], s.key)) === 200, 10000, 'replica 1 admits again');
     await eventually(async () => (await call(s.replicas[0], s.key)) === 200, 10000, 'replica 0 admits again');
     assert.match(s.replicas[1].log(), /the store answers again/);
-    // Shared again: the bucket (burst 4, two leases of 2 taken above) runs dry across both.
+    // Shared again: the bucket (burst 4, partly spent above) runs dry across both; with
+    // fail_closed a 429 can only come from the shared bucket.
+    const t0 = Date.now();
     const statuses = await alternate(s.replicas, s.key, 8);
-    assert.ok(statuses.filter((c) => c === 200).length <= 4, statuses.join(' '));
+    const refilled = Math.ceil(0.5 * (Date.now() - t0) / 1000);
+    assert.ok(statuses.filter((c) => c === 200).length <= 4 + refilled, statuses.join(' '));
     assert.ok(statuses.includes(429), statuses.join(' '));
   } finally {
     s.stop();
@@ -211,9 +215,13 @@ test('store down, per_replica: each replica applies its own limits, counted and 
     assert.equal(await call(s.replicas[0], s.key), 200);
     await proxy.stop();
     await sleep(300);
-    // Each replica's own bucket (burst 3): 3 admitted by each, 6 in all.
+    // Each replica's own bucket (burst 3): 3 admitted by each, 6 in all (plus what 0.2/s refills
+    // in each while the requests are sent).
+    const t0 = Date.now();
     const statuses = await alternate(s.replicas, s.key, 12);
-    assert.equal(statuses.filter((c) => c === 200).length, 2 * burst, statuses.join(' '));
+    const refilled = 2 * Math.floor(0.2 * (Date.now() - t0) / 1000);
+    const admitted = statuses.filter((c) => c === 200).length;
+    assert.ok(admitted >= 2 * burst && admitted <= 2 * burst + refilled, statuses.join(' '));
     assert.ok(!statuses.includes(503));
     for (const r of s.replicas) {
       assert.ok((await metric(r, 'mcpdb_shared_limits_fallbacks_total')) >= 6);
