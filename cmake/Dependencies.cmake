@@ -16,6 +16,8 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 # libmariadb (Debian libmariadb-dev): the MySQL/MariaDB client library of the MySQL engine.
 pkg_check_modules(MARIADB REQUIRED IMPORTED_TARGET libmariadb)
+# hiredis (Debian libhiredis-dev 0.14): the client of the shared limits store (Redis or Valkey).
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 # libpg_query (Debian libpg-query-dev): PostgreSQL 15's own parser as a library. Linked statically
 # so the server binary needs no extra runtime package.
 find_path(PG_QUERY_INCLUDE_DIR pg_query.h REQUIRED)

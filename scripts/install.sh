@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libpq-dev postgresql-15 postgresql-server-dev-15 libpg-query-dev libre2-dev
   mariadb-server mariadb-client libmariadb-dev
   libmongoc-dev libbson-dev
+  redis-server libhiredis-dev
   libcurl4-openssl-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libboost-dev libboost-system-dev

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local throwaway servers for mcp-dbserver's integration tests, benchmarks and demo:
 #   PostgreSQL 15 + pgvector, dynalite (DynamoDB API), CongoServer (MongoDB wire protocol),
-#   MariaDB 10.11 (the MySQL engine's server).
+#   MariaDB 10.11 (the MySQL engine's server), Redis 7 (the shared limits store, in memory).
 # Everything listens on 127.0.0.1 only; all state lives in <repo>/.run/.
 #
 #   scripts/servers.sh start [SERVER...]    start (or verify) servers; default: all
@@ -9,10 +9,11 @@
 #   scripts/servers.sh restart [SERVER...]
 #   scripts/servers.sh status               exit 0 only when every server answers
 #   scripts/servers.sh env                  print `export` lines: eval "$(scripts/servers.sh env)"
-#   SERVER: postgres | dynalite | congo | mariadb (alias: mysql)
+#   SERVER: postgres | dynalite | congo | mariadb (alias: mysql) | redis
 #
 # Ports (override, then restart): MCPDB_PG_PORT=25432, MCPDB_DYNALITE_PORT=28000,
-# MCPDB_CONGO_PORT=27217, MCPDB_MARIADB_PORT=23306. MCPDB_READY_TIMEOUT (seconds, default 30).
+# MCPDB_CONGO_PORT=27217, MCPDB_MARIADB_PORT=23306, MCPDB_REDIS_PORT=26379.
+# MCPDB_READY_TIMEOUT (seconds, default 30).
 # Progress goes to stderr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,11 +25,13 @@ source "$ROOT/scripts/lib/postgres.sh"
 source "$ROOT/scripts/lib/node_servers.sh"
 # shellcheck source=scripts/lib/mariadb.sh
 source "$ROOT/scripts/lib/mariadb.sh"
+# shellcheck source=scripts/lib/redis.sh
+source "$ROOT/scripts/lib/redis.sh"
 
-ALL_SERVERS=(postgres dynalite congo mariadb)
+ALL_SERVERS=(postgres dynalite congo mariadb redis)
 
 usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -44,6 +47,7 @@ select_servers() {
       dynalite | dynamodb | dynamo) SELECTED+=(dynalite) ;;
       congo | mongo | mongodb) SELECTED+=(congo) ;;
       mariadb | mysql) SELECTED+=(mariadb) ;;
+      redis | valkey) SELECTED+=(redis) ;;
       *) die "unknown server '$s' (expected: ${ALL_SERVERS[*]})" ;;
     esac
   done
@@ -83,6 +87,7 @@ env_lines() {
     "MCPDB_MARIADB_CA=$MARIADB_CA"
     "MYSQL_DSN=mysql://mcpdb_ro:$MARIADB_RO_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
     "MYSQL_ADMIN_DSN=mysql://mcpdb_admin:$MARIADB_ADMIN_PASSWORD@$BIND_HOST:$my/$MARIADB_DB"
+    "MCPDB_REDIS_PORT=$(redis_port)"
   )
   mapfile -t -O "${#vars[@]}" vars < <(mariadb_doctor_env "$my")
   echo "# mcp-dbserver local test servers (scripts/servers.sh); throwaway credentials."

@@ -2,9 +2,32 @@
 
 #include <algorithm>
 
+#include "auth/shared_limits.hpp"
+
 namespace mcpdb::auth {
 
 AuthThrottle::Failure AuthThrottle::onFailure(std::string_view source, Clock::time_point now) {
+  if (shared_) {
+    const auto d = shared_->recordFailure(source, settings_);
+    Failure f;
+    switch (d.verdict) {
+      case SharedLimits::Verdict::Admitted:
+        f.failures = static_cast<std::size_t>(d.count.failures);
+        f.retry_after = d.count.retry_after;
+        f.backoff_started = d.count.backoff_started;
+        return f;
+      case SharedLimits::Verdict::StoreDown:
+      case SharedLimits::Verdict::Limited:
+        f.retry_after = std::chrono::milliseconds(1000);
+        f.store_down = true;
+        return f;
+      case SharedLimits::Verdict::PerReplica: break;
+    }
+  }
+  return onLocalFailure(source, now);
+}
+
+AuthThrottle::Failure AuthThrottle::onLocalFailure(std::string_view source, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(source);
   if (it != index_.end() && now - it->second->last_failure > settings_.forget_after) {

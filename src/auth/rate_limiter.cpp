@@ -2,9 +2,24 @@
 
 namespace mcpdb::auth {
 
-std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& client,
-                                                            const RateSettings& settings,
-                                                            Clock::time_point now) {
+std::optional<RateLimiter::Refusal> RateLimiter::admit(const std::string& client,
+                                                       const RateSettings& settings,
+                                                       Clock::time_point now) {
+  if (shared_) {
+    const auto d = shared_->takeToken(client, settings.rate, settings.burst, now);
+    switch (d.verdict) {
+      case SharedLimits::Verdict::Admitted: return std::nullopt;
+      case SharedLimits::Verdict::Limited: return Refusal{d.wait, false};
+      case SharedLimits::Verdict::StoreDown: return Refusal{d.wait, true};
+      case SharedLimits::Verdict::PerReplica: break;
+    }
+  }
+  return admitLocally(client, settings, now);
+}
+
+std::optional<RateLimiter::Refusal> RateLimiter::admitLocally(const std::string& client,
+                                                              const RateSettings& settings,
+                                                              Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = clients_[client];
   if (!s.bucket) {
@@ -14,7 +29,8 @@ std::optional<std::chrono::milliseconds> RateLimiter::admit(const std::string& c
   }
   s.rate = settings.rate;
   s.burst = settings.burst;
-  return s.bucket->tryTake(now);
+  if (auto wait = s.bucket->tryTake(now)) return Refusal{*wait, false};
+  return std::nullopt;
 }
 
 bool RateLimiter::enterCalls(const std::string& client, std::size_t calls,

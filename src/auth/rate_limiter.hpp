@@ -1,16 +1,19 @@
 #pragma once
 // Per-client admission at the HTTP layer: a token bucket per client (requests) and a cap on the
-// tool calls it has in flight. State survives config reloads; limits are per server process
-// (per replica behind a load balancer).
+// tool calls it has in flight. State survives config reloads. The buckets are per server process
+// unless shared (shareWith: http.shared_limits, one bucket per key for every replica); the
+// concurrency caps are per process either way.
 
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "auth/clients.hpp"
+#include "auth/shared_limits.hpp"
 #include "auth/token_bucket.hpp"
 
 namespace mcpdb::auth {
@@ -19,10 +22,16 @@ class RateLimiter {
  public:
   using Clock = TokenBucket::Clock;
 
-  // One request by `client`: nullopt when admitted, else the wait before a retry can succeed.
-  std::optional<std::chrono::milliseconds> admit(const std::string& client,
-                                                 const RateSettings& settings,
-                                                 Clock::time_point now = Clock::now());
+  struct Refusal {
+    std::chrono::milliseconds retry_after{0};  // the wait before a retry can succeed
+    bool store_down = false;  // the shared store did not answer (fail_closed): answer 503
+  };
+  // One request by `client`: nullopt when admitted.
+  std::optional<Refusal> admit(const std::string& client, const RateSettings& settings,
+                               Clock::time_point now = Clock::now());
+  // From now on the buckets are the shared ones (set before serving; the per-process buckets
+  // remain for on_store_down per_replica).
+  void shareWith(std::shared_ptr<SharedLimits> shared) { shared_ = std::move(shared); }
   // Reserves `calls` concurrent tool-call slots; false (nothing reserved) over the cap.
   bool enterCalls(const std::string& client, std::size_t calls, std::size_t max_concurrent);
   void leaveCalls(const std::string& client, std::size_t calls);
@@ -35,6 +44,10 @@ class RateLimiter {
     double burst = 0;
     std::size_t in_flight = 0;
   };
+  std::optional<Refusal> admitLocally(const std::string& client, const RateSettings& settings,
+                                      Clock::time_point now);
+
+  std::shared_ptr<SharedLimits> shared_;  // null (the default): nothing shared, nothing asked
   mutable std::mutex mu_;
   std::map<std::string, State, std::less<>> clients_;
 };

@@ -73,6 +73,11 @@ void Metrics::addGauge(std::string name, std::string help, std::function<double(
   gauges_[std::move(name)] = Gauge{std::move(help), std::move(sample), std::move(by_source)};
 }
 
+void Metrics::addCounter(std::string name, std::string help, std::function<double()> sample) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gauges_[std::move(name)] = Gauge{std::move(help), std::move(sample), {}, true};
+}
+
 std::string Metrics::render() const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
@@ -133,7 +138,7 @@ std::string Metrics::render() const {
            std::to_string(v) + "\n";
   }
   for (const auto& [name, g] : gauges_) {
-    header(out, name, "gauge", g.help);
+    header(out, name, g.counter ? "counter" : "gauge", g.help);
     out += name + " " + num(g.sample ? g.sample() : 0.0) + "\n";
     if (!g.by_source) continue;
     header(out, name + "_by_source", "gauge", "Per source: " + g.help);

@@ -39,6 +39,10 @@ class Metrics : public protocol::CallObserver {
   void addGauge(std::string name, std::string help, std::function<double()> sample,
                 std::function<SourceValues()> by_source = {});
 
+  // A counter sampled at render time (its owner keeps the count, e.g. the shared limits'
+  // fallbacks).
+  void addCounter(std::string name, std::string help, std::function<double()> sample);
+
   // The exposition text (Content-Type: text/plain; version=0.0.4).
   std::string render() const;
 
@@ -57,6 +61,7 @@ class Metrics : public protocol::CallObserver {
     std::string help;
     std::function<double()> sample;
     std::function<SourceValues()> by_source;
+    bool counter = false;
   };
 
   mutable std::mutex mu_;

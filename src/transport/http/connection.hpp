@@ -116,6 +116,8 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   std::optional<Caller> authenticate();
   std::string requestSource() const;
   void refuseUnauthenticated(const std::string& method, const std::string& message);
+  void respondLimitsUnavailable(const Caller* caller, const std::string& method,
+                                std::string source = {});
   protocol::Session::ScopeFn scopeFor(const Caller& caller);
   void serveMetrics(const std::string& method);
   bool opsCallerAllowed(const std::string& method);

@@ -206,6 +206,10 @@ const config::Section<HttpSettings>& httpSection() {
                    config::kOptional, proxyProblem)
           .object("auth_throttle", &H::auth_throttle, authThrottleSection(),
                   "the backoff of a source that sends wrong keys")
+          .object("shared_limits", &H::shared_limits, auth::sharedLimitsSection(),
+                  "rate limits and failed-key backoff shared by several replicas through one "
+                  "Redis or Valkey store")
+          .byDefault("none: every limit is per replica")
           .object("tls", &H::tls, tlsSection(),
                   "TLS (required off loopback, unless "
                   "--allow-insecure-http)")

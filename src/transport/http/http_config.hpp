@@ -12,6 +12,7 @@
 
 #include "auth/auth_throttle.hpp"
 #include "auth/clients.hpp"
+#include "auth/shared_limits.hpp"
 #include "common/result.hpp"
 #include "config/section.hpp"
 
@@ -95,6 +96,9 @@ struct HttpSettings {
   // header is never read.
   std::vector<std::string> trusted_proxies;
   auth::AuthThrottleSettings auth_throttle;  // wrong keys per source (`auth_throttle:`)
+  // Rate limits and the failed-key count shared by replicas through one store (`shared_limits:`);
+  // absent: every limit is per process.
+  std::optional<auth::SharedLimitsSettings> shared_limits;
   TlsSettings tls;
   MetricsSettings metrics;
   auth::AuthSettings auth;

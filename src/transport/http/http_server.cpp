@@ -10,8 +10,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <cstdlib>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "auth/redis_limit_store.hpp"
 
 #include "transport/http/connection.hpp"
 #include "transport/http/server_impl.hpp"
@@ -43,6 +49,38 @@ HttpServer::Impl::Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l,
                       "Sources whose wrong API keys are answered 429 (failed-auth backoff).",
                       [t = throttle] { return static_cast<double>(t->inBackoff()); });
   }
+  if (settings.shared_limits) shareLimits(*settings.shared_limits);
+}
+
+// http.shared_limits: the rate buckets and the failed-key count move to the store (issue #31).
+void HttpServer::Impl::shareLimits(const auth::SharedLimitsSettings& s) {
+  auto endpoint = auth::parseStoreUrl(s.store);  // checked when the config was read
+  if (!endpoint) throw std::runtime_error("http.shared_limits.store: " + endpoint.error().message);
+  const char* password = std::getenv(auth::kSharedLimitsPasswordEnv);
+  auto shared = std::make_shared<auth::SharedLimits>(
+      s, std::make_unique<auth::RedisLimitStore>(
+             *endpoint, password != nullptr ? password : "",
+             auth::RedisTimeouts{s.connect_timeout, s.command_timeout}));
+  limiter.shareWith(shared);
+  throttle->shareWith(shared);
+  spdlog::info(
+      "shared limits: store {} (password {}), lease {} token(s) for {} ms, on_store_down {}",
+      endpoint->display(),
+      password != nullptr && *password != '\0' ? "from the environment" : "none", s.lease_tokens,
+      s.local_cache.count(),
+      s.on_store_down == auth::OnStoreDown::FailClosed ? "fail_closed" : "per_replica");
+  if (!metrics) return;
+  metrics->addGauge("mcpdb_shared_limits_store_up",
+                    "1 while the shared limits store answered the last request, else 0.",
+                    [shared] { return shared->storeUp() ? 1.0 : 0.0; });
+  metrics->addCounter("mcpdb_shared_limits_fallbacks_total",
+                      "Limit decisions made per replica because the shared store did not answer "
+                      "(on_store_down: per_replica).",
+                      [shared] { return static_cast<double>(shared->fallbacks()); });
+  metrics->addCounter("mcpdb_shared_limits_unavailable_total",
+                      "Requests refused (503) because the shared store did not answer "
+                      "(on_store_down: fail_closed).",
+                      [shared] { return static_cast<double>(shared->storeDownRefusals()); });
 }
 
 HttpServer::Impl::~Impl() {

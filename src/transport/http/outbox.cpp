@@ -14,8 +14,13 @@ std::optional<protocol::Outbox::CallRefusal> CallBudget::admit() {
   }
   if (prepaid) {
     prepaid = false;
-  } else if (auto wait = limiter.admit(client, rate)) {
-    const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
+  } else if (auto refusal = limiter.admit(client, rate)) {
+    if (refusal->store_down) {
+      return refused("limits_unavailable",
+                     "the server cannot check its rate limits now: retry in a moment");
+    }
+    const long secs =
+        std::max<long>(1, static_cast<long>((refusal->retry_after.count() + 999) / 1000));
     return refused("rate_limited",
                    "rate limit exceeded: retry after " + std::to_string(secs) + " s");
   }

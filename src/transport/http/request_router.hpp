@@ -81,12 +81,17 @@ std::optional<Caller> Connection<Stream>::admitCaller(const std::string& method)
                  {{"Retry-After", "1"}});
     return std::nullopt;
   }
-  if (auto wait = srv_.limiter.admit(caller->name, caller->rate)) {
+  if (auto refusal = srv_.limiter.admit(caller->name, caller->rate)) {
     // The connection is closed after the refusal: a key refused by its rate holds no slot for
     // its next try (each try costs a new connection, which admission counts).
     keep_alive_ = false;
+    if (refusal->store_down) {
+      respondLimitsUnavailable(&*caller, method);
+      return std::nullopt;
+    }
     srv_.refuse(&*caller, "rate_limited", 429, method, request_id_);
-    const long secs = std::max<long>(1, static_cast<long>((wait->count() + 999) / 1000));
+    const long secs =
+        std::max<long>(1, static_cast<long>((refusal->retry_after.count() + 999) / 1000));
     respondError(429, "rate limit exceeded: retry after " + std::to_string(secs) + " s",
                  {{"Retry-After", std::to_string(secs)}});
     return std::nullopt;
@@ -166,6 +171,10 @@ void Connection<Stream>::refuseUnauthenticated(const std::string& method,
                                                const std::string& message) {
   std::string source = requestSource();
   const auto f = srv_.throttle->onFailure(source);
+  if (f.store_down) {
+    keep_alive_ = false;
+    return respondLimitsUnavailable(nullptr, method, std::move(source));
+  }
   if (f.retry_after.count() > 0) {
     srv_.refuse(nullptr, "auth_throttled", 429, method, request_id_, std::move(source), f.failures,
                 f.backoff_started);
@@ -177,6 +186,18 @@ void Connection<Stream>::refuseUnauthenticated(const std::string& method,
   }
   srv_.refuse(nullptr, "unauthorized", 401, method, request_id_, std::move(source));
   respondError(401, message, {{"WWW-Authenticate", "Bearer realm=\"mcp-dbserver\""}});
+}
+
+// The shared limits store did not answer and http.shared_limits.on_store_down is fail_closed:
+// 503, for a valid key and a wrong one alike (the answer tells a key scanner nothing).
+template <class Stream>
+void Connection<Stream>::respondLimitsUnavailable(const Caller* caller, const std::string& method,
+                                                  std::string source) {
+  srv_.refuse(caller, "limits_unavailable", 503, method, request_id_, std::move(source), 0, false);
+  respondError(503,
+               "the server cannot check its rate limits now (its shared store does not "
+               "answer): retry in a moment",
+               {{"Retry-After", "1"}});
 }
 
 template <class Stream>

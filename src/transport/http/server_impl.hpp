@@ -111,6 +111,7 @@ struct HttpServer::Impl {
   // A new connection: admitted (admission.hpp) and started, or closed.
   void accepted(tcp::socket sock, bool metrics_only);
   void scheduleSweep();
+  void shareLimits(const auth::SharedLimitsSettings& s);
 
   protocol::ServerCore& core;
   HttpSettings settings;

@@ -140,11 +140,27 @@ else
   fail "mongodb: $out"
 fi
 
+# --- Redis (the shared limits store) ----------------------------------------------------------
+if [[ -n ${MCPDB_REDIS_PORT:-} ]]; then
+  if [[ $(redis-cli -h 127.0.0.1 -p "$MCPDB_REDIS_PORT" PING 2>&1) == PONG ]]; then
+    pass "redis: PING answered on 127.0.0.1:$MCPDB_REDIS_PORT"
+  else
+    fail "redis: no PONG on 127.0.0.1:$MCPDB_REDIS_PORT"
+  fi
+  # In memory only: no snapshot, no append-only file (the limits are throwaway state).
+  persist=$(redis-cli -h 127.0.0.1 -p "$MCPDB_REDIS_PORT" CONFIG GET save 2>&1 | sed -n 2p)
+  aof=$(redis-cli -h 127.0.0.1 -p "$MCPDB_REDIS_PORT" CONFIG GET appendonly 2>&1 | sed -n 2p)
+  if [[ -z $persist && $aof == no ]]; then pass "redis: no persistence"; else fail "redis: persistence on (save '$persist', appendonly '$aof')"; fi
+else
+  fail "redis: MCPDB_REDIS_PORT is not set (scripts/servers.sh env)"
+fi
+
 # --- Every listener on 127.0.0.1 only ---------------------------------------------------------
 ports=()
 [[ -n $pg_port ]] && ports+=("postgres:$pg_port")
 [[ $AWS_ENDPOINT_URL_DYNAMODB =~ :([0-9]+)/?$ ]] && ports+=("dynamodb:${BASH_REMATCH[1]}")
 [[ $MONGODB_URI =~ ^mongodb://[^/]*:([0-9]+)(/|$) ]] && ports+=("mongodb:${BASH_REMATCH[1]}")
+[[ -n ${MCPDB_REDIS_PORT:-} ]] && ports+=("redis:$MCPDB_REDIS_PORT")
 for entry in "${ports[@]}"; do
   name=${entry%%:*}
   port=${entry#*:}

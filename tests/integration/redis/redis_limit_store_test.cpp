@@ -1,0 +1,156 @@
+// RedisLimitStore's Lua scripts on a real Redis (issue #31): the bucket and the failure count as
+// the store keeps them, by the store's clock, atomically under concurrent replicas, with EVAL
+// taking over when the server has lost the scripts (NOSCRIPT), and keys that expire when idle.
+
+#include <gtest/gtest.h>
+#include <hiredis.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "auth/redis_limit_store.hpp"
+
+namespace mcpdb::auth {
+namespace {
+
+using namespace std::chrono_literals;
+
+int redisPort() {
+  const char* p = std::getenv("MCPDB_REDIS_PORT");
+  return p != nullptr ? std::atoi(p) : 0;
+}
+
+// A key prefix of this run, so parallel runs and earlier runs never meet.
+std::string runPrefix() {
+  static const std::string p = [] {
+    std::random_device rd;
+    return "mcpdb-it-" + std::to_string(rd()) + ":";
+  }();
+  return p;
+}
+
+class RedisStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_GT(redisPort(), 0) << "MCPDB_REDIS_PORT is not set: scripts/servers.sh start redis";
+    raw_ = redisConnect("127.0.0.1", redisPort());
+    ASSERT_TRUE(raw_ != nullptr && raw_->err == 0);
+  }
+  void TearDown() override {
+    if (raw_ != nullptr) redisFree(raw_);
+  }
+  std::unique_ptr<RedisLimitStore> store() {
+    return std::make_unique<RedisLimitStore>(
+        *parseStoreUrl("redis://127.0.0.1:" + std::to_string(redisPort()) + "/0"), "",
+        RedisTimeouts{});
+  }
+  long long pttl(const std::string& key) {
+    auto* r = static_cast<redisReply*>(redisCommand(raw_, "PTTL %s", key.c_str()));
+    const long long v = r != nullptr && r->type == REDIS_REPLY_INTEGER ? r->integer : -100;
+    freeReplyObject(r);
+    return v;
+  }
+  void command(const char* text) { freeReplyObject(redisCommand(raw_, text)); }
+
+  redisContext* raw_ = nullptr;
+};
+
+TEST_F(RedisStoreTest, ABucketStartsFullGrantsWhatItHoldsAndSaysWhenTheNextTokenComes) {
+  auto s = store();
+  const std::string key = runPrefix() + "rate:full";
+  auto g = s->takeTokens(key, 1, 5, 3);
+  ASSERT_TRUE(g) << operatorText(g.error());
+  EXPECT_EQ(g->granted, 3);
+  g = s->takeTokens(key, 1, 5, 3);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->granted, 2);
+  g = s->takeTokens(key, 1, 5, 3);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->granted, 0);
+  EXPECT_GT(g->wait, 900ms);  // one token at 1/s, minus what refilled since
+  EXPECT_LE(g->wait, 1000ms);
+  EXPECT_TRUE(s->up());
+  // Idle buckets expire once they would be full again (5 s at 1/s) plus a second.
+  const long long ttl = pttl(key);
+  EXPECT_GT(ttl, 5000);
+  EXPECT_LE(ttl, 6000);
+}
+
+TEST_F(RedisStoreTest, TheBucketRefillsByTheStoresClock) {
+  auto s = store();
+  const std::string key = runPrefix() + "rate:refill";
+  ASSERT_EQ(s->takeTokens(key, 100, 2, 2)->granted, 2);
+  EXPECT_EQ(s->takeTokens(key, 100, 2, 2)->granted, 0);
+  std::this_thread::sleep_for(60ms);  // 100/s: 6 tokens' worth, capped at the burst of 2
+  EXPECT_EQ(s->takeTokens(key, 100, 2, 5)->granted, 2);
+}
+
+TEST_F(RedisStoreTest, ReplicasTakingAtOnceNeverOverdrawTheBucket) {
+  const std::string key = runPrefix() + "rate:race";
+  std::atomic<std::int64_t> granted{0};
+  std::vector<std::thread> threads;
+  for (int replica = 0; replica < 4; ++replica) {
+    threads.emplace_back([&] {
+      auto s = store();
+      for (int i = 0; i < 60; ++i) {
+        auto g = s->takeTokens(key, 0.001, 100, 3);
+        if (g) granted += g->granted;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(granted.load(), 100);
+}
+
+TEST_F(RedisStoreTest, LostScriptsAreSentAgain) {
+  auto s = store();
+  const std::string key = runPrefix() + "rate:noscript";
+  ASSERT_TRUE(s->takeTokens(key, 1, 10, 1));
+  command("SCRIPT FLUSH");  // as after a restart of the store: EVALSHA answers NOSCRIPT
+  auto g = s->takeTokens(key, 1, 10, 1);
+  ASSERT_TRUE(g) << operatorText(g.error());
+  EXPECT_EQ(g->granted, 1);
+  command("SCRIPT FLUSH");
+  auto f = s->recordFailure(runPrefix() + "authfail:noscript", AuthThrottleSettings{});
+  ASSERT_TRUE(f) << operatorText(f.error());
+  EXPECT_EQ(f->failures, 1);
+}
+
+TEST_F(RedisStoreTest, WrongKeysBackOffAsTheLocalThrottleDoes) {
+  auto s = store();
+  const std::string key = runPrefix() + "authfail:10.0.0.1";
+  const AuthThrottleSettings t{2, 1000ms, 4000ms, 600000ms, 100};
+  EXPECT_EQ(s->recordFailure(key, t)->retry_after, 0ms);
+  EXPECT_EQ(s->recordFailure(key, t)->retry_after, 0ms);
+  auto f = s->recordFailure(key, t);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->failures, 3);
+  EXPECT_NEAR(static_cast<double>(f->retry_after.count()), 1000, 5);
+  EXPECT_TRUE(f->backoff_started);
+  f = s->recordFailure(key, t);
+  EXPECT_NEAR(static_cast<double>(f->retry_after.count()), 2000, 5);
+  EXPECT_FALSE(f->backoff_started);
+  for (int i = 0; i < 40; ++i) f = s->recordFailure(key, t);
+  EXPECT_NEAR(static_cast<double>(f->retry_after.count()), 4000, 5);  // capped
+  EXPECT_EQ(f->failures, 44);
+  // Forgotten after forget_after without failures.
+  EXPECT_GT(pttl(key), 590000);
+  EXPECT_LE(pttl(key), 600000);
+}
+
+TEST_F(RedisStoreTest, AWrongPasswordIsUnavailableNamingTheErrorClassOnly) {
+  RedisLimitStore s(*parseStoreUrl("redis://127.0.0.1:" + std::to_string(redisPort()) + "/0"),
+                    "not-the-password", RedisTimeouts{});
+  auto g = s.takeTokens(runPrefix() + "rate:auth", 1, 1, 1);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code, Code::Unavailable);
+  // The test server has no password: AUTH is refused with an error of its own class.
+  EXPECT_NE(g.error().detail.find("AUTH refused ("), std::string::npos) << g.error().detail;
+  EXPECT_EQ(g.error().detail.find("not-the-password"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpdb::auth
