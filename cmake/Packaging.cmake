@@ -39,3 +39,35 @@ install(CODE "
     execute_process(COMMAND \"$<TARGET_FILE:mcp-dbserver>\" check-config --print-default
                     OUTPUT_FILE \"\${out}\" COMMAND_ERROR_IS_FATAL ANY)
   endforeach()")
+
+if(NOT MCPDB_PACKAGE)
+  return()
+endif()
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME mcp-dbserver)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "mcp-dbserver maintainers <mcp-dbserver@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "read-only, allowlisted MCP server for databases")
+# The extended description (the summary above is its first line); CPack indents each line.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "Gives AI agents (any Model Context Protocol client) read-only access to PostgreSQL,
+MySQL/MariaDB, DynamoDB and MongoDB through named, typed tools from an allowlist, over stdio or
+HTTP. Includes a hardened systemd unit (installed disabled) and the embedding model of its
+semantic search tools.")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # mcp-dbserver_<version>_amd64.deb
+set(CPACK_DEBIAN_PACKAGE_SECTION database)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_STRIP_FILES ON)
+# Libraries the binary links are found by dpkg-shlibdeps; those it opens with dlopen on first use
+# (lazy_pq, lazy_mariadb, lazy_mongoc, lazy_curl, embed/blas) are named here, since no tool can
+# see them. adduser makes the service user in postinst.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "adduser, libpq5, libmariadb3, libmongoc-1.0-0, libcurl4, libopenblas0 | libopenblas0-pthread")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${MCPDB_PKG_DIR}/debian/postinst ${MCPDB_PKG_DIR}/debian/prerm ${MCPDB_PKG_DIR}/debian/postrm
+    ${MCPDB_PKG_DIR}/debian/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Only the server: the demo loader (write code) and its libraries are never packaged.
+set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};${PROJECT_NAME};ALL;/")
+include(CPack)
