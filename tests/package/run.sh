@@ -38,7 +38,7 @@ check_metadata() {
   local depends names files
   depends=$(dpkg-deb -f "$deb" Depends)
   log "Depends: $depends"
-  names=$(tr ',|' '\n\n' <<<"$depends" | awk '{print $1}')
+  names=$(tr ',|' '\n' <<<"$depends" | awk '{print $1}')
   # Linked (found by dpkg-shlibdeps) and loaded on first use (named in cmake/Packaging.cmake).
   for lib in libc6 libstdc++6 libssl3 libyaml-cpp0.7 libre2-9 libpq5 libmariadb3 libmongoc-1.0-0 \
              libcurl4 libopenblas0 adduser; do
@@ -58,7 +58,9 @@ check_metadata() {
 }
 
 purge_previous() {
-  if dpkg-query -W -f='${Status}' mcp-dbserver 2>/dev/null | grep -q 'installed\|config-files'; then
+  local status
+  status=$(dpkg-query -W -f='${Status}' mcp-dbserver 2>/dev/null || true)
+  if [[ -n $status && $status != *not-installed ]]; then
     log "purging a previous install"
     "${APT[@]}" purge mcp-dbserver >/dev/null
   fi
@@ -186,8 +188,8 @@ remove_and_purge() {
     # Directories the package shares with others (/usr, /etc, ...) stay.
     if [[ -e $f && ! -d $f ]] || [[ -d $f && $f == *mcp-dbserver* ]]; then left+=("$f"); fi
   done <<<"$files"
-  for f in "$ETC" /var/log/mcp-dbserver; do [[ ! -e $f ]] || left+=("$f"); done
-  ((${#left[@]} == 0)) || fail "purge left: ${left[*]}"
+  for f in "$ETC" /var/log/mcp-dbserver; do [[ ! -e $f ]] || mapfile -t -O "${#left[@]}" left < <(find "$f"); done
+  ((${#left[@]} == 0)) || fail "purge left: $(printf '%s\n' "${left[@]}" | sort -u | tr '\n' ' ')"
   # Debian keeps system users on purge (their uid may still own files); it stays without a login.
   [[ $(getent passwd mcp-dbserver | cut -d: -f7) == /usr/sbin/nologin ]] || fail "the user has a shell"
 }
