@@ -22,6 +22,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libicu-dev libjemalloc-dev
   openjdk-17-jre-headless iproute2 util-linux curl openssl
+  file procps adduser systemd
   gnuplot-nox hyperfine valgrind
 )
 

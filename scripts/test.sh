@@ -39,6 +39,11 @@ node tests/support/canary.mjs record .run/canary.json
 step "ctest: unit, integration, e2e"
 ctest --test-dir build/asan --output-on-failure -j 2 --timeout 600
 
+if [[ ${MCPDB_PACKAGE_TEST:-1} != 0 ]]; then
+  step "Debian package: build (Release, server only), install, upgrade, unit checks, a call, purge"
+  if [[ $(id -u) -eq 0 ]]; then bash tests/package/run.sh; else sudo -E bash tests/package/run.sh; fi
+fi
+
 step "fuzz targets (${FUZZ_SECONDS}s each)"
 bash scripts/fuzz.sh "$FUZZ_SECONDS"
 
