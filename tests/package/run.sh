@@ -41,7 +41,7 @@ check_metadata() {
   names=$(tr ',|' '\n' <<<"$depends" | awk '{print $1}')
   # Linked (found by dpkg-shlibdeps) and loaded on first use (named in cmake/Packaging.cmake).
   for lib in libc6 libstdc++6 libssl3 libyaml-cpp0.7 libre2-9 libpq5 libmariadb3 libmongoc-1.0-0 \
-             libcurl4 libopenblas0 adduser; do
+             libcurl4 libopenblas0 libjemalloc2 libhiredis0.14 adduser; do
     grep -qxF "$lib" <<<"$names" || fail "Depends lacks $lib"
   done
   files=$(dpkg-deb -c "$deb" | awk '{print $6}')
@@ -115,6 +115,12 @@ install_and_upgrade() {
 }
 
 # A client key scoped to postgres, added to the installed config as an operator would.
+# The packaged binary is the release build: it runs on jemalloc (docs/ARCHITECTURE.md, Decisions).
+check_allocator() {
+  /usr/bin/mcp-dbserver --version | grep -q '^allocator: jemalloc ' ||
+    fail "the installed binary does not run on jemalloc: $(/usr/bin/mcp-dbserver --version)"
+}
+
 make_client_key() {
   /usr/bin/mcp-dbserver keys new --name package-test --scope postgres --config "$ETC/config.yaml" \
     >"$WORK/key.txt"
@@ -197,6 +203,7 @@ remove_and_purge() {
 check_metadata
 purge_previous
 install_and_upgrade
+check_allocator
 check_unit
 start_installed_server
 call_and_stop
