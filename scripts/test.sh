@@ -6,7 +6,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-step() { printf '\n[test] == %s ==\n' "$*" >&2; }
+step() { printf '\n[test] %5ds == %s ==\n' "$SECONDS" "$*" >&2; }
 FUZZ_SECONDS="${MCPDB_FUZZ_SECONDS:-20}"
 
 step "install"
