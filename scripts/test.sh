@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 step() { printf '\n[test] %5ds == %s ==\n' "$SECONDS" "$*" >&2; }
-FUZZ_SECONDS="${MCPDB_FUZZ_SECONDS:-20}"
+FUZZ_SECONDS="${MCPDB_FUZZ_SECONDS:-10}"
 
 step "install"
 bash scripts/install.sh
