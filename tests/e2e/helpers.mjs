@@ -104,8 +104,15 @@ export async function startHttpServer(name = 'e2e-agent', { scope = 'postgres', 
   // The built-in allowlist plus an http section with this one client.
   const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
   fs.writeFileSync(cfg, builtIn + '\nhttp:\n' + block.trimEnd() + '\n');
+  const server = await spawnHttpServer(cfg, env ?? { POSTGRES_DSN: process.env.POSTGRES_DSN });
+  return { ...server, key, cfg };
+}
+
+// Starts `serve --http` on a free loopback port with config `cfg` and `env` (over serverEnv()),
+// and resolves once it listens: its process, its /mcp URL and its log so far.
+export async function spawnHttpServer(cfg, env) {
   const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
-    { env: serverEnv(env ?? { POSTGRES_DSN: process.env.POSTGRES_DSN }), stdio: ['ignore', 'pipe', 'pipe'] });
+    { env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const url = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
@@ -116,7 +123,7 @@ export async function startHttpServer(name = 'e2e-agent', { scope = 'postgres', 
     });
     child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
   });
-  return { child, url, key, cfg, log: () => log };
+  return { child, url, log: () => log };
 }
 
 // The ESM entry of a package under tools/node_modules (for packages whose exports map offers no

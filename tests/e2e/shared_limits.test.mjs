@@ -5,13 +5,13 @@
 // replica's own limits (counted and logged); when it returns, the limits are shared again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { bin, serverEnv } from './helpers.mjs';
+import { bin, serverEnv, spawnHttpServer } from './helpers.mjs';
 
 const redisPort = Number(process.env.MCPDB_REDIS_PORT);
 
@@ -64,20 +64,8 @@ async function startReplicas(proxyPort, { rate = 0.5, burst = 6, onStoreDown = '
 
 const startServer = (cfg) => startServerWith(cfg, {});
 
-async function startServerWith(cfg, extraEnv) {
-  const child = spawn(bin, ['serve', '--http', '127.0.0.1:0', '--config', cfg],
-    { env: serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('server did not start: ' + log)), 30000);
-    child.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/listening on (http:\/\/[^\s]+\/mcp)/);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${log}`)));
-  });
-  return { child, url, log: () => log };
+function startServerWith(cfg, extraEnv) {
+  return spawnHttpServer(cfg, { POSTGRES_DSN: process.env.POSTGRES_DSN, ...extraEnv });
 }
 
 // One request (tools/list, stateless); its HTTP status.
