@@ -1,0 +1,2 @@
+SELECT*/* UDMPFFILECT*/*!SE /
+ SEL*T CH DUREcc */ a $ d
