@@ -68,11 +68,11 @@ bool planShapeChanged(const PGresult* r) {
 }
 
 // Whether the wrapper's result still has the shape the statement's description gave: its columns
-// and the NULL map (a boolean array), each passed-through column of its described type, and each
-// guarded one too when that is a built-in type, each passed-through one with its described type
-// modifier (a guarded column of a domain comes back as the
-// domain's base type: CASE resolves to it). A statement changed since (a table altered under SELECT
-// *) fails the call, and the next one describes it again.
+// and the NULL map (a boolean array), each passed-through column of its described type and type
+// modifier (a varchar(n) is passed through for its n), and each guarded one of its described type
+// too when that is a built-in type (a guarded column of a domain comes back as the domain's base
+// type: CASE resolves to it). A statement changed since (a table altered under SELECT *) fails the
+// call, and the next one describes it again.
 bool sameShape(const PGresult* r, const CappedStatement& capped) {
   constexpr Oid kFirstUserOid = 16384;  // FirstNormalObjectId: built-in types are below
   const int n = static_cast<int>(capped.columns.size());
