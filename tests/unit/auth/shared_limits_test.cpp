@@ -72,6 +72,14 @@ std::shared_ptr<SharedLimits> replica(const std::shared_ptr<FakeStore::State>& s
   return std::make_shared<SharedLimits>(settings, std::make_unique<FakeStore>(state));
 }
 
+// Leases of four tokens, spent locally for at most 200 ms.
+SharedLimitsSettings leasesOf4For200ms() {
+  SharedLimitsSettings s;
+  s.lease_tokens = 4;
+  s.local_cache = 200ms;
+  return s;
+}
+
 int admitted(SharedLimits& r, int calls, Clock::time_point now, const std::string& key = "k") {
   int n = 0;
   for (int i = 0; i < calls; ++i) {
@@ -96,10 +104,7 @@ TEST(SharedLimits, TwoReplicasTogetherAdmitTheKeysBurstOnce) {
 
 TEST(SharedLimits, ALeaseSavesRoundTripsAndARefusalIsRemembered) {
   auto store = std::make_shared<FakeStore::State>();
-  SharedLimitsSettings s;
-  s.lease_tokens = 4;
-  s.local_cache = 200ms;
-  auto a = replica(store, s);
+  auto a = replica(store, leasesOf4For200ms());
   const auto now = Clock::time_point{} + 1h;
   EXPECT_EQ(admitted(*a, 8, now), 8);
   EXPECT_EQ(store->token_calls, 2);  // two leases of 4
@@ -116,10 +121,7 @@ TEST(SharedLimits, ALeaseSavesRoundTripsAndARefusalIsRemembered) {
 
 TEST(SharedLimits, AnExpiredLeaseIsDroppedNotSpent) {
   auto store = std::make_shared<FakeStore::State>();
-  SharedLimitsSettings s;
-  s.lease_tokens = 4;
-  s.local_cache = 200ms;
-  auto a = replica(store, s);
+  auto a = replica(store, leasesOf4For200ms());
   const auto now = Clock::time_point{} + 1h;
   EXPECT_EQ(admitted(*a, 1, now), 1);  // leases 4, spends 1
   EXPECT_EQ(store->token_calls, 1);
