@@ -22,6 +22,9 @@ install(FILES ${MCPDB_PKG_DIR}/env DESTINATION ${CMAKE_INSTALL_DATADIR}/mcp-dbse
 install(FILES ${MCPDB_PKG_DIR}/mcp-dbserver.service ${MCPDB_PKG_DIR}/memory.conf
         DESTINATION ${MCPDB_DOC_DIR}/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/.env.example DESTINATION ${MCPDB_DOC_DIR}/examples RENAME env.example)
+# Who holds the rights to what the package ships, the embedding model's Apache-2.0 terms included
+# (Debian's machine-readable copyright format, where Debian looks for it).
+install(FILES ${MCPDB_PKG_DIR}/copyright DESTINATION ${MCPDB_DOC_DIR})
 
 # The example config is the built-in allowlist, printed by the binary being installed, so it
 # cannot drift from what `serve` runs without a file.

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
+#include "common/json.hpp"
 
 namespace mcpdb::aws::detail {
 

@@ -49,7 +49,7 @@ check_metadata() {
            ./usr/share/mcp-dbserver/model/vocab.json ./usr/share/mcp-dbserver/model/group1-shard7of7 \
            ./usr/share/man/man1/mcp-dbserver.1.gz ./lib/systemd/system/mcp-dbserver.service \
            ./etc/mcp-dbserver/config.yaml ./usr/share/mcp-dbserver/env.template \
-           ./usr/share/doc/mcp-dbserver/examples/memory.conf; do
+           ./usr/share/doc/mcp-dbserver/examples/memory.conf ./usr/share/doc/mcp-dbserver/copyright; do
     grep -qxF "$f" <<<"$files" || fail "the package lacks $f"
   done
   ! grep -q 'mcp-dbserver-load' <<<"$files" || fail "the demo loader (write code) is in the package"

@@ -8,7 +8,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include "common/json.hpp"
 #include <optional>
 #include <set>
 #include <utility>
