@@ -66,10 +66,4 @@ void Span::end() {
   tracer_->submit(std::move(data_));
 }
 
-ChildSpan::ChildSpan(Span* parent, std::string_view name) {
-  if (parent != nullptr) span_ = parent->startChild(std::string(name), SpanKind::Client);
-}
-
-ChildSpan::~ChildSpan() = default;
-
 }  // namespace mcpdb::telemetry
