@@ -24,7 +24,7 @@ std::string headerNameProblem(std::string_view name) {
   if (name.empty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), tokenChar))
     return "'" + std::string(name.substr(0, 64)) + "' is not an HTTP header name";
   static const std::vector<std::string> kReserved = {"content-type", "content-length", "host",
-                                                      "transfer-encoding", "connection"};
+                                                     "transfer-encoding", "connection"};
   if (std::find(kReserved.begin(), kReserved.end(), lower(name)) != kReserved.end())
     return "the exporter sets '" + std::string(name) + "' itself";
   return {};
@@ -132,10 +132,10 @@ const config::Section<TelemetrySettings>& telemetrySection() {
               "at start-up (e.g. an authorization header for the collector); the value is never "
               "in the file nor logged",
               [] {
-                return Json{{"type", "object"},
-                            {"additionalProperties", {{"type", "string"}}},
-                            {"examples",
-                             Json::array({{{"authorization", "MCPDB_OTLP_AUTHORIZATION"}}})}};
+                return Json{
+                    {"type", "object"},
+                    {"additionalProperties", {{"type", "string"}}},
+                    {"examples", Json::array({{{"authorization", "MCPDB_OTLP_AUTHORIZATION"}}})}};
               },
               config::kOptional,
               [](T& out, const config::Node& node) { return readHeadersEnv(out, node); })
@@ -155,15 +155,16 @@ const config::Section<TelemetrySettings>& telemetrySection() {
               return false;
             }
             if (t.batch_size > t.max_queue) {
-              node.errorAt("batch_size", "must not exceed max_queue (" +
-                                             std::to_string(t.max_queue) + ")");
+              node.errorAt("batch_size",
+                           "must not exceed max_queue (" + std::to_string(t.max_queue) + ")");
               return false;
             }
             return true;
           })
           .exampleYaml(
               "telemetry:\n  enabled: true\n  otlp_endpoint: http://127.0.0.1:4318/v1/traces\n"
-              "  sampling_ratio: 0.25\n  headers_env:\n    authorization: MCPDB_OTLP_AUTHORIZATION\n");
+              "  sampling_ratio: 0.25\n  headers_env:\n    authorization: "
+              "MCPDB_OTLP_AUTHORIZATION\n");
   return s;
 }
 
@@ -190,12 +191,11 @@ Result<std::shared_ptr<telemetry::Tracer>> makeTracer(const TelemetrySettings& s
   for (const auto& [name, variable] : settings.headers_env) {
     const auto value = env.get(variable);
     if (!value) {
-      return makeError(Code::FailedPrecondition, "telemetry.headers_env." + name + ": " +
-                                                     variable + " is not set");
+      return makeError(Code::FailedPrecondition,
+                       "telemetry.headers_env." + name + ": " + variable + " is not set");
     }
     if (value->find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
-      return makeError(Code::FailedPrecondition, "telemetry.headers_env." + name + ": " +
-                                                     variable +
+      return makeError(Code::FailedPrecondition, "telemetry.headers_env." + name + ": " + variable +
                                                      " holds a line break or a NUL byte");
     }
     o.headers.emplace_back(name, *value);
@@ -208,8 +208,7 @@ Result<std::shared_ptr<telemetry::Tracer>> makeTracer(const TelemetrySettings& s
 
 void addTelemetryMetrics(observe::Metrics& metrics, std::shared_ptr<telemetry::Tracer> tracer) {
   if (!tracer) return;
-  metrics.addCounter("mcpdb_telemetry_spans_exported_total",
-                     "Spans the OTLP collector accepted.",
+  metrics.addCounter("mcpdb_telemetry_spans_exported_total", "Spans the OTLP collector accepted.",
                      [tracer] { return static_cast<double>(tracer->exportedSpans()); });
   metrics.addCounter("mcpdb_telemetry_spans_dropped_total",
                      "Spans dropped because the export queue was full (telemetry.max_queue).",

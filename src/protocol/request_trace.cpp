@@ -11,11 +11,20 @@ thread_local std::shared_ptr<telemetry::Span>* current_span = nullptr;
 // A method name as a span's name and mcp.method.name: the methods MCP defines; anything else is
 // "_OTHER" (OpenTelemetry's convention), so a caller cannot write text of its own into spans.
 std::string_view knownMethod(std::string_view method) {
-  static constexpr std::array<std::string_view, 14> kMethods = {
-      "initialize",     "ping",         "tools/list",          "tools/call",
-      "resources/list", "resources/read", "resources/templates/list",
-      "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
-      "logging/setLevel", "server/discover", "subscriptions/listen"};
+  static constexpr std::array<std::string_view, 14> kMethods = {"initialize",
+                                                                "ping",
+                                                                "tools/list",
+                                                                "tools/call",
+                                                                "resources/list",
+                                                                "resources/read",
+                                                                "resources/templates/list",
+                                                                "resources/subscribe",
+                                                                "resources/unsubscribe",
+                                                                "prompts/list",
+                                                                "prompts/get",
+                                                                "logging/setLevel",
+                                                                "server/discover",
+                                                                "subscriptions/listen"};
   for (auto m : kMethods) {
     if (m == method) return m;
   }

@@ -149,9 +149,9 @@ void Session::handleOne(Json owned, const Classified& classified,
   // A span per request when the server traces (telemetry:); otherwise this null test is all.
   std::optional<RequestTrace> trace;
   if (telemetry::Tracer* tracer = core_.tracer()) {
-    trace.emplace(*tracer, classified, method, params,
-                  classified.era == Era::Modern ? std::string(kModernProtocolVersion)
-                                                : protocolVersion());
+    trace.emplace(
+        *tracer, classified, method, params,
+        classified.era == Era::Modern ? std::string(kModernProtocolVersion) : protocolVersion());
   }
   if (classified.era == Era::Modern) return handleModern(id, method, params, out, classified);
   handleRequest(id, method, params, out);

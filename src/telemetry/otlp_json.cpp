@@ -44,8 +44,8 @@ std::string encodeOtlpJson(const ResourceInfo& resource, const std::vector<SpanD
   const Json body = {
       {"resourceSpans",
        Json::array({{{"resource", {{"attributes", std::move(resource_attributes)}}},
-                     {"scopeSpans",
-                      Json::array({{{"scope", std::move(scope)}, {"spans", std::move(list)}}})}}})}};
+                     {"scopeSpans", Json::array({{{"scope", std::move(scope)},
+                                                  {"spans", std::move(list)}}})}}})}};
   // Every string is ASCII or came from the configuration; a stray invalid byte is replaced rather
   // than failing the export.
   return body.dump(-1, ' ', false, Json::error_handler_t::replace);

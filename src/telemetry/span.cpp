@@ -19,7 +19,9 @@ Span::Span(Tracer& tracer, SpanData data)
   context_.trace_state = data_.trace_state;
 }
 
-Span::~Span() { end(); }
+Span::~Span() {
+  end();
+}
 
 void Span::set(std::string_view key, AttributeValue value) {
   for (auto& a : data_.attributes) {
@@ -34,8 +36,12 @@ void Span::set(std::string_view key, AttributeValue value) {
 void Span::setString(std::string_view key, std::string_view value) {
   set(key, std::string(value));
 }
-void Span::setInt(std::string_view key, std::int64_t value) { set(key, value); }
-void Span::setBool(std::string_view key, bool value) { set(key, value); }
+void Span::setInt(std::string_view key, std::int64_t value) {
+  set(key, value);
+}
+void Span::setBool(std::string_view key, bool value) {
+  set(key, value);
+}
 
 void Span::setError(std::string_view error_type) {
   data_.status = StatusCode::Error;
@@ -60,9 +66,8 @@ void Span::end() {
   // end before it began.
   const auto took = std::chrono::steady_clock::now() - started_;
   data_.end_unix_ns =
-      data_.start_unix_ns +
-      static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+      data_.start_unix_ns + static_cast<std::uint64_t>(
+                                std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
   tracer_->submit(std::move(data_));
 }
 

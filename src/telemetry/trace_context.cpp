@@ -25,8 +25,12 @@ bool readHex(std::string_view text, std::span<std::uint8_t> out) {
   return true;
 }
 
-bool lcalpha(char c) { return c >= 'a' && c <= 'z'; }
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool lcalpha(char c) {
+  return c >= 'a' && c <= 'z';
+}
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 // The characters a key may hold after its first.
 bool keyChar(char c) {
   return lcalpha(c) || digit(c) || c == '_' || c == '-' || c == '*' || c == '/';

@@ -52,8 +52,12 @@ Tracer::~Tracer() {
   thread_.join();
 }
 
-SpanId Tracer::newSpanId() { return randomId<8>(); }
-TraceId Tracer::newTraceId() { return randomId<16>(); }
+SpanId Tracer::newSpanId() {
+  return randomId<8>();
+}
+TraceId Tracer::newTraceId() {
+  return randomId<16>();
+}
 
 bool Tracer::sampleRoot(const TraceId& id) const {
   const double ratio = options_.sampling_ratio;

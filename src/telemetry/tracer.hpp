@@ -41,12 +41,12 @@ struct TracerOptions {
   // The share of traces this server starts that it records (0 to 1). A request whose caller's
   // traceparent is accepted follows the caller's sampled flag instead.
   double sampling_ratio = 1.0;
-  std::size_t batch_size = 512;      // spans per export request at most
-  std::size_t max_queue = 2048;      // spans waiting for export at most; more are dropped
-  std::chrono::milliseconds schedule_delay{1000};   // the longest a span waits for its batch
+  std::size_t batch_size = 512;  // spans per export request at most
+  std::size_t max_queue = 2048;  // spans waiting for export at most; more are dropped
+  std::chrono::milliseconds schedule_delay{1000};  // the longest a span waits for its batch
   std::chrono::milliseconds export_timeout{5000};  // one export request, connect included
-  HttpHeaders headers;                              // extra request headers (e.g. authorization)
-  std::string ca_file;                              // CA bundle for https; empty: the system's
+  HttpHeaders headers;                             // extra request headers (e.g. authorization)
+  std::string ca_file;                             // CA bundle for https; empty: the system's
   // Whether a caller's traceparent is followed (its trace id, its span as parent, its sampled
   // flag); false: every request starts a trace of its own.
   bool accept_remote_context = true;

@@ -134,7 +134,7 @@ class StatementRun {
   Exchange& ex_;
   const ExecRequest& request_;
   std::array<PendingParse, 4> parses_;  // BEGIN, the statement, the unlock, ROLLBACK
-  bool named_ = false;  // SET LOCAL application_name was sent after BEGIN
+  bool named_ = false;                  // SET LOCAL application_name was sent after BEGIN
   bool capped_ = false;
   bool replan_ = false;    // a prepared statement's result shape changed: see planShapeChanged
   bool unlocked_ = false;  // the unlock ran (a late cap-cancel may have stopped it)

@@ -295,7 +295,8 @@ void Connection<Stream>::dispatchPost(const Caller& caller, Json& message,
     const auto& req = parser_->get();
     std::size_t parents = 0;
     for (auto r = req.equal_range("traceparent"); r.first != r.second; ++r.first, ++parents)
-      traced.traceparent = trimOws(std::string_view(r.first->value().data(), r.first->value().size()));
+      traced.traceparent =
+          trimOws(std::string_view(r.first->value().data(), r.first->value().size()));
     if (parents != 1) traced.traceparent.clear();
     for (auto r = req.equal_range("tracestate"); r.first != r.second; ++r.first) {
       if (!traced.tracestate.empty()) traced.tracestate += ',';

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   const auto nl = in.find('\n');
   const std::string_view parent = in.substr(0, nl);
-  const std::string_view state = nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
+  const std::string_view state =
+      nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
 
   if (auto ctx = parseTraceparent(parent)) {
     if (parent.size() != kTraceparentBytes || allZero(ctx->trace_id) || allZero(ctx->span_id))

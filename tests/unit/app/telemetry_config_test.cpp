@@ -103,8 +103,7 @@ TEST(TelemetryConfig, HeadersComeOnlyFromTheEnvironment) {
   auto missing = makeTracer(p.settings, Env::fromMap({}), "1");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("MISSING is not set"), std::string::npos);
-  auto injected =
-      makeTracer(p.settings, Env::fromMap({{"MISSING", "v\r\nX-Injected: 1"}}), "1");
+  auto injected = makeTracer(p.settings, Env::fromMap({{"MISSING", "v\r\nX-Injected: 1"}}), "1");
   ASSERT_FALSE(injected.ok());
   EXPECT_EQ(injected.error().message.find("X-Injected"), std::string::npos)
       << "the value is never shown";

@@ -220,9 +220,10 @@ TEST(RequestTrace, FailuresAndUnknownNamesKeepTheirTextOut) {
   f.session->handleText(
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"failing","arguments":{}}})",
       f.out);
-  f.session->handleText(std::string(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":")") +
-                            kSecret + R"(","arguments":{}}})",
-                        f.out);
+  f.session->handleText(
+      std::string(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":")") + kSecret +
+          R"(","arguments":{}}})",
+      f.out);
   f.session->handleText(
       std::string(R"({"jsonrpc":"2.0","id":4,"method":")") + kSecret + R"(","params":{}})", f.out);
   f.out->waitFor(4);

@@ -61,15 +61,15 @@ TEST(Tracestate, NormalisesValidLists) {
 
 TEST(Tracestate, RefusesBrokenListsWhole) {
   const char* bad[] = {
-      "Congo=1",           // a key starts with a lowercase letter
-      "1congo=1",          // a simple key does not start with a digit
-      "congo",             // no value
-      "congo=",            // an empty value
-      "congo=a=b",         // '=' in a value
-      "congo=a,congo=b",   // duplicate key
-      "t@VENDOR=1",        // system id is lowercase
-      "t@=1",              // empty system id
-      "@v=1",              // empty tenant
+      "Congo=1",              // a key starts with a lowercase letter
+      "1congo=1",             // a simple key does not start with a digit
+      "congo",                // no value
+      "congo=",               // an empty value
+      "congo=a=b",            // '=' in a value
+      "congo=a,congo=b",      // duplicate key
+      "t@VENDOR=1",           // system id is lowercase
+      "t@=1",                 // empty system id
+      "@v=1",                 // empty tenant
       "t@abcdefghijklmno=1",  // system id longer than 14
       "con go=1",
       "congo=\x7f",
@@ -86,7 +86,8 @@ TEST(Tracestate, RefusesBrokenListsWhole) {
 
 TEST(Tracestate, KeepsTheMemberAndLengthLimits) {
   std::string members;
-  for (int i = 0; i < 32; ++i) members += (i ? "," : "") + std::string("k") + std::to_string(i) + "=v";
+  for (int i = 0; i < 32; ++i)
+    members += (i ? "," : "") + std::string("k") + std::to_string(i) + "=v";
   EXPECT_TRUE(parseTracestate(members));
   EXPECT_FALSE(parseTracestate(members + ",k32=v"));  // 33 members
   // 512 bytes pass, 513 do not.

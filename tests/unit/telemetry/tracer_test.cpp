@@ -239,7 +239,8 @@ TEST(Tracer, FailedExportsAreCountedAndWarnedWithoutHeaderValues) {
   o.headers = {{"authorization", "Bearer very-secret-token"}};
   {
     Tracer tracer(
-        o, [](const std::string&, std::chrono::milliseconds) -> Status {
+        o,
+        [](const std::string&, std::chrono::milliseconds) -> Status {
           return makeError(Code::Unavailable, "connection refused (http://127.0.0.1:9)");
         },
         [&](const std::string& w) { warnings.push_back(w); });
