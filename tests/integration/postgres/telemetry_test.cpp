@@ -119,5 +119,45 @@ TEST(PostgresTelemetry, OffByDefaultAndNeverCarriesValues) {
   EXPECT_EQ(body.find("SELECT $1"), std::string::npos) << "no statement text";
 }
 
+// The executor writes only a well-formed traceparent into the SET (the value is in the
+// statement's text: SET takes no parameters). Anything else is not sent at all.
+TEST(PostgresTelemetry, OnlyATraceparentIsEverWrittenIntoTheSet) {
+  ensureTestSchema();
+  auto rt = makeRuntime(kYaml);
+  auto plain = call(*rt, "app_name", Json::object());
+  ASSERT_TRUE(plain.ok());
+  const Json own = plain->structured["rows"][0]["app"];
+  auto run = [&](std::string_view application_name) -> Result<ExecResult> {
+    Limits limits;
+    limits.timeout = 10s;
+    const Clock::time_point deadline = Clock::now() + limits.timeout;
+    std::stop_source never;
+    auto lease = rt->pool().acquire(deadline, never.get_token());
+    if (!lease) return lease.error();
+    ExecOutcome outcome;
+    auto r = executeReadOnly(lease->conn(), lease->cancel(),
+                             {.sql = "SELECT current_setting('application_name') AS app",
+                              .params = BoundParams{},
+                              .limits = limits,
+                              .stop = never.get_token(),
+                              .deadline = deadline,
+                              .types = rt->pool().types(),
+                              .application_name = application_name},
+                             outcome);
+    if (outcome.broken) lease->markBroken();
+    return r;
+  };
+  for (const char* hostile :
+       {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'; SET x = 'y",
+        "x'; SELECT pg_sleep(1); --", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"}) {
+    auto r = run(hostile);
+    ASSERT_TRUE(r.ok()) << hostile << ": " << r.error().message;
+    EXPECT_EQ(r->rows[0]["app"], own) << hostile;
+  }
+  auto good = run("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->rows[0]["app"], "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+}
+
 }  // namespace
 }  // namespace mcpdb::postgres::itest
