@@ -12,6 +12,7 @@
 #include "common/env.hpp"
 #include "config/config.hpp"
 #include "engines/engine.hpp"
+#include "app/telemetry.hpp"
 #include "observe/audit_log.hpp"
 #include "observe/readiness.hpp"
 #include "protocol/tool_registry.hpp"
@@ -48,6 +49,7 @@ struct Assembly {
   bool preload_embedder = true;
   transport::http::HttpSettings http;  // the `http:` section
   observe::AuditSettings audit;        // the `audit:` section
+  TelemetrySettings telemetry;         // the `telemetry:` section (app/telemetry.hpp)
   std::vector<std::string> sections;   // top-level keys allowed besides the generic ones
   std::optional<std::string> config_path;
   // Its token is services.stopping; requested when serving ends (see DelayedTask).

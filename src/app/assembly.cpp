@@ -197,6 +197,7 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
     for (auto& m : a.modules) m->configure(root.child(m->name()), a.config.limits);
     transport::http::parseHttpSettings(root.child("http"), a.http);
     observe::parseAuditSettings(root.child("audit"), a.audit);
+    parseTelemetrySettings(root.child("telemetry"), a.telemetry);
     if (const auto e = root.child("embedding"); e.present())
       (void)embeddingSection().parse(e, embedding);
     a.preload_embedder = embedding.preload;

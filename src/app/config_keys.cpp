@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "app/telemetry.hpp"
 #include "observe/audit_log.hpp"
 #include "transport/http/http_config.hpp"
 
@@ -56,6 +57,7 @@ std::vector<config::TopLevelKey> configKeys(const std::vector<engines::EngineMod
   std::vector<config::TopLevelKey> keys = config::genericKeys();
   keys.push_back(config::topLevelKey("http", transport::http::httpSection()));
   keys.push_back(config::topLevelKey("audit", observe::auditSection()));
+  keys.push_back(config::topLevelKey("telemetry", telemetrySection()));
   keys.push_back(config::topLevelKey("embedding", embeddingSection()));
   for (const auto& m : modules) keys.push_back(m->configKey());
   return keys;

@@ -22,7 +22,7 @@ struct EmbeddingSettings {
 const config::Section<EmbeddingSettings>& embeddingSection();
 
 // Every top-level key, in the order the reference shows them: the generic ones, then http, audit,
-// embedding, then each engine of this build.
+// telemetry, embedding, then each engine of this build.
 std::vector<config::TopLevelKey> configKeys(const std::vector<engines::EngineModulePtr>& modules);
 
 // The top-level keys besides config::genericSections(), for config::parseConfig.

@@ -190,6 +190,23 @@ std::optional<Assembly> assembleForServing(const AppOptions& options, const Env&
   return a;
 }
 
+// The tracer of `telemetry:` on `core` (none when it is off); false when it cannot be made (a
+// header's variable unset: logged, naming the variable, never a value).
+bool startTracing(const Assembly& a, const Env& env, const AppOptions& options,
+                  protocol::ServerCore& core) {
+  auto tracer = makeTracer(a.telemetry, env, options.version);
+  if (!tracer) {
+    spdlog::error("refusing to start: {}", tracer.error().message);
+    return false;
+  }
+  if (*tracer) {
+    spdlog::info("telemetry: exporting traces to {} (sampling ratio {})",
+                 redactUrl(a.telemetry.otlp_endpoint), a.telemetry.sampling_ratio);
+  }
+  core.setTracer(std::move(*tracer));
+  return true;
+}
+
 }  // namespace
 
 int runServeStdio(const AppOptions& options, const Env& env) {
@@ -201,6 +218,7 @@ int runServeStdio(const AppOptions& options, const Env& env) {
 
   protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
   if (auto audit = openAudit(*a)) core.addObserver(audit);
+  if (!startTracing(*a, env, options, core)) return kExitConfig;
   auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
   auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
   session->setLogOutbox(out);
@@ -261,6 +279,8 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   }
   if (p.audit) core.addObserver(p.audit);
   core.addObserver(p.metrics);
+  if (!startTracing(*a, env, options, core)) return kExitConfig;
+  addTelemetryMetrics(*p.metrics, core.sharedTracer());
   if (a->config_path) {
     // A reloaded client list is held to the same scope check as at start-up.
     p.reload = [path = *a->config_path, sections = a->sections,

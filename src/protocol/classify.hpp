@@ -54,6 +54,11 @@ struct Classified {
   // transport version), and whether the method is served at the modern version (isModernMethod).
   std::optional<std::variant<ModernMeta, MetaError>> meta;
   bool known_method = false;
+  // The transport's W3C trace context (HTTP's `traceparent` and `tracestate` headers, unparsed),
+  // set only when the server traces requests (ServerCore::tracer()); params._meta's takes
+  // precedence (protocol/request_trace.hpp).
+  std::string traceparent;
+  std::string tracestate;
 };
 
 // Classifies `message` (one JSON-RPC message or a batch). `transport_version`: the protocol

@@ -19,6 +19,7 @@
 #include "protocol/jsonrpc.hpp"
 #include "protocol/tool_registry.hpp"
 #include "protocol/worker_pool.hpp"
+#include "telemetry/tracer.hpp"
 
 namespace mcpdb::protocol {
 
@@ -81,6 +82,11 @@ class ServerCore {
   // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` without braces around it: what every
   // modern result carries, serialised once.
   const std::string& serverInfoMetaMember() const { return server_info_meta_; }
+  // The tracer of OpenTelemetry spans (telemetry:); null when tracing is off, which is what every
+  // request tests. Set before the first request.
+  telemetry::Tracer* tracer() const { return tracer_.get(); }
+  void setTracer(std::shared_ptr<telemetry::Tracer> tracer) { tracer_ = std::move(tracer); }
+  const std::shared_ptr<telemetry::Tracer>& sharedTracer() const { return tracer_; }
 
  private:
   ServerOptions options_;
@@ -92,6 +98,7 @@ class ServerCore {
   std::string server_info_meta_;
   std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
+  std::shared_ptr<telemetry::Tracer> tracer_;
   MemoryBudget result_memory_;
   // Answers calls waiting for a slot when their deadline passes; only when there are bulkheads.
   // Declared before them: it outlives them.

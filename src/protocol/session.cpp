@@ -4,6 +4,7 @@
 #include <array>
 
 #include "protocol/batch_outbox.hpp"
+#include "protocol/request_trace.hpp"
 
 namespace mcpdb::protocol {
 std::string requestIdText(const Json& id) {
@@ -144,6 +145,13 @@ void Session::handleOne(Json owned, const Classified& classified,
   if (!answer) {
     handleNotification(method, params);
     return;
+  }
+  // A span per request when the server traces (telemetry:); otherwise this null test is all.
+  std::optional<RequestTrace> trace;
+  if (telemetry::Tracer* tracer = core_.tracer()) {
+    trace.emplace(
+        *tracer, classified, method, params,
+        classified.era == Era::Modern ? std::string(kModernProtocolVersion) : protocolVersion());
   }
   if (classified.era == Era::Modern) return handleModern(id, method, params, out, classified);
   handleRequest(id, method, params, out);

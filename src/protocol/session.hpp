@@ -206,8 +206,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Result<ToolOutput> invokeTool(const Call& call, CallContext& ctx) const;
   std::string callAnswer(const Call& call, const Result<ToolOutput>& result,
                          CallRecord& record) const;
-  std::string callNotRunAnswer(const Json& id, bool modern, const Unrun& unrun,
-                               CallRecord record) const;
+  std::string callNotRunAnswer(const Json& id, bool modern, const Unrun& unrun, CallRecord record,
+                               telemetry::Span* span) const;
   void endCancelledCall(const Call& call, CallRecord record);
 
   // ---- resources and subscriptions (session_resources.cpp)

@@ -1,6 +1,7 @@
 // tools/call: the request checked and dispatched (session_dispatch.cpp), then, on its worker, the
 // call's steps: its context, the memory for its result, the handler, the answer and its audit.
 
+#include "protocol/request_trace.hpp"
 #include "protocol/schema.hpp"
 #include "protocol/session.hpp"
 
@@ -16,6 +17,8 @@ struct Session::Call {
   Json progress_token;  // null: the client asked for no progress
   std::shared_ptr<Outbox> out;
   bool modern = false;
+  // The request's span (request_trace.hpp), ended after the answer; null when not traced.
+  std::shared_ptr<telemetry::Span> span;
 };
 
 namespace {
@@ -63,10 +66,18 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
                     .tool = bounded(name),
                     .engine = tool != nullptr ? tool->engine : "",
                     .request_id = requestIdText(id)};
+  telemetry::Span* span = core_.tracer() != nullptr ? currentRequestSpan() : nullptr;
+  if (span != nullptr && tool != nullptr) {
+    // Only a name from the registry: the one a caller sent for an unknown tool is not written.
+    span->setName("tools/call " + tool->name);
+    span->setString("gen_ai.tool.name", tool->name);
+    span->setString("gen_ai.operation.name", "execute_tool");
+  }
   // A tool outside the caller's scope is indistinguishable from one that does not exist.
   if (tool == nullptr || !visible(*tool)) {
     record.outcome = tool == nullptr ? "unknown_tool" : "out_of_scope";
     core_.notify(record);
+    annotateCall(span, record);
     out->send(makeErrorResponse(id, rpc::kInvalidParams, "Unknown tool: " + bounded(name)));
     return;
   }
@@ -81,6 +92,7 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
   if (auto st = validateJson(tool->input_schema, arguments); !st) {
     record.outcome = "invalid_arguments";
     core_.notify(record);
+    annotateCall(span, record);
     out->send(makeResultResponse(
         id, finishResult(toolErrorResult("Invalid arguments: " + st.error().message), modern,
                          /*cacheable=*/false)));
@@ -93,17 +105,21 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     finishCall(key);
     record.outcome = refusal->outcome;
     core_.notify(record);
+    annotateCall(span, record);
     out->send(makeErrorResponse(id, kLimitExceeded, refusal->message));
     return;
   }
   auto self = shared_from_this();
+  // From here the call's worker ends the span, after the answer.
+  std::shared_ptr<telemetry::Span> call_span = span != nullptr ? takeRequestSpan() : nullptr;
   Call call{.id = id,
             .key = key,
             .tool = tool,
             .arguments = std::move(arguments),
             .progress_token = progressToken(params),
             .out = out,
-            .modern = modern};
+            .modern = modern,
+            .span = call_span};
   dispatch(
       Job{.id = id,
           .key = key,
@@ -113,17 +129,19 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
                      const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline,
                      CallWaits* waits) { self->runCall(call, stop, slot, deadline, waits); },
           .unrun =
-              [self, id, modern, record = std::move(record)](const Unrun& unrun) {
-                return self->callNotRunAnswer(id, modern, unrun, record);
+              [self, id, modern, record = std::move(record),
+               span = std::move(call_span)](const Unrun& unrun) {
+                return self->callNotRunAnswer(id, modern, unrun, record, span.get());
               }},
       std::move(source), out);
 }
 
 std::string Session::callNotRunAnswer(const Json& id, bool modern, const Unrun& unrun,
-                                      CallRecord record) const {
+                                      CallRecord record, telemetry::Span* span) const {
   record.outcome = notRunOutcome(unrun.why);
   if (unrun.waited) record.duration = unrun.waited_for;
   core_.notify(record);
+  endCallSpan(span, record);
   if (unrun.why == NotRun::Cancelled) return {};  // MCP: a cancelled request gets no response
   return serialize(makeResultResponse(
       id, finishResult(toolErrorResult(notRunText(unrun)), modern, /*cacheable=*/false)));
@@ -161,11 +179,13 @@ void Session::runCall(const Call& call, const std::stop_token& stop, Bulkhead::S
   core_.notify(record);
   call.out->sendSerialized(std::move(line), true);
   held.reset();
+  endCallSpan(call.span.get(), record);
 }
 
 void Session::endCancelledCall(const Call& call, CallRecord record) {
   record.outcome = "cancelled";
   core_.notify(record);
+  endCallSpan(call.span.get(), record);
   endUnanswered(call.key, call.out);  // MCP: a cancelled request gets no response
 }
 
@@ -179,6 +199,7 @@ CallContext Session::callContext(const Call& call, const std::stop_token& stop,
   ctx.deadline = std::min(started + call.tool->limits.timeout, deadline);
   ctx.limits = call.tool->limits;
   ctx.principal = principal_;
+  ctx.span = call.span.get();
   if (!call.progress_token.is_null()) {
     ctx.progress = [out = call.out, token = call.progress_token, stop](
                        double progress, std::optional<double> total, const std::string& msg) {

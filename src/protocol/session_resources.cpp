@@ -1,5 +1,6 @@
 // resources/read (dispatched as a tool call is: session_dispatch.cpp) and subscriptions/listen.
 
+#include "protocol/request_trace.hpp"
 #include "protocol/session.hpp"
 
 namespace mcpdb::protocol {
@@ -28,10 +29,13 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
   // a slot as a call does.
   const Tool* described = core_.registry().find(resource->tools.front());
   auto self = shared_from_this();
-  auto run = [self, id, key = id.dump(), resource, out, modern, described](
+  // The request's span goes with the read and ends after its answer (null: not traced).
+  std::shared_ptr<telemetry::Span> span = core_.tracer() != nullptr ? takeRequestSpan() : nullptr;
+  auto run = [self, id, key = id.dump(), resource, out, modern, described, span](
                  const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline,
                  CallWaits* /*waits*/) {  // offered only to tools that honour them: never here
     CallContext ctx;
+    ctx.span = span.get();
     ctx.stop = stop;
     if (described != nullptr) ctx.limits = described->limits;
     ctx.deadline = std::min(Clock::now() + ctx.limits.timeout, deadline);
@@ -54,12 +58,18 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
       response = makeResultResponse(id, self->finishResult(std::move(result), modern, true));
     } else {
       response = makeErrorResponse(id, rpc::kInternalError, errorText(description.error()));
+      if (span) span->setError(codeName(description.error().code));
     }
     // drain() waits until the answer is written, as for a tool call (finishing first let drain()
     // return before the answer went out: found by the batch fuzz target).
     self->finishAndSend(key, out, serialize(response));
+    if (span) span->end();
   };
-  auto unrun = [id](const Unrun& never) -> std::string {
+  auto unrun = [id, span](const Unrun& never) -> std::string {
+    if (span) {
+      span->setError(never.why == NotRun::Cancelled ? "cancelled" : "busy");
+      span->end();
+    }
     if (never.why == NotRun::Cancelled) return {};
     const std::string text = never.why == NotRun::Busy && !never.waited
                                  ? "the server is busy with other calls; retry in a moment"

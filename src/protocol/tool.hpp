@@ -14,6 +14,10 @@
 #include "common/limits.hpp"
 #include "common/result.hpp"
 
+namespace mcpdb::telemetry {
+class Span;
+}  // namespace mcpdb::telemetry
+
 namespace mcpdb::protocol {
 
 // Who is calling: "stdio" for the local process, an API key's name over HTTP.
@@ -48,6 +52,9 @@ struct CallContext {
   // What the call owes its runner while it waits (common/call_waits.hpp): set only when the
   // runner offers it and the tool honours it (Tool::honours_waits); null otherwise.
   CallWaits* waits = nullptr;
+  // The call's span when the call is traced (telemetry/span.hpp), else null: an engine puts a
+  // telemetry::ChildSpan of it around each database round trip (a null test when untraced).
+  telemetry::Span* span = nullptr;
   // Reports progress when the client sent a progress token; a no-op otherwise.
   std::function<void(double progress, std::optional<double> total, const std::string& message)>
       progress = [](double, std::optional<double>, const std::string&) {};

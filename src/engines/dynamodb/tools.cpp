@@ -29,6 +29,7 @@ CallOptions callOptions(const CallContext& ctx, const Limits& limits) {
   CallOptions o;
   o.stop = ctx.stop;
   o.deadline = ctx.deadlineFor(limits);
+  o.span = ctx.span;
   return o;
 }
 

@@ -227,6 +227,22 @@ Result<Json> Transport::call(std::string_view operation, const Json& body,
                              const CallOptions& options, CallInfo* info) {
   CallInfo local;
   CallInfo& ci = info != nullptr ? *info : local;
+  // A span per request when the call is traced: the operation (this server's own name for it)
+  // and how many attempts it took; never the key, the body or the reply.
+  telemetry::ChildSpan db(options.span, "dynamodb");
+  auto result = attempt(operation, body, options, ci);
+  if (db) {
+    db->setName("dynamodb " + std::string(operation));
+    db->setString("db.system.name", "aws.dynamodb");
+    db->setString("db.operation.name", operation);
+    db->setInt("mcpdb.attempts", ci.attempts);
+    if (!result) db->setError(codeName(result.error().code));
+  }
+  return result;
+}
+
+Result<Json> Transport::attempt(std::string_view operation, const Json& body,
+                                const CallOptions& options, CallInfo& ci) {
   ci = CallInfo{};
   const std::string payload = body.dump();
   const int max_attempts = std::max(1, options_.retry.max_attempts);

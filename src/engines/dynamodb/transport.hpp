@@ -24,6 +24,7 @@
 #include "common/http_client.hpp"
 #include "common/json.hpp"
 #include "common/result.hpp"
+#include "telemetry/span.hpp"
 
 namespace mcpdb::dynamodb {
 
@@ -88,6 +89,9 @@ struct CallOptions {
   std::stop_token stop{};
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // The call's span (protocol::CallContext::span): each DynamoDB request (its retries included)
+  // gets a child; null: untraced.
+  telemetry::Span* span = nullptr;
 };
 
 // Details of the last reply, for callers that must tell exceptions apart (the self-check).
@@ -119,6 +123,9 @@ class Transport {
   ConnectionStats connectionStats() const;
 
  private:
+  // call() without its span: the attempts (retries included).
+  Result<Json> attempt(std::string_view operation, const Json& body, const CallOptions& options,
+                       CallInfo& ci);
   std::unique_ptr<HttpClient> acquire();
   // Ends a lease from acquire(); a null client (a failed connection) is dropped, not pooled.
   void release(std::unique_ptr<HttpClient> client);

@@ -180,6 +180,16 @@ Error Client::failed(std::string_view what, const bson_error_t& error) const {
   return e;
 }
 
+// A database span's attributes: the operation and the registry's collection name, never the
+// filter, the pipeline or a document.
+void Client::annotate(telemetry::Span* span, std::string_view operation,
+                      const std::string& collection) {
+  if (span == nullptr) return;
+  span->setString("db.system.name", "mongodb");
+  span->setString("db.operation.name", operation);
+  span->setString("db.collection.name", collection);
+}
+
 Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
                      const DocumentSink& sink, bson_error_t* raw_error) {
   const bson_t* doc = nullptr;
@@ -205,23 +215,31 @@ Status Client::drain(mongoc_cursor_t* cursor, std::string_view what, const CallB
 Status Client::find(const std::string& collection, const bson_t& filter, const bson_t& opts,
                     const CallBounds& bounds, const DocumentSink& sink) {
   if (auto st = checkNoForbiddenOperators(filter); !st) return st;
+  telemetry::ChildSpan db(bounds.span, "mongodb find");
+  annotate(db.get(), "find", collection);
   Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   CursorPtr cursor(mongoc_collection_find_with_opts(coll.get(), &filter, &opts, read_prefs_.get()));
-  return drain(cursor.get(), "find", bounds, sink, nullptr);
+  Status st = drain(cursor.get(), "find", bounds, sink, nullptr);
+  if (db && !st) db->setError(codeName(st.error().code));
+  return st;
 }
 
 Status Client::aggregate(const std::string& collection, const bson_t& pipeline, const bson_t& opts,
                          const CallBounds& bounds, const DocumentSink& sink,
                          bson_error_t* raw_error) {
   if (auto st = checkNoForbiddenOperators(pipeline); !st) return st;
+  telemetry::ChildSpan db(bounds.span, "mongodb aggregate");
+  annotate(db.get(), "aggregate", collection);
   Lease lease(pool_.get(), leased_);
   CollectionPtr coll(
       mongoc_client_get_collection(lease.get(), database_.c_str(), collection.c_str()));
   CursorPtr cursor(mongoc_collection_aggregate(coll.get(), MONGOC_QUERY_NONE, &pipeline, &opts,
                                                read_prefs_.get()));
-  return drain(cursor.get(), "aggregate", bounds, sink, raw_error);
+  Status st = drain(cursor.get(), "aggregate", bounds, sink, raw_error);
+  if (db && !st) db->setError(codeName(st.error().code));
+  return st;
 }
 
 Result<std::int64_t> Client::countDocuments(const std::string& collection, const bson_t& filter,

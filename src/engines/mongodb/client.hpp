@@ -19,6 +19,7 @@
 #include "common/handle.hpp"
 #include "common/result.hpp"
 #include "engines/mongodb/commands.hpp"
+#include "telemetry/span.hpp"
 
 namespace mcpdb::mongodb {
 
@@ -26,6 +27,8 @@ namespace mcpdb::mongodb {
 struct CallBounds {
   std::stop_token stop;
   std::chrono::steady_clock::time_point deadline;
+  // The call's span (protocol::CallContext::span): find and aggregate get a child; null: untraced.
+  telemetry::Span* span = nullptr;
 };
 
 // Called per document; return false to stop reading (the cursor is then killed). A non-owning
@@ -84,6 +87,8 @@ class Client {
   using ReadPrefsPtr = Owned<mongoc_read_prefs_t, mongoc_read_prefs_destroy>;
 
   Client() = default;
+  static void annotate(telemetry::Span* span, std::string_view operation,
+                       const std::string& collection);
   Status drain(mongoc_cursor_t* cursor, std::string_view what, const CallBounds& bounds,
                const DocumentSink& sink, bson_error_t* raw_error);
   // mongoError, with the label in front of an unreachable server or a refused login.

@@ -45,7 +45,7 @@ Result<ReadOptions> readOptions(const Settings& s, const protocol::CallContext& 
 }
 
 CallBounds boundsOf(const protocol::CallContext& ctx) {
-  return CallBounds{ctx.stop, ctx.deadline};
+  return CallBounds{ctx.stop, ctx.deadline, ctx.span};
 }
 
 Result<const Target*> targetOf(const Settings& s, const Json& args) {

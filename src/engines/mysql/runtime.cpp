@@ -15,6 +15,7 @@
 #include "engines/mysql/tool_check.hpp"
 #include "engines/kit/module.hpp"
 #include "engines/sql/result_keys.hpp"
+#include "telemetry/span.hpp"
 
 namespace mcpdb::mysql {
 namespace {
@@ -252,7 +253,16 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (!params) return params.error();
   auto held = leaseFor(tool, ctx);
   if (!held) return held.error();
+  // A span around the statement's run when the call is traced (a null test otherwise): START
+  // TRANSACTION READ ONLY, prepare, execute. Never the statement's text or values.
+  telemetry::ChildSpan db(ctx.span, "mysql SELECT");
+  if (db) {
+    db->setString("db.system.name", "mysql");
+    db->setString("db.operation.name", "SELECT");
+    db->setString("mcpdb.source", source().name);
+  }
   auto r = runCapped(tool, *params, *held, ctx.stop);
+  if (db && !r) db->setError(codeName(r.error().code));
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated || !r->cut.empty();
   protocol::ToolOutput out;

@@ -7,6 +7,7 @@
 #include "common/row_budget.hpp"
 #include "engines/postgres/exchange.hpp"
 #include "engines/postgres/sqlstate.hpp"
+#include "telemetry/trace_context.hpp"
 
 // Pipeline mode (one round trip per call) is in libpq 14 and later; the server side needs nothing
 // beyond protocol 3, so there is no runtime fallback to keep.
@@ -133,6 +134,7 @@ class StatementRun {
   Exchange& ex_;
   const ExecRequest& request_;
   std::array<PendingParse, 4> parses_;  // BEGIN, the statement, the unlock, ROLLBACK
+  bool named_ = false;                  // SET LOCAL application_name was sent after BEGIN
   bool capped_ = false;
   bool replan_ = false;    // a prepared statement's result shape changed: see planShapeChanged
   bool unlocked_ = false;  // the unlock ran (a late cap-cancel may have stopped it)
@@ -161,8 +163,19 @@ bool StatementRun::send() {
   const BoundParams& params = request_.params;
   const std::string text(request_.sql);
   const std::vector<const char*> values = params.pointers();
-  return sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses_[0]) &&
-         sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
+  if (!sendCommand(conn, prepared, kBegin, 0, nullptr, nullptr, parses_[0])) return false;
+  // The trace context as application_name, inside the transaction (it ends with ROLLBACK). SET
+  // takes no parameters, so the value is in the text: only a well-formed traceparent (hex digits
+  // and dashes) is ever written there. Unnamed: its text differs every call.
+  if (!request_.application_name.empty() &&
+      telemetry::parseTraceparent(request_.application_name)) {
+    const std::string set =
+        "SET LOCAL application_name = '" + std::string(request_.application_name) + "'";
+    if (PQsendQueryParams(conn, set.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+      return false;
+    named_ = true;
+  }
+  return sendCommand(conn, prepared, text, static_cast<int>(params.values.size()),
                      params.types.data(), values.data(), parses_[1]) &&
          sendCommand(conn, prepared, kUnlock, 0, nullptr, nullptr, parses_[2]) &&
          sendCommand(conn, prepared, kRollback, 0, nullptr, nullptr, parses_[3]) &&
@@ -199,7 +212,10 @@ void StatementRun::settleParse(PendingParse& p) {
 
 bool StatementRun::readFirst() {
   settleParse(parses_[0]);
-  return ex_.readCommand(PGRES_COMMAND_OK, [this](const PGresult* r) { failed(r); });
+  const bool begun = ex_.readCommand(PGRES_COMMAND_OK, [this](const PGresult* r) { failed(r); });
+  if (named_ && ex_.readable())
+    (void)ex_.readCommand(PGRES_COMMAND_OK, [this](const PGresult* r) { failed(r); });
+  return begun;
 }
 
 // The statement, fetched row at a time so the caps apply while rows arrive. In pipeline mode

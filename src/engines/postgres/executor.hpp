@@ -73,6 +73,11 @@ struct ExecRequest {
   // What the call owes its runner while it waits for the server (common/call_waits.hpp); null:
   // nothing.
   CallWaits* waits = nullptr;
+  // A W3C traceparent to run the statement under as application_name (telemetry's
+  // postgres_application_name): `SET LOCAL application_name` right after BEGIN, in the same
+  // pipeline, so it costs no round trip and ends with the transaction. Empty: none. Only text the
+  // server made (checked to be a traceparent), never a caller's.
+  std::string_view application_name = {};
 };
 
 // BEGIN READ ONLY; the statement through the extended protocol with its parameters bound;

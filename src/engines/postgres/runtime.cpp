@@ -16,6 +16,7 @@
 #include "engines/postgres/guard/guard.hpp"
 #include "engines/sql/result_keys.hpp"
 #include "protocol/schema.hpp"
+#include "telemetry/tracer.hpp"
 
 namespace mcpdb::postgres {
 namespace {
@@ -104,6 +105,19 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
   for (int attempt = 0;; ++attempt) {
     auto lease = leaseConnection(deadline, stop, options.waits);
     if (!lease) return lease.error();
+    // A span per round trip when the call is traced (a null test otherwise). Its attributes are
+    // the shape of the call, never the statement's text or values.
+    telemetry::ChildSpan db(options.span, "postgresql SELECT");
+    std::string application_name;
+    if (db) {
+      db->setString("db.system.name", "postgresql");
+      db->setString("db.operation.name", "SELECT");
+      db->setString("mcpdb.source", source_.name);
+      if (db->tracer().options().postgres_application_name) {
+        const telemetry::SpanContext& c = db->context();
+        application_name = telemetry::formatTraceparent(c.trace_id, c.span_id, c.flags);
+      }
+    }
     ExecOutcome outcome;
     const bool prepare = section_.pool.prepared_statements && options.prepare;
     const ExecRequest request{.sql = text,
@@ -114,9 +128,15 @@ Result<ExecResult> Runtime::run(const std::string& sql, const BoundParams& param
                               .types = pool_->types(),
                               .prepared = prepare ? lease->prepared() : nullptr,
                               .capped = capped,
-                              .waits = options.waits};
+                              .waits = options.waits,
+                              .application_name = application_name};
     auto r = executeReadOnly(lease->conn(), lease->cancel(), request, outcome);
     if (outcome.broken) lease->markBroken();
+    if (db && !r) {
+      db->setError(codeName(r.error().code));
+      // A SQLSTATE is a class of error, never a value.
+      if (!outcome.sqlstate.empty()) db->setString("db.response.status_code", outcome.sqlstate);
+    }
     if (!r && outcome.stale && !lease->fresh() && attempt == 0) {
       // The pooled connection was dead before the statement was sent, or its prepared statement
       // went stale; so did its idle siblings.
@@ -601,14 +621,15 @@ Result<std::shared_ptr<const CappedStatement>> Runtime::cappedStatement(
 Result<ExecResult> Runtime::runCapped(const std::string& tool, const std::string& statement,
                                       std::uint64_t cap, const BoundParams& params,
                                       const Limits& limits, const std::stop_token& stop,
-                                      Clock::time_point deadline, CallWaits* waits) {
+                                      Clock::time_point deadline, CallWaits* waits,
+                                      telemetry::Span* span) {
   Result<ExecResult> r = Error{Code::Internal, ""};
   for (int attempt = 0;; ++attempt) {
     auto capped = cappedStatement(tool, statement, cap, params, stop, deadline, waits);
     if (!capped) return capped.error();
     bool reshaped = false;
     r = run(statement, params, limits, stop, deadline,
-            {.capped = capped->get(), .reshaped = &reshaped, .waits = waits});
+            {.capped = capped->get(), .reshaped = &reshaped, .waits = waits, .span = span});
     if (r || !*capped) break;
     forgetCapped(statement);  // described again by the next call
     // The statement's columns changed under the wrapper: nothing was returned; this call
@@ -632,7 +653,7 @@ Result<protocol::ToolOutput> Runtime::callQuery(const QueryTool& tool, const Jso
   if (auto proved = requireProof(tool.statement, deadline, ctx.stop, ctx.waits); !proved)
     return proved.error();
   Result<ExecResult> r = runCapped(tool.name, tool.statement, tool.limits.max_bytes, *params,
-                                   limits, ctx.stop, deadline, ctx.waits);
+                                   limits, ctx.stop, deadline, ctx.waits, ctx.span);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;
@@ -769,7 +790,7 @@ Result<protocol::ToolOutput> Runtime::callSearch(const Json& arguments, protocol
   // The byte cap at the source, as a query tool's: a matched document's text longer than the cap
   // stays in the database (cut, null in its row).
   auto r = runCapped(s.tool, s.statement, s.limits.max_bytes, params, limits, ctx.stop, deadline,
-                     ctx.waits);
+                     ctx.waits, ctx.span);
   if (!r) return r.error();
   ctx.audit.truncated = r->truncated;
   protocol::ToolOutput out;

@@ -26,6 +26,7 @@
 #include "engines/postgres/config.hpp"
 #include "engines/postgres/pool.hpp"
 #include "protocol/tool.hpp"
+#include "telemetry/span.hpp"
 
 namespace mcpdb::embed {
 class Embedder;
@@ -59,6 +60,8 @@ struct RunOptions {
   bool* reshaped = nullptr;
   // What the call owes its runner while it waits (common/call_waits.hpp); null: nothing.
   CallWaits* waits = nullptr;
+  // The call's span (protocol::CallContext::span): each round trip gets a child; null: untraced.
+  telemetry::Span* span = nullptr;
 };
 
 class Runtime {
@@ -165,7 +168,7 @@ class Runtime {
   Result<ExecResult> runCapped(const std::string& tool, const std::string& statement,
                                std::uint64_t cap, const BoundParams& params, const Limits& limits,
                                const std::stop_token& stop, Clock::time_point deadline,
-                               CallWaits* waits);
+                               CallWaits* waits, telemetry::Span* span = nullptr);
   void forgetCapped(const std::string& sql);
   Status checkModel(const embed::Embedder& embedder, const Limits& limits,
                     const std::stop_token& stop, Clock::time_point deadline, CallWaits* waits);

@@ -288,7 +288,25 @@ void Connection<Stream>::dispatchPost(const Caller& caller, Json& message,
   auto budget = newBudget(caller, single_call);
   beginPending(caller, budget, session, new_session_id, stateless_session, sse);
   auto out = newOutbox(budget);
-  session->handleClassified(std::move(message), request, out);
+  if (srv_.core.tracer() != nullptr) {
+    // The W3C trace context headers go with the classification; a request's _meta overrides them.
+    // W3C: a traceparent sent twice is invalid (none is taken); tracestate headers combine.
+    protocol::Classified traced = request;
+    const auto& req = parser_->get();
+    std::size_t parents = 0;
+    for (auto r = req.equal_range("traceparent"); r.first != r.second; ++r.first, ++parents)
+      traced.traceparent =
+          trimOws(std::string_view(r.first->value().data(), r.first->value().size()));
+    if (parents != 1) traced.traceparent.clear();
+    for (auto r = req.equal_range("tracestate"); r.first != r.second; ++r.first) {
+      if (!traced.tracestate.empty()) traced.tracestate += ',';
+      traced.tracestate +=
+          trimOws(std::string_view(r.first->value().data(), r.first->value().size()));
+    }
+    session->handleClassified(std::move(message), traced, out);
+  } else {
+    session->handleClassified(std::move(message), request, out);
+  }
   // Calls are running: watch the connection, so that a client that goes away cancels them.
   if (budget->entered.load() > 0 || sse) watchPeer();
 }
