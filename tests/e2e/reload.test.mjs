@@ -77,6 +77,8 @@ test('stdio: SIGHUP adds a tool without dropping the call in flight, refuses a b
     s.child.kill('SIGHUP');
     await read((m) => m.method === 'notifications/tools/list_changed');
     const slow = await read((m) => m.id === 2, 60000);
+    assert.ok(seen.findIndex((m) => m.method === 'notifications/tools/list_changed') < seen.indexOf(slow),
+      'the slow call was still running when the reload was applied');
     assert.equal(slow.result?.isError, false, JSON.stringify(slow));
     assert.equal(Number(slow.result.structuredContent.rows[0].n), 36000000, 'the slow call finished on its config with the right count');
 
@@ -208,13 +210,16 @@ test('HTTP: SIGHUP adds a tool, tells listeners, keeps the call in flight, close
     await until('the listen acknowledgment', () => listener.text.includes('subscriptions/acknowledged'));
     assert.match(listener.text, /"toolsListChanged":true/);
 
-    const slow = rpc(s.url, a.key, { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'slow_count', arguments: {} } }, sa.id);
+    let slowDone = false;
+    const slow = rpc(s.url, a.key, { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'slow_count', arguments: {} } }, sa.id)
+      .finally(() => { slowDone = true; });
     await new Promise((r) => setTimeout(r, 300));
 
     // Add a tool, remove client b, narrow client c: one SIGHUP.
     save(cfg, configText([slowTool, oneTool, twoTool], http([a, cNarrowed])));
     s.child.kill('SIGHUP');
     await until('notifications/tools/list_changed on the listen stream', () => listener.text.includes('notifications/tools/list_changed'));
+    assert.equal(slowDone, false, 'the slow call was still running when the reload was applied');
     await until('notifications/tools/list_changed on the GET stream', () => legacy.text.includes('notifications/tools/list_changed'));
     await until('the reload in the log', () => /reload \(SIGHUP\): applied/.test(s.log()));
     assert.match(s.log(), /ended 2 session\(s\) of removed, rotated or narrowed client key/);

@@ -152,6 +152,35 @@ TEST(ReloadSwap, CallInFlightFinishesOnItsOwnSurfaceAndNewCallsSeeTheNewOne) {
   EXPECT_TRUE(owner1_alive.expired()) << "the old generation outlived its calls";
 }
 
+TEST(ReloadSwap, ACallQueuedBeforeTheSwapRunsTheToolItWasAdmittedWith) {
+  // One worker, held by a call, so the next call waits in the queue across the swap: when it runs
+  // it must run the tool (statement, runtime and proof) it was admitted with, not a newer one.
+  auto gate = std::make_shared<Gate>();
+  auto old_rt = std::make_shared<FakeRuntime>(FakeRuntime{"old statement"});
+  auto reg1 = std::make_shared<ToolRegistry>();
+  ASSERT_TRUE(reg1->add(toolOf("block", old_rt, gate)));
+  ASSERT_TRUE(reg1->add(toolOf("query", old_rt)));
+  ServerOptions o;
+  o.workers = 1;
+  ServerCore core(o, reg1);
+  auto session = std::make_shared<Session>(core, Principal{});
+  auto out = std::make_shared<Collect>();
+  init(*session, out);
+  session->handleText(call("hold", "block"), out);
+  gate->waitEntered();
+  session->handleText(call("queued", "query"), out);
+
+  auto new_rt = std::make_shared<FakeRuntime>(FakeRuntime{"new statement"});
+  auto reg2 = std::make_shared<ToolRegistry>();
+  ASSERT_TRUE(reg2->add(toolOf("block", new_rt)));
+  ASSERT_TRUE(reg2->add(toolOf("query", new_rt)));
+  core.replaceTools(reg2, SourceLimits{});
+  gate->release();
+  const Json queued = out->waitFor([](const Json& m) { return answers(m, "queued"); });
+  EXPECT_EQ(queued["result"]["structuredContent"]["ran"], "old statement");
+  session->drain(std::chrono::seconds(5));
+}
+
 TEST(ReloadSwap, AToolRemovedByAReloadIsUnknownToNewCalls) {
   auto rt = std::make_shared<FakeRuntime>(FakeRuntime{"s"});
   auto reg1 = std::make_shared<ToolRegistry>();
