@@ -59,7 +59,9 @@ SelfCheckResult selfCheck(Assembly& a) {
   const auto reports = checkEngines(a, /*check_tools=*/true,
                                     [&result](const EngineReport& r) { logFindings(r, result); });
   if (a.stopping.stop_requested()) {
-    spdlog::info("self-check: stopped with the server before it was complete");
+    spdlog::info(
+        "self-check: stopped before it was complete (the server is stopping, or a reload replaced "
+        "its config)");
     return {};
   }
   result.verdict = verdictOf(reports);

@@ -254,6 +254,9 @@ test('HTTP: SIGHUP adds a tool, tells listeners, keeps the call in flight, close
     assert.equal(still.body.result.structuredContent.rows[0].two, 2);
     assert.equal(listener.text.split('notifications/tools/list_changed').length - 1, 1, 'a refused reload tells nobody');
     assert.equal(legacy.text.split('notifications/tools/list_changed').length - 1, 1);
+  } catch (e) {
+    console.error('server log (last lines):\n' + s.log().split('\n').slice(-40).join('\n'));
+    throw e;
   } finally {
     listener.close();
     legacy?.close();
