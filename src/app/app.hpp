@@ -32,10 +32,18 @@ inline constexpr int kExitDoctorToolsUnusable = 7;  // read-only, but a configur
 inline constexpr int kExitToolError = 8;            // invoke: the tool ran and reported an error
 inline constexpr int kExitCallRefused = 9;  // invoke: refused before the tool ran (name, arguments)
 
+struct Assembly;
+
 struct AppOptions {
   std::optional<std::string> config_path;  // --config, else MCPDB_CONFIG, else the built-in default
   std::string version = "0.0.0";
   std::optional<std::string> log_format;  // --log-format: "text" or "json" (checked by the CLI)
+  // A config reload (app/reload.hpp) only: the file's text as read once (the bytes checked are
+  // the bytes validated), and the running assembly, whose cursor signing key is kept (cursors
+  // handed out stay valid) and whose embedder is kept when the embedding settings are unchanged
+  // (the model is not loaded twice).
+  std::optional<std::string> config_text;
+  const Assembly* inherit = nullptr;
 };
 
 // A validated configuration with its engines configured and tools registered.
@@ -57,6 +65,12 @@ struct Assembly {
   // What /readyz reports (serve --http only; app/readiness.hpp); null elsewhere.
   std::shared_ptr<observe::Readiness> readiness;
 };
+
+// Whether two YAML values are the same: absent or null alike, scalars by text, sequences in order,
+// maps by key whatever their order; comments, quoting and block or flow style do not count.
+bool sameYaml(const YAML::Node& a, const YAML::Node& b);
+// sameYaml of the top-level section `key` of both documents. Reloads use it.
+bool sameSection(const YAML::Node& before, const YAML::Node& after, std::string_view key);
 
 // The built-in allowlist (every engine's demo section).
 std::string builtInConfigText(const std::vector<engines::EngineModulePtr>& modules);

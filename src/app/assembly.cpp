@@ -77,6 +77,42 @@ class SharedEmbedder {
   Error error_{Code::Internal, ""};
 };
 
+}  // namespace
+
+bool sameYaml(const YAML::Node& a, const YAML::Node& b) {
+  const bool a_absent = !a.IsDefined() || a.IsNull();
+  const bool b_absent = !b.IsDefined() || b.IsNull();
+  if (a_absent || b_absent) return a_absent == b_absent;
+  if (a.Type() != b.Type()) return false;
+  switch (a.Type()) {
+    case YAML::NodeType::Scalar: return a.Scalar() == b.Scalar();
+    case YAML::NodeType::Sequence:
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!sameYaml(a[i], b[i])) return false;
+      }
+      return true;
+    case YAML::NodeType::Map:
+      if (a.size() != b.size()) return false;
+      for (const auto& kv : a) {
+        if (!kv.first.IsScalar()) return false;  // a config's keys are scalars
+        const YAML::Node other = b[kv.first.Scalar()];
+        if (!other.IsDefined() || !sameYaml(kv.second, other)) return false;
+      }
+      return true;
+    default: return false;
+  }
+}
+
+bool sameSection(const YAML::Node& before, const YAML::Node& after, std::string_view key) {
+  const std::string k(key);
+  const YAML::Node b = before.IsDefined() && before.IsMap() ? before[k] : YAML::Node();
+  const YAML::Node a = after.IsDefined() && after.IsMap() ? after[k] : YAML::Node();
+  return sameYaml(b, a);
+}
+
+namespace {
+
 // The config line of `engine.tools.<name>` (or 0), for messages about a tool.
 int toolLine(const YAML::Node& root, std::string_view engine, const std::string& name) {
   if (!root.IsMap()) return 0;
@@ -187,9 +223,11 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
         << (env_problems.size() == 1 ? "" : "s") << "):\n";
     for (const auto& p : env_problems) err << "  " << p << "\n";
   }
-  a.config = path ? config::loadConfigFile(*path, sections, diag)
-                  : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>",
-                                       sections, diag);
+  a.config =
+      path ? (options.config_text ? config::parseConfig(*options.config_text, *path, sections, diag)
+                                  : config::loadConfigFile(*path, sections, diag))
+           : config::readConfig(builtInConfigDocument(a.modules), "<built-in default>", sections,
+                                diag);
   // Every section is read even when another has problems, so one run reports all of them.
   EmbeddingSettings embedding;
   if (a.config.root.IsMap()) {
@@ -224,14 +262,22 @@ std::optional<Assembly> assemble(const AppOptions& options, const Env& env, bool
            "-base64 32`\n";
     return std::nullopt;
   }
-  a.services.cursor_key = env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
+  a.services.cursor_key = options.inherit != nullptr
+                              ? options.inherit->services.cursor_key
+                              : env.get("MCPDB_CURSOR_KEY").value_or(randomKey());
   if (a.services.cursor_key.empty()) {
     err << "cannot make a cursor signing key: the system random generator failed\n";
     return std::nullopt;
   }
-  auto shared = std::make_shared<SharedEmbedder>(std::move(embedding.config), env);
-  a.services.embedder = [shared]() { return shared->get(); };
-  a.services.embedder_check = [shared]() { return shared->check(); };
+  if (options.inherit != nullptr &&
+      sameSection(options.inherit->config.root, a.config.root, "embedding")) {
+    a.services.embedder = options.inherit->services.embedder;
+    a.services.embedder_check = options.inherit->services.embedder_check;
+  } else {
+    auto shared = std::make_shared<SharedEmbedder>(std::move(embedding.config), env);
+    a.services.embedder = [shared]() { return shared->get(); };
+    a.services.embedder_check = [shared]() { return shared->check(); };
+  }
 
   a.registry = std::make_shared<protocol::ToolRegistry>();
   std::vector<bool> registered;

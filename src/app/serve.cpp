@@ -16,6 +16,7 @@
 #include "app/checks.hpp"
 #include "app/logging.hpp"
 #include "app/readiness.hpp"
+#include "app/reload.hpp"
 #include "app/server_options.hpp"
 #include "app/surface.hpp"
 #include "common/signals.hpp"
@@ -58,7 +59,9 @@ SelfCheckResult selfCheck(Assembly& a) {
   const auto reports = checkEngines(a, /*check_tools=*/true,
                                     [&result](const EngineReport& r) { logFindings(r, result); });
   if (a.stopping.stop_requested()) {
-    spdlog::info("self-check: stopped with the server before it was complete");
+    spdlog::info(
+        "self-check: stopped before it was complete (the server is stopping, or a reload replaced "
+        "its config)");
     return {};
   }
   result.verdict = verdictOf(reports);
@@ -130,7 +133,10 @@ constexpr std::chrono::milliseconds kSelfCheckDelay{200};
 // start, exit 4, on a violation, an inconclusive check or a tool that cannot run); `warn` (default)
 // checks on `background`, kSelfCheckDelay after the server starts answering, so `initialize` does
 // not wait for database round trips nor share the CPU with them; `off` skips it.
-int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
+// `who` starts the refusal's log line ("refusing to start", or a reload's "refusing the new
+// config").
+int startupChecks(Assembly& a, std::optional<DelayedTask>& background,
+                  std::string_view who = "refusing to start") {
   for (const auto& w : a.warnings) spdlog::warn("config: {}", w);
   for (std::size_t i = 0; i < a.modules.size(); ++i) {
     if (a.enabled[i]) {
@@ -145,20 +151,21 @@ int startupChecks(Assembly& a, std::optional<DelayedTask>& background) {
       const SelfCheckResult checked = selfCheck(a);
       switch (checked.verdict) {
         case Verdict::Violation:
-          spdlog::error("refusing to start: the credentials can write (server.self_check: refuse)");
+          spdlog::error("{}: the credentials can write (server.self_check: refuse)", who);
           return kExitSelfCheck;
         case Verdict::Inconclusive:
           spdlog::error(
-              "refusing to start: the self-check could not prove the credentials read-only "
-              "(server.self_check: refuse)");
+              "{}: the self-check could not prove the credentials read-only "
+              "(server.self_check: refuse)",
+              who);
           return kExitSelfCheck;
         case Verdict::ProvedReadOnly: break;
       }
       if (checked.tools_unusable > 0) {
         spdlog::error(
-            "refusing to start: {} tool(s) cannot run as the configured principal "
+            "{}: {} tool(s) cannot run as the configured principal "
             "(server.self_check: refuse)",
-            checked.tools_unusable);
+            who, checked.tools_unusable);
         return kExitSelfCheck;
       }
       break;
@@ -207,21 +214,46 @@ bool startTracing(const Assembly& a, const Env& env, const AppOptions& options,
   return true;
 }
 
+// The reloader's hooks shared by both transports: the start-up checks, as at start-up.
+Reloader::Hooks reloadHooks() {
+  Reloader::Hooks hooks;
+  hooks.check = [](Assembly& next, std::shared_ptr<void>& background) {
+    auto task = std::make_shared<std::optional<DelayedTask>>();
+    const bool ok = startupChecks(next, *task, "reload: refusing the new config") == kExitOk;
+    background = std::move(task);
+    return ok;
+  };
+  return hooks;
+}
+
+Reloader::Settings reloadSettings(const Assembly& a) {
+  Reloader::Settings s;
+  s.watch = a.config.server.watch_config && a.config_path.has_value();
+  if (s.watch) spdlog::info("watching {} for changes (server.watch_config)", *a.config_path);
+  return s;
+}
+
 }  // namespace
 
 int runServeStdio(const AppOptions& options, const Env& env) {
-  auto a = assembleForServing(options, env);
-  if (!a) return kExitConfig;
+  auto made = assembleForServing(options, env);
+  if (!made) return kExitConfig;
+  // Released below once serving starts: from then on the core and the reloader own it, so a
+  // reload that replaces it frees it (and its engines' pools) with its last call.
+  auto a = std::make_shared<Assembly>(std::move(*made));
   // Destroyed before `a` on every return below: the check holds references into it.
-  std::optional<DelayedTask> self_check;
-  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
+  auto self_check = std::make_shared<std::optional<DelayedTask>>();
+  if (const int rc = startupChecks(*a, *self_check); rc != kExitOk) return rc;
 
-  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry, a);
   if (auto audit = openAudit(*a)) core.addObserver(audit);
   if (!startTracing(*a, env, options, core)) return kExitConfig;
   auto session = std::make_shared<protocol::Session>(core, protocol::Principal{"stdio"});
   auto out = std::make_shared<transport::FdOutbox>(STDOUT_FILENO);
   session->setLogOutbox(out);
+  // stdout carries unsolicited messages: a reload's list changes reach the client.
+  session->setNotificationOutbox(out);
+  session->enableListChanged();
 
   // Load the embedding model in the background so the first semantic search does not pay for it,
   // but only after kPreloadDelay.
@@ -230,17 +262,24 @@ int runServeStdio(const AppOptions& options, const Env& env) {
     preload.emplace([embedder = a->services.embedder] { (void)embedder(); }, kPreloadDelay);
   }
 
+  Reloader::Hooks hooks = reloadHooks();
+  hooks.notify = [session](ListChanges c) { session->notifyListChanged(c.tools, c.resources); };
+  Reloader reloader(options, env, core, a, std::move(self_check), std::move(hooks),
+                    reloadSettings(*a));
+
   transport::StdioOptions io;
   io.signal_fd = installSignalPipe();
   io.max_line_bytes = a->config.server.max_message_bytes;
-  io.on_stop = [&](transport::StopReason reason) {
+  io.on_stop = [&session, drain = std::chrono::milliseconds(a->config.server.drain_ms)](
+                   transport::StopReason reason) {
     spdlog::info("stopping ({}); waiting for {} in-flight call(s)",
                  reason == transport::StopReason::Signal ? "signal" : "end of input",
                  session->inFlight());
-    session->drain(std::chrono::milliseconds(a->config.server.drain_ms));
+    session->drain(drain);
   };
   spdlog::info("serving MCP on stdio with {} tool(s)", a->registry->size());
-  (void)transport::runStdio(*session, out, io);
+  a.reset();
+  (void)transport::runStdio(*session, out, io, [&reloader] { reloader.request(); });
   core.pool().shutdown();
   preload.reset();
   return kExitOk;
@@ -253,13 +292,15 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
     std::cerr << "serve --http " << http.listen << ": " << listen.error().message << "\n";
     return kExitUsage;
   }
-  auto a = assembleForServing(options, env);
-  if (!a) return kExitConfig;
+  auto made = assembleForServing(options, env);
+  if (!made) return kExitConfig;
+  // Released once serving starts (as in runServeStdio).
+  auto a = std::make_shared<Assembly>(std::move(*made));
   a->readiness = makeReadiness(*a);  // before the self-check, which publishes its verdict to it
   // Destroyed before `a` on every return below: the check holds references into it.
-  std::optional<DelayedTask> self_check;
-  if (const int rc = startupChecks(*a, self_check); rc != kExitOk) return rc;
-  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry);
+  auto self_check = std::make_shared<std::optional<DelayedTask>>();
+  if (const int rc = startupChecks(*a, *self_check); rc != kExitOk) return rc;
+  protocol::ServerCore core(serverOptionsFor(*a, options), a->registry, a);
   transport::http::ServeParams p;
   p.readiness = a->readiness;
   p.listen = *listen;
@@ -271,39 +312,56 @@ int runServeHttp(const AppOptions& options, const Env& env, const HttpServeOptio
   p.audit = openAudit(*a);
   if (a->audit.enabled && !p.audit) return kExitConfig;
   p.metrics = std::make_shared<observe::Metrics>();
-  for (const auto& m : a->modules) {
-    for (auto& g : m->gauges()) {
-      p.metrics->addGauge("mcpdb_" + std::string(m->name()) + "_" + g.name, std::move(g.help),
+  auto addEngineGauges = [metrics = p.metrics](Assembly& from) {
+    for (const auto& m : from.modules) {
+      // The same names replace the gauges of the assembly before (a reload).
+      for (auto& g : m->gauges()) {
+        metrics->addGauge("mcpdb_" + std::string(m->name()) + "_" + g.name, std::move(g.help),
                           std::move(g.sample), std::move(g.by_source));
+      }
     }
-  }
+  };
+  addEngineGauges(*a);
   if (p.audit) core.addObserver(p.audit);
   core.addObserver(p.metrics);
   if (!startTracing(*a, env, options, core)) return kExitConfig;
   addTelemetryMetrics(*p.metrics, core.sharedTracer());
-  if (a->config_path) {
-    // A reloaded client list is held to the same scope check as at start-up.
-    p.reload = [path = *a->config_path, sections = a->sections,
-                surface = surfaceOf(a->modules, a->enabled,
-                                    *a->registry)]() -> std::optional<auth::AuthSettings> {
-      auto loaded = transport::http::reloadAuthFromFile(path, sections);
-      if (!loaded) return loaded;
-      bool ok = true;
-      for (const auto& c : loaded->clients) {
-        for (const auto& problem : scopeProblems(c.scope, surface)) {
-          spdlog::error("reload: {}:{}: http.clients.{}.scope: {}", path, c.scope_line, c.name,
-                        problem);
-          ok = false;
-        }
-      }
-      if (!ok) {
-        spdlog::error("reload: the config is invalid, keeping the current clients");
-        return std::nullopt;
-      }
-      return loaded;
-    };
-  }
+
+  Reloader::Hooks hooks = reloadHooks();
+  // The new config's readiness before its checks, which publish their verdict to it.
+  hooks.check = [check = std::move(hooks.check)](Assembly& next,
+                                                 std::shared_ptr<void>& background) {
+    next.readiness = makeReadiness(next);
+    return check(next, background);
+  };
+  // What a reload changes in the listener: set once it listens, cleared before it stops.
+  std::mutex server_mu;
+  transport::http::HttpServer* server = nullptr;
+  hooks.notify = [&server_mu, &server](ListChanges c) {
+    std::lock_guard<std::mutex> lock(server_mu);
+    if (server != nullptr) server->notifyListChanged(c.tools, c.resources);
+  };
+  Reloader reloader(options, env, core, a, std::move(self_check), std::move(hooks),
+                    reloadSettings(*a));
+  reloader.addMetrics(*p.metrics);
+  reloader.setApply([&server_mu, &server, addEngineGauges](Assembly& next, const Assembly&) {
+    addEngineGauges(next);
+    std::lock_guard<std::mutex> lock(server_mu);
+    if (server == nullptr) return;
+    server->setReadiness(next.readiness);
+    if (const std::size_t ended = server->applyClients(next.http.auth, *next.registry)) {
+      spdlog::info("reload: ended {} session(s) of removed, rotated or narrowed client key(s)",
+                   ended);
+    }
+    spdlog::info("reload: {} client(s) configured", next.http.auth.clients.size());
+  });
+  p.on_reload = [&reloader] { reloader.request(); };
+  p.attach = [&server_mu, &server](transport::http::HttpServer* s) {
+    std::lock_guard<std::mutex> lock(server_mu);
+    server = s;
+  };
   spdlog::info("serving MCP over HTTP with {} tool(s)", a->registry->size());
+  a.reset();
   return transport::http::serveHttp(core, std::move(p));
 }
 

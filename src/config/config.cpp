@@ -260,6 +260,10 @@ const Section<ServerSettings>& serverSection() {
                   "the operator's log on stderr: one line per event, or one JSON object per "
                   "line; the command line's --log-format wins")
           .byDefault("`text`")
+          .boolean("watch_config", &S::watch_config,
+                   "reload the config file when it changes (checked every second; applied once "
+                   "it has stayed the same for a second), as SIGHUP does; needs a restart to "
+                   "turn on or off")
           .exampleYaml("server:\n  workers: 8\n  max_calls_per_source: 4\n  self_check: warn\n");
   return s;
 }

@@ -46,6 +46,8 @@ struct ServerSettings {
   // The operator's log on stderr: "text" (one line per event) or "json" (one object per line);
   // the command line's --log-format wins. Empty: not set here.
   std::string log_format;
+  // Reload the config file when it changes (app/reload.hpp), as SIGHUP does.
+  bool watch_config = false;
 };
 
 struct Config {

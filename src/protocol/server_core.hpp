@@ -2,6 +2,7 @@
 // What every session of one server process shares: options, the tool registry, the worker pool,
 // the sources' bulkheads, the budget for results in flight, the call observers, cached pages.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -54,31 +55,81 @@ inline constexpr std::size_t kWaitingPerSlot = 4;
 // tree, their serialised text, and the response line that carries the text twice.
 inline constexpr std::uint64_t kResultCopies = 5;
 
+// The limits of the sources' bulkheads (ServerOptions::calls_per_source, calls_by_source): the
+// part of the server's options a config reload may change.
+struct SourceLimits {
+  std::size_t calls_per_source = 0;
+  std::map<std::string, std::size_t, std::less<>> calls_by_source;
+};
+
+// One generation of the tool surface: the registry, its sources' bulkheads, the cached pages of
+// tools/list. Immutable once published. A request holds the generation it started on (shared)
+// until it ends, so a reload never pulls a tool, its runtime (which its handler holds) or its
+// bulkhead from under it: the old generation dies with its last call.
+class ToolSurface {
+ public:
+  const ToolRegistry& registry() const { return *registry_; }
+  // The bulkhead of the source `tool` reads (a tool of this generation); nullptr when none.
+  Bulkhead* bulkheadFor(const Tool& tool) const;
+  const std::vector<std::shared_ptr<Bulkhead>>& bulkheads() const { return bulkheads_; }
+  // 1 for the surface the server started with, one more for each reload that replaced it.
+  std::uint64_t generation() const { return generation_; }
+  // The serialised tools/list result page starting at `start` for sessions that see every tool,
+  // in the legacy or the modern shape; `make` fills the cache on first use.
+  std::string unscopedToolsPage(std::size_t start, bool modern, std::size_t page_size,
+                                const std::function<std::string()>& make) const;
+
+ private:
+  friend class ServerCore;
+  std::shared_ptr<const ToolRegistry> registry_;
+  std::shared_ptr<const void> owner_;  // what the tools' handlers may need besides themselves
+  std::vector<std::shared_ptr<Bulkhead>> bulkheads_;
+  std::unordered_map<const Tool*, Bulkhead*> bulkhead_of_;
+  std::uint64_t generation_ = 1;
+  mutable std::mutex pages_mu_;
+  mutable std::map<std::pair<std::size_t, bool>, std::string> pages_;
+};
+
 class ServerCore {
  public:
-  ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry);
+  // `owner`: kept alive with the first tool surface (as replaceTools' `owner`).
+  ServerCore(ServerOptions options, std::shared_ptr<const ToolRegistry> registry,
+             std::shared_ptr<const void> owner = nullptr);
   ~ServerCore();
   ServerCore(const ServerCore&) = delete;
   ServerCore& operator=(const ServerCore&) = delete;
 
   const ServerOptions& options() const { return options_; }
-  const ToolRegistry& registry() const { return *registry_; }
+  // The current tool surface, shared: one atomic load. Hold it for as long as its tools are used.
+  std::shared_ptr<const ToolSurface> surface() const {
+    return surface_.load(std::memory_order_acquire);
+  }
+  // The current registry. Valid until the next replaceTools(): for tests and code that runs
+  // before serving starts; a request takes surface() instead.
+  const ToolRegistry& registry() const { return surface()->registry(); }
+  // Publishes a new tool surface (a config reload): calls started from now on see it; calls in
+  // flight finish on the one they started with. A source whose bulkhead keeps its size keeps its
+  // bulkhead (the calls it holds count against the same limit); a resized or new one gets a new
+  // bulkhead. `owner` is kept alive as long as the new generation is (the assembly the registry's
+  // tools came from). Returns the new generation's number. Thread-safe.
+  std::uint64_t replaceTools(std::shared_ptr<const ToolRegistry> registry, SourceLimits limits,
+                             std::shared_ptr<const void> owner = nullptr);
   WorkerPool& pool() { return pool_; }
-  // The bulkhead of the source `tool` reads; nullptr for a tool not in the registry, and when the
-  // server reads one source only without a size set for it (nothing to keep apart).
-  Bulkhead* bulkheadFor(const Tool& tool) const;
-  // Every source's bulkhead (metrics, tests).
-  const std::vector<std::unique_ptr<Bulkhead>>& bulkheads() const { return bulkheads_; }
+  // The bulkhead of the source `tool` reads in the current surface; nullptr for a tool not in it,
+  // and when the server reads one source only without a size set for it (nothing to keep apart).
+  Bulkhead* bulkheadFor(const Tool& tool) const { return surface()->bulkheadFor(tool); }
+  // Every source's bulkhead of the current surface (metrics, tests).
+  const std::vector<std::shared_ptr<Bulkhead>>& bulkheads() const { return surface()->bulkheads(); }
   MemoryBudget& resultMemory() { return result_memory_; }
   void addObserver(std::shared_ptr<CallObserver> observer) {
     observers_.push_back(std::move(observer));
   }
   void notify(const CallRecord& record) const;
-  // The serialised tools/list result page starting at `start` for sessions that see every tool
-  // (the registry never changes after start-up), in the legacy or the modern shape; `make` fills
-  // the cache on first use.
+  // The current surface's cached tools/list page (ToolSurface::unscopedToolsPage).
   std::string unscopedToolsPage(std::size_t start, bool modern,
-                                const std::function<std::string()>& make);
+                                const std::function<std::string()>& make) {
+    return surface()->unscopedToolsPage(start, modern, options_.page_size, make);
+  }
   // `"_meta":{"io.modelcontextprotocol/serverInfo":{...}}` without braces around it: what every
   // modern result carries, serialised once.
   const std::string& serverInfoMetaMember() const { return server_info_meta_; }
@@ -89,22 +140,25 @@ class ServerCore {
   const std::shared_ptr<telemetry::Tracer>& sharedTracer() const { return tracer_; }
 
  private:
-  ServerOptions options_;
-  std::mutex pages_mu_;
-  std::map<std::pair<std::size_t, bool>, std::string> pages_;
-  void makeBulkheads();
-  std::size_t callsFor(const std::string& key, std::size_t sources) const;
+  // A surface of `registry` whose bulkheads are sized by `limits`, reusing `previous`'s where a
+  // source keeps its size.
+  std::shared_ptr<ToolSurface> makeSurface(std::shared_ptr<const ToolRegistry> registry,
+                                           const SourceLimits& limits, const ToolSurface* previous);
+  std::size_t callsFor(const SourceLimits& limits, const std::string& key,
+                       std::size_t sources) const;
 
+  ServerOptions options_;
   std::string server_info_meta_;
-  std::shared_ptr<const ToolRegistry> registry_;
   std::vector<std::shared_ptr<CallObserver>> observers_;
   std::shared_ptr<telemetry::Tracer> tracer_;
   MemoryBudget result_memory_;
   // Answers calls waiting for a slot when their deadline passes; only when there are bulkheads.
   // Declared before them: it outlives them.
   std::unique_ptr<WaitTimer> wait_timer_;
-  std::vector<std::unique_ptr<Bulkhead>> bulkheads_;
-  std::unordered_map<const Tool*, Bulkhead*> bulkhead_of_;
+  std::mutex replace_mu_;  // replaceTools(), one at a time
+  // Every bulkhead made, so that the destructor closes those old generations still hold.
+  std::vector<std::weak_ptr<Bulkhead>> all_bulkheads_;
+  std::atomic<std::shared_ptr<const ToolSurface>> surface_;
   WorkerPool pool_;
 };
 

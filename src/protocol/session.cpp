@@ -42,6 +42,61 @@ void Session::setLogOutbox(std::shared_ptr<Outbox> out) {
   log_out_ = std::move(out);
 }
 
+void Session::setNotificationOutbox(std::shared_ptr<Outbox> out) {
+  // The stream's reader going away (HTTP) drops it, so its connection is not held for nothing.
+  std::shared_ptr<void> on_gone;
+  if (out) {
+    if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
+      using OnGone = std::stop_callback<std::function<void()>>;
+      on_gone = std::make_shared<OnGone>(
+          gone, std::function<void()>([weak = weak_from_this(), raw = out.get()] {
+            auto self = weak.lock();
+            if (!self) return;
+            std::shared_ptr<Outbox> dropped;  // released after the lock
+            std::shared_ptr<void> callback;   // this callback: destroyed after it returns
+            std::lock_guard<std::mutex> lock(self->mu_);
+            if (self->notify_out_.get() == raw) {
+              dropped = std::move(self->notify_out_);
+              callback = std::move(self->notify_gone_);
+            }
+          }));
+    }
+  }
+  std::shared_ptr<Outbox> replaced;  // a stream replaced by a new one ends (outside the lock)
+  std::shared_ptr<void> replaced_gone;
+  std::lock_guard<std::mutex> lock(mu_);
+  replaced = std::move(notify_out_);
+  replaced_gone = std::move(notify_gone_);
+  notify_out_ = std::move(out);
+  notify_gone_ = std::move(on_gone);
+}
+
+void Session::notifyListChanged(bool tools, bool resources) {
+  if (!tools && !resources) return;
+  std::shared_ptr<Outbox> legacy;
+  std::vector<Subscription> listening;  // copies: sent outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (list_changed_ && initialized_.load()) legacy = notify_out_;
+    for (const auto& [key, sub] : subscriptions_) {
+      if ((tools && sub.tools_changed) || (resources && sub.resources_changed))
+        listening.push_back(
+            Subscription{sub.id, sub.out, nullptr, sub.tools_changed, sub.resources_changed});
+    }
+  }
+  if (legacy) {
+    if (tools) legacy->send(makeNotification("notifications/tools/list_changed", nullptr));
+    if (resources) legacy->send(makeNotification("notifications/resources/list_changed", nullptr));
+  }
+  for (const auto& sub : listening) {
+    const Json params = {{"_meta", {{std::string(meta_key::kSubscriptionId), sub.id}}}};
+    if (tools && sub.tools_changed)
+      sub.out->send(makeNotification("notifications/tools/list_changed", params));
+    if (resources && sub.resources_changed)
+      sub.out->send(makeNotification("notifications/resources/list_changed", params));
+  }
+}
+
 void Session::log(std::string_view level, std::string_view logger, const Json& data) {
   const int rank = logLevelRank(level);
   const int wanted = log_rank_.load();
@@ -275,8 +330,12 @@ Json Session::finishResult(Json result, bool modern, bool cacheable) const {
 Json Session::discoverResult() const {
   Json result = {
       {"supportedVersions", allProtocolVersions()},
+      // Every transport carries subscriptions/listen, whose streams get the list changes of a
+      // config reload (notifyListChanged); prompts never change (there are none).
       {"capabilities",
-       {{"tools", Json::object()}, {"resources", Json::object()}, {"prompts", Json::object()}}},
+       {{"tools", {{"listChanged", true}}},
+        {"resources", {{"listChanged", true}}},
+        {"prompts", Json::object()}}},
   };
   if (!core_.options().instructions.empty()) result["instructions"] = core_.options().instructions;
   result = finishResult(std::move(result), /*modern=*/true, /*cacheable=*/true);
@@ -303,8 +362,8 @@ Json Session::initializeResult(const Json& params) {
   Json result = {
       {"protocolVersion", version},
       {"capabilities",
-       {{"tools", {{"listChanged", false}}},
-        {"resources", {{"listChanged", false}, {"subscribe", false}}},
+       {{"tools", {{"listChanged", list_changed_}}},
+        {"resources", {{"listChanged", list_changed_}, {"subscribe", false}}},
         {"prompts", {{"listChanged", false}}},
         {"logging", Json::object()}}},
       {"serverInfo",

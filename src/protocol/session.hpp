@@ -97,6 +97,18 @@ class Session : public std::enable_shared_from_this<Session> {
   void log(std::string_view level, std::string_view logger, const Json& data);
   void setLogOutbox(std::shared_ptr<Outbox> out);
 
+  // Where this session's unsolicited list-changed notifications go at 2025-11-25 (stdio's
+  // stdout, an HTTP session's GET stream); none by default. Set before or after initialize.
+  void setNotificationOutbox(std::shared_ptr<Outbox> out);
+  // The transport can deliver unsolicited notifications to this session (stdio; an HTTP session
+  // that may open a GET stream): initialize then declares tools and resources `listChanged`.
+  // Set before the first message.
+  void enableListChanged() { list_changed_ = true; }
+  // The tool or resource list changed (a config reload): sends notifications/tools/list_changed
+  // and/or notifications/resources/list_changed to the notification outbox (legacy) and to every
+  // open subscriptions/listen stream that asked for them (2026-07-28). Thread-safe.
+  void notifyListChanged(bool tools, bool resources);
+
   // Waits up to `grace` for in-flight calls, then cancels the rest and waits for them to end.
   void drain(std::chrono::milliseconds grace);
   // Cancels every in-flight call now and drops open subscriptions (no answer: they were
@@ -144,8 +156,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void listPrompts(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
                    bool modern) const;
   bool visible(const Tool& tool) const { return !scope_ || scope_(tool); }
-  bool visible(const Resource& resource) const;
-  bool visible(const ResourceTemplate& tmpl) const;
+  // Against the registry of the surface the request started on.
+  bool visible(const Resource& resource, const ToolRegistry& registry) const;
+  bool visible(const ResourceTemplate& tmpl, const ToolRegistry& registry) const;
 
   // ---- requests that run on a worker (session_dispatch.cpp)
   // A checked tools/call or resources/read, its id registered in flight (startRequest).
@@ -154,6 +167,9 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string key;  // the id, serialised: its entry in in_flight_
     // Whose bulkhead it takes and whose timeout bounds its wait (null: none).
     const Tool* tool = nullptr;
+    // The tool surface the request started on: held until the work ends (its tool, its runtime
+    // and its bulkhead outlive a reload).
+    std::shared_ptr<const ToolSurface> surface;
     bool honours_waits = false;  // the tool's Tool::honours_waits
     // The work, on a worker: its stop token, its source's slot (null: none; released by the
     // work), the deadline it had when it came, when it waited for the slot (else max()), and
@@ -236,7 +252,12 @@ class Session : public std::enable_shared_from_this<Session> {
     Json id;
     std::shared_ptr<Outbox> out;
     std::shared_ptr<void> on_gone;
+    bool tools_changed = false;      // the client asked for toolsListChanged
+    bool resources_changed = false;  // ... and for resourcesListChanged
   };
+  bool list_changed_ = false;           // enableListChanged()
+  std::shared_ptr<Outbox> notify_out_;  // setNotificationOutbox(), under mu_
+  std::shared_ptr<void> notify_gone_;   // drops notify_out_ when its reader goes away
   std::map<std::string, Subscription> subscriptions_;
 };
 

@@ -61,7 +61,10 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
     return;
   }
   const auto& name = params["name"].get_ref<const std::string&>();
-  std::shared_ptr<const Tool> tool = core_.registry().findShared(name);
+  // The surface this call starts on: it finishes on it whatever a reload publishes meanwhile (the
+  // tool's statement and its runtime's proof go together; protocol/server_core.hpp).
+  std::shared_ptr<const ToolSurface> surface = core_.surface();
+  std::shared_ptr<const Tool> tool = surface->registry().findShared(name);
   CallRecord record{.client_id = principal_.client_id,
                     .tool = bounded(name),
                     .engine = tool != nullptr ? tool->engine : "",
@@ -124,6 +127,7 @@ void Session::callTool(const Json& id, Json& params, const std::shared_ptr<Outbo
       Job{.id = id,
           .key = key,
           .tool = tool.get(),
+          .surface = std::move(surface),
           .honours_waits = tool->honours_waits,
           .run = [self, call = std::move(call)](
                      const std::stop_token& stop, Bulkhead::Slot* slot, Clock::time_point deadline,

@@ -31,16 +31,17 @@ void Session::dispatch(Job job, std::stop_source source, const std::shared_ptr<O
   const std::stop_token stop = source.get_token();
   // The source's own share first, before a worker or a queue slot: a hung source holds only its
   // bulkhead, never the workers every other source needs.
-  Bulkhead* bulkhead = job.tool != nullptr ? core_.bulkheadFor(*job.tool) : nullptr;
+  Bulkhead* bulkhead =
+      job.tool != nullptr && job.surface ? job.surface->bulkheadFor(*job.tool) : nullptr;
   std::shared_ptr<Bulkhead::Slot> slot;  // none when the server has no bulkheads
   if (bulkhead != nullptr) slot = std::make_shared<Bulkhead::Slot>(bulkhead->tryAcquire());
   const auto timeout = job.tool != nullptr ? job.tool->limits.timeout : Limits{}.timeout;
   // A request that waits for its source's slot keeps the deadline it had when it came.
   const bool waits = slot && !*slot;
   const Clock::time_point deadline = waits ? Clock::now() + timeout : Clock::time_point::max();
-  CallJob work = [run = std::move(job.run), stop, on_gone, slot, deadline](CallWaits* offered) {
-    run(stop, slot.get(), deadline, offered);
-  };
+  // The work holds the surface: the slot's bulkhead and the tool live until it has run.
+  CallJob work = [run = std::move(job.run), stop, on_gone, slot, deadline, surface = job.surface](
+                     CallWaits* offered) { run(stop, slot.get(), deadline, offered); };
   auto self = shared_from_this();
   if (waits) {
     auto ended = [self, key = job.key, out, unrun = job.unrun, bulkhead, deadline,

@@ -18,9 +18,10 @@ void Session::listTools(const Json& id, const Json& params, const std::shared_pt
 std::string Session::toolsPage(const Json& params, bool modern) const {
   const auto start = listStart(params);
   if (!start) return {};
+  const auto surface = core_.surface();  // one generation for the whole page
   auto make = [&] {
     std::vector<const Tool*> tools;
-    for (const auto& t : core_.registry().tools()) {
+    for (const auto& t : surface->registry().tools()) {
       if (visible(*t)) tools.push_back(t.get());
     }
     auto page = pageOf(tools, *start, core_.options().page_size, "tools",
@@ -29,14 +30,16 @@ std::string Session::toolsPage(const Json& params, bool modern) const {
                 : std::string();
   };
   // A scope may change on reload (HTTP client tables), so only unscoped pages are cached.
-  return scope_ ? make() : core_.unscopedToolsPage(*start, modern, make);
+  return scope_ ? make()
+                : surface->unscopedToolsPage(*start, modern, core_.options().page_size, make);
 }
 
 void Session::listResources(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
                             bool modern) const {
+  const auto surface = core_.surface();
   std::vector<const Resource*> items;
-  for (const auto& r : core_.registry().resources()) {
-    if (visible(*r)) items.push_back(r.get());
+  for (const auto& r : surface->registry().resources()) {
+    if (visible(*r, surface->registry())) items.push_back(r.get());
   }
   const auto start = listStart(params);
   auto page = start ? pageOf(items, *start, core_.options().page_size, "resources",
@@ -51,9 +54,10 @@ void Session::listResources(const Json& id, const Json& params, const std::share
 
 void Session::listTemplates(const Json& id, const Json& params, const std::shared_ptr<Outbox>& out,
                             bool modern) const {
+  const auto surface = core_.surface();
   std::vector<const ResourceTemplate*> items;
-  for (const auto& t : core_.registry().templates()) {
-    if (visible(t)) items.push_back(&t);
+  for (const auto& t : surface->registry().templates()) {
+    if (visible(t, surface->registry())) items.push_back(&t);
   }
   const auto start = listStart(params);
   auto page = start ? pageOf(items, *start, core_.options().page_size, "resourceTemplates",
@@ -78,16 +82,16 @@ void Session::listPrompts(const Json& id, const Json& params, const std::shared_
       id, finishResult(Json{{"prompts", Json::array()}}, modern, /*cacheable=*/true)));
 }
 
-bool Session::visible(const Resource& resource) const {
+bool Session::visible(const Resource& resource, const ToolRegistry& registry) const {
   for (const auto& name : resource.tools) {
-    const Tool* t = core_.registry().find(name);
+    const Tool* t = registry.find(name);
     if (t != nullptr && visible(*t)) return true;
   }
   return false;
 }
 
-bool Session::visible(const ResourceTemplate& tmpl) const {
-  for (const auto& t : core_.registry().tools()) {
+bool Session::visible(const ResourceTemplate& tmpl, const ToolRegistry& registry) const {
+  for (const auto& t : registry.tools()) {
     if (t->engine == tmpl.engine && visible(*t)) return true;
   }
   return false;

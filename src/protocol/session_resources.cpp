@@ -13,9 +13,10 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
     return;
   }
   const auto& uri = params["uri"].get_ref<const std::string&>();
-  std::shared_ptr<const Resource> resource = core_.registry().findSharedResource(uri);
+  auto surface = core_.surface();
+  std::shared_ptr<const Resource> resource = surface->registry().findSharedResource(uri);
   // A resource outside the caller's scope is indistinguishable from one that does not exist.
-  if (resource == nullptr || !visible(*resource)) {
+  if (resource == nullptr || !visible(*resource, surface->registry())) {
     Json response = makeErrorResponse(
         id, modern ? rpc::kInvalidParams : rpc::kResourceNotFoundLegacy, "Resource not found");
     response["error"]["data"] = {{"uri", bounded(uri, 256)}};
@@ -27,7 +28,7 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
   // A description may ask the database: it takes the bulkhead of the (first) tool it describes,
   // whose limits it also runs under (it asks no more of the database than the tool), waiting for
   // a slot as a call does.
-  const Tool* described = core_.registry().find(resource->tools.front());
+  const Tool* described = surface->registry().find(resource->tools.front());
   auto self = shared_from_this();
   // The request's span goes with the read and ends after its answer (null: not traced).
   std::shared_ptr<telemetry::Span> span = core_.tracer() != nullptr ? takeRequestSpan() : nullptr;
@@ -76,7 +77,12 @@ void Session::readResource(const Json& id, const Json& params, const std::shared
                                  : notRunText(never);
     return serialize(makeErrorResponse(id, rpc::kInternalError, text));
   };
-  dispatch(Job{.id = id, .key = id.dump(), .tool = described, .run = run, .unrun = unrun},
+  dispatch(Job{.id = id,
+               .key = id.dump(),
+               .tool = described,
+               .surface = std::move(surface),
+               .run = run,
+               .unrun = unrun},
            std::move(source), out);
 }
 
@@ -100,6 +106,17 @@ void Session::listen(const Json& id, const Json& params, const std::shared_ptr<O
       return;
     }
   }
+  // The list changes a config reload makes are honoured (notifyListChanged); prompts never change
+  // and resources are not subscribable, so those filters are not.
+  auto asked = [&params](const char* flag) {
+    const auto n = params.find("notifications");
+    return n != params.end() && n->contains(flag) && (*n)[flag].get<bool>();
+  };
+  const bool tools_changed = asked("toolsListChanged");
+  const bool resources_changed = asked("resourcesListChanged");
+  Json honoured = Json::object();
+  if (tools_changed) honoured["toolsListChanged"] = true;
+  if (resources_changed) honoured["resourcesListChanged"] = true;
   const std::string key = id.dump();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -114,14 +131,12 @@ void Session::listen(const Json& id, const Json& params, const std::shared_ptr<O
           "too many open subscriptions (at most " + std::to_string(kMaxSubscriptions) + ")"));
       return;
     }
-    subscriptions_[key] = Subscription{id, out, nullptr};
+    subscriptions_[key] = Subscription{id, out, nullptr, tools_changed, resources_changed};
   }
-  // Nothing this server offers changes while it runs (the tool surface and the resources are
-  // fixed at start-up), so it honours none of the notification types: the acknowledgment says so
-  // with an empty filter, and the stream carries nothing more until it ends.
+  // The acknowledgment names the filter honoured; the stream then carries list changes only.
   out->send(makeNotification("notifications/subscriptions/acknowledged",
                              Json{{"_meta", {{std::string(meta_key::kSubscriptionId), id}}},
-                                  {"notifications", Json::object()}}));
+                                  {"notifications", std::move(honoured)}}));
   // The stream's reader going away (HTTP) ends the subscription without an answer.
   if (const std::stop_token gone = out->gone(); gone.stop_possible()) {
     std::weak_ptr<Session> weak = weak_from_this();

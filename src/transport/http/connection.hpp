@@ -124,6 +124,7 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
   bool healthHostAndOriginAllowed(const std::string& method);
   void serveHealth(const std::string& method, const std::string& path, const std::string& target);
   void handleDelete(const Caller& caller);
+  void handleGet(const Caller& caller);
 
   // ---- a POST (post_handler.hpp)
   void handlePost(const Caller& caller);

@@ -282,11 +282,70 @@ bool HttpServer::tls() const {
 }
 
 void HttpServer::setReadiness(std::shared_ptr<observe::Readiness> readiness) {
-  impl_->readiness = std::move(readiness);
+  impl_->readiness.store(std::move(readiness));
 }
 
 void HttpServer::updateAuth(auth::AuthSettings auth) {
+  auth.required = impl_->auth_state->required();  // the mode is the listener's (applyClients)
   impl_->auth_state->set(std::move(auth));
+}
+
+std::size_t HttpServer::applyClients(auth::AuthSettings auth, const protocol::ToolRegistry& tools) {
+  Impl& s = *impl_;
+  const auto before = s.auth_state->table();
+  // The mode (api_key or none) is the listener's, checked against its address when it started
+  // (`none` only on loopback): a reload never changes it (app/reload.cpp lists it as restart-only).
+  auth.required = s.auth_state->required();
+  const bool required = auth.required;
+  std::set<std::string, std::less<>> revoked, narrowed;
+  if (before && required) {
+    for (const auto& old : before->clients()) {
+      const auth::ClientEntry* now = nullptr;
+      for (const auto& c : auth.clients) {
+        if (c.name == old.name) now = &c;
+      }
+      // Gone, or the same name with another key: the old key is revoked.
+      if (now == nullptr || now->key_sha256 != old.key_sha256) {
+        revoked.insert(old.name);
+        continue;
+      }
+      for (const auto& t : tools.tools()) {
+        if (old.scope.allows(t->engine, t->name) && !now->scope.allows(t->engine, t->name)) {
+          narrowed.insert(old.name);
+          break;
+        }
+      }
+    }
+  }
+  s.auth_state->set(std::move(auth));
+  if (revoked.empty() && narrowed.empty()) return 0;
+  auto ended = s.sessions.removeIf([&](std::string_view owner) {
+    return revoked.count(owner) != 0 || narrowed.count(owner) != 0;
+  });
+  for (auto& [owner, session] : ended) {
+    // A revoked key's calls stop now; a narrowed key's calls finish (they were in its scope when
+    // they started) and its streams end, so its client starts again and lists what it may see.
+    if (revoked.count(owner) != 0) session->cancelAll();
+    session->closeSubscriptions();
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.stateless_mu);
+    for (auto& session : s.stateless_live) {
+      if (revoked.count(session->principal().client_id) != 0) session->cancelAll();
+    }
+  }
+  return ended.size();
+}
+
+void HttpServer::notifyListChanged(bool tools, bool resources) {
+  Impl& s = *impl_;
+  for (auto& session : s.sessions.all()) session->notifyListChanged(tools, resources);
+  std::vector<std::shared_ptr<protocol::Session>> live;
+  {
+    std::lock_guard<std::mutex> lock(s.stateless_mu);
+    live.assign(s.stateless_live.begin(), s.stateless_live.end());
+  }
+  for (auto& session : live) session->notifyListChanged(tools, resources);
 }
 
 void HttpServer::shutdown(std::chrono::milliseconds grace) {
@@ -304,6 +363,8 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
     std::lock_guard<std::mutex> lock(s.stateless_mu);
     for (auto& session : s.stateless_live) session->closeSubscriptions();
   }
+  // Sessions' GET streams end too (their last chunk is written as their outbox goes).
+  for (auto& session : s.sessions.all()) session->setNotificationOutbox(nullptr);
   using Clock = std::chrono::steady_clock;
   auto waitIdle = [&s](Clock::time_point until) {
     while (s.active_requests.load() > 0 && Clock::now() < until)

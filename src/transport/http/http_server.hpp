@@ -1,8 +1,8 @@
 #pragma once
 // MCP Streamable HTTP transport (protocol 2025-11-25) on Boost.Beast: one /mcp endpoint (POST,
-// GET -> 405, DELETE), optional /metrics, /healthz and /readyz, TLS 1.2+, per-client API keys and
-// rate limits. This header includes no Boost: the Beast dependency lives in this folder's sources
-// (server_impl.hpp, connection.hpp and its steps).
+// GET: a session's stream of list changes, DELETE), optional /metrics, /healthz and /readyz,
+// TLS 1.2+, per-client API keys and rate limits. This header includes no Boost: the Beast
+// dependency lives in this folder's sources (server_impl.hpp, connection.hpp and its steps).
 //
 // POST response policy: a JSON body (application/json) for every request, except a tools/call
 // that carries a progress token from a client that accepts text/event-stream: that one is
@@ -43,6 +43,13 @@ class HttpServer {
   // Replaces the client table and rate settings (SIGHUP); open sessions of clients that remain
   // keep working, sessions of removed clients stop authenticating.
   void updateAuth(auth::AuthSettings auth);
+  // A config reload's client table (as updateAuth), ending the sessions it no longer admits:
+  // those of a key that is gone or now has another digest (revoked: their calls are cancelled and
+  // their next request is told the session does not exist), and those of a key whose scope lost
+  // a tool of `tools` (closed; calls in flight finish). Returns how many sessions ended.
+  std::size_t applyClients(auth::AuthSettings auth, const protocol::ToolRegistry& tools);
+  // Tells every open session (its listen streams) that the tool and/or resource list changed.
+  void notifyListChanged(bool tools, bool resources);
 
   // Stops accepting, answers new requests 503, waits up to `grace` for in-flight requests, cancels
   // what is left, then stops the I/O threads. Call ServerCore's pool shutdown after this and

@@ -133,6 +133,8 @@ typename Connection<Stream>::SessionChoice Connection<Stream>::newSession(
     }
     return chosen;
   }
+  // A session may open a GET stream, which carries the list changes of a config reload.
+  chosen.session->enableListChanged();
   auto id = registerSession(chosen.session, caller);
   if (!id) return {};
   chosen.new_session_id = std::move(*id);

@@ -104,11 +104,8 @@ void Connection<Stream>::routeByMethod(const Caller& caller) {
   switch (parser_->get().method()) {
     case bhttp::verb::post: return handlePost(caller);
     case bhttp::verb::delete_: return handleDelete(caller);
-    case bhttp::verb::get:
-      // No standalone server-to-client stream: this server sends nothing unsolicited.
-      return respondError(405, "this server offers no GET stream; use POST",
-                          {{"Allow", "POST, DELETE"}});
-    default: return respondError(405, "method not allowed", {{"Allow", "POST, DELETE"}});
+    case bhttp::verb::get: return handleGet(caller);
+    default: return respondError(405, "method not allowed", {{"Allow", "GET, POST, DELETE"}});
   }
 }
 
@@ -283,7 +280,7 @@ void Connection<Stream>::serveHealth(const std::string& method, const std::strin
   observe::ReadinessReport r;  // without a readiness (test servers): ready, nothing to probe
   r.ready = true;
   r.self_check = observe::SelfCheckState::Off;
-  if (srv_.readiness) r = srv_.readiness->report();
+  if (const auto readiness = srv_.readiness.load()) r = readiness->report();
   Json body{{"status", r.ready ? "ready" : "not ready"},
             {"sources_ready", r.sources_ready},
             {"sources_total", r.sources_total},
@@ -295,6 +292,39 @@ void Connection<Stream>::serveHealth(const std::string& method, const std::strin
     body["sources"] = std::move(sources);
   }
   respondJson(r.ready ? 200 : 503, body, {});
+}
+
+// GET /mcp with a session: the session's stream of unsolicited messages (2025-11-25 Streamable
+// HTTP). What this server sends there: notifications/tools/list_changed and resources/list_changed
+// after a config reload (app/reload.hpp). One stream per session: a new GET replaces the last
+// (which ends). The stream ends when the session does (DELETE, expiry, a reload that revokes its
+// key), when the client goes away, and at shutdown. It holds the connection, not a call slot.
+template <class Stream>
+void Connection<Stream>::handleGet(const Caller& caller) {
+  if (srv_.settings.stateless) {
+    return respondError(405,
+                        "stateless mode has no session stream; use POST (subscriptions/listen)",
+                        {{"Allow", "POST"}});
+  }
+  if (!parseAccept(header(bhttp::field::accept)).sse)
+    return respondError(406, "not acceptable: a GET stream needs Accept: text/event-stream");
+  const auto sid = header("Mcp-Session-Id");
+  if (!sid || !wellFormedSessionId(*sid))
+    return respondError(400, "bad request: missing Mcp-Session-Id header");
+  auto session = srv_.sessions.find(*sid, caller.name);
+  if (!session) return respondError(404, "session not found");
+  auto budget = std::make_shared<CallBudget>(srv_.limiter, caller.name, caller.rate, false);
+  beginPending(caller, budget, session, {}, /*stateless_session=*/false, /*sse=*/true);
+  // The head now: the client waits for it before anything is sent on the stream.
+  pending_->headers_sent = true;
+  queueWrite(head(200, false,
+                  {{"Content-Type", "text/event-stream"},
+                   {"Cache-Control", "no-store"},
+                   {"X-Accel-Buffering", "no"}},
+                  std::nullopt),
+             {}, false);
+  session->setNotificationOutbox(newOutbox(std::move(budget)));
+  watchPeer();  // a client that goes away ends the stream
 }
 
 template <class Stream>

@@ -62,7 +62,7 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
                         [&pool] { return static_cast<double>(pool.queued()); });
   }
   HttpServer server(core, p.settings, p.listen, p.audit, p.metrics);
-  server.setReadiness(p.readiness);
+  server.setReadiness(std::move(p.readiness));  // the server's only: a reload replaces it
   if (auto st = server.start(); !st) {
     spdlog::error("http: {}", st.error().message);
     return st.error().code == Code::FailedPrecondition ? 3 : 1;
@@ -73,6 +73,7 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
                shown.display(), p.settings.stateless ? "stateless" : "session",
                p.settings.auth.clients.size());
   if (auto mp = server.metricsPort()) spdlog::info("metrics on port {}", *mp);
+  if (p.attach) p.attach(&server);
 
   const int signal_fd = installSignalPipe();
   for (;;) {
@@ -85,7 +86,9 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
     while (::read(signal_fd, &sig, 1) == 1) {
       if (sig == static_cast<char>(SignalKind::Reload)) {
         if (p.audit) p.audit->reopen();
-        if (p.reload) {
+        if (p.on_reload) {
+          p.on_reload();
+        } else if (p.reload) {
           if (auto a = p.reload()) {
             spdlog::info("reload: {} client(s) configured", a->clients.size());
             server.updateAuth(std::move(*a));
@@ -97,6 +100,7 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
     }
     if (terminate) break;
   }
+  if (p.attach) p.attach(nullptr);  // no reload reaches the server from here on
   spdlog::info("stopping: draining in-flight requests (up to {} ms)", p.drain.count());
   server.shutdown(p.drain);
   core.pool().shutdown();

@@ -13,6 +13,7 @@
 #include "observe/readiness.hpp"
 #include "protocol/session.hpp"
 #include "transport/http/http_config.hpp"
+#include "transport/http/http_server.hpp"
 
 namespace mcpdb::transport::http {
 
@@ -25,7 +26,14 @@ struct ServeParams {
   std::shared_ptr<observe::Metrics> metrics;
   std::shared_ptr<observe::Readiness> readiness;  // what /readyz reports; null: no sources
   // Re-reads the client list (SIGHUP); nullopt keeps the current one (errors already logged).
+  // Used when on_reload is not set (the test server).
   std::function<std::optional<auth::AuthSettings>()> reload;
+  // SIGHUP, after the audit log is reopened: asks for a whole-config reload (app/reload.hpp);
+  // returns at once.
+  std::function<void()> on_reload;
+  // Called with the server once it listens, and with nullptr before it stops: a config reload
+  // applies clients, sessions and readiness through it.
+  std::function<void(HttpServer*)> attach;
 };
 
 // Exit codes as documented for the CLI: 0 ok, 1 runtime (bind), 2 usage (insecure plain HTTP),

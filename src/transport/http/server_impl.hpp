@@ -120,7 +120,8 @@ struct HttpServer::Impl {
   std::optional<OriginPolicy> metrics_policy;  // of the separate metrics listener
   std::shared_ptr<observe::AuditLog> audit;
   std::shared_ptr<observe::Metrics> metrics;
-  std::shared_ptr<observe::Readiness> readiness;  // null: /readyz says ready (no sources known)
+  // Null: /readyz says ready (no sources known). Replaced whole by a config reload.
+  std::atomic<std::shared_ptr<observe::Readiness>> readiness;
   std::shared_ptr<AuthState> auth_state;
   SourcePolicy sources;
   std::shared_ptr<auth::AuthThrottle> throttle;

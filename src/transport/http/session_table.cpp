@@ -103,6 +103,21 @@ std::vector<std::shared_ptr<protocol::Session>> SessionTable::expire(std::chrono
   return out;
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<protocol::Session>>> SessionTable::removeIf(
+    const std::function<bool(std::string_view owner)>& drop) {
+  std::vector<std::pair<std::string, std::shared_ptr<protocol::Session>>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (drop(it->second.owner)) {
+      out.emplace_back(it->second.owner, std::move(it->second.session));
+      eraseLocked(it++);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 std::vector<std::shared_ptr<protocol::Session>> SessionTable::all() const {
   std::vector<std::shared_ptr<protocol::Session>> out;
   std::lock_guard<std::mutex> lock(mu_);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,10 @@ class SessionTable {
   std::vector<std::shared_ptr<protocol::Session>> expire(std::chrono::milliseconds idle,
                                                          Clock::time_point now = Clock::now());
   std::vector<std::shared_ptr<protocol::Session>> all() const;
+  // Removes every session whose owner `drop` names (a config reload revoked or narrowed its key),
+  // returning each with its owner.
+  std::vector<std::pair<std::string, std::shared_ptr<protocol::Session>>> removeIf(
+      const std::function<bool(std::string_view owner)>& drop);
   std::size_t size() const;
   std::size_t countOf(std::string_view owner) const;
 

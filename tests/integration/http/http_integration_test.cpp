@@ -637,7 +637,10 @@ TEST_F(HttpServerTest, SessionLifecycle) {
   EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyB, sid)).status, 404);
   EXPECT_EQ(request("POST", server_->url(), rpc(3, "tools/list"), mcpHeaders(kKeyA, sid)).status,
             200);
-  EXPECT_EQ(request("GET", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 405);
+  // The session's GET stream needs an event stream accepted (the stream itself: e2e reload test).
+  HttpHeaders json_only = mcpHeaders(kKeyA, sid);
+  json_only[1].second = "application/json";
+  EXPECT_EQ(request("GET", server_->url(), "", json_only).status, 406);
   EXPECT_EQ(request("DELETE", server_->url(), "", mcpHeaders(kKeyA, sid)).status, 204);
   EXPECT_EQ(request("POST", server_->url(), rpc(4, "tools/list"), mcpHeaders(kKeyA, sid)).status,
             404);
