@@ -6,6 +6,7 @@
 #include <hiredis.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -246,6 +247,38 @@ TEST_F(RedisStoreTest, HolderNamesAreArgumentsNeverScriptText) {
   EXPECT_EQ(r->integer, 1);
   freeReplyObject(r);
   ASSERT_TRUE(s->setSlots(key, evil, 0, 0, 5000ms));
+}
+
+// What a shared cap adds to a call: one round trip to enter (the release is sent by the
+// background thread, off the call's path). Printed for the report; bounded loosely here.
+TEST_F(RedisStoreTest, EnteringACallCostsOneRoundTrip) {
+  RateLimiter local;
+  RateLimiter shared;
+  shared.shareWith(replicaOn(redisPort()));
+  constexpr int kCalls = 2000;
+  // Per call: entering alone (the call's added wait), and entering plus leaving in a tight loop
+  // (then the background release competes with the next entry for the one connection).
+  auto time = [&](RateLimiter& rl, bool leave_each) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) {
+      EXPECT_TRUE(rl.enterCalls("cap-latency", 1, kCalls));
+      if (leave_each) rl.leaveCalls("cap-latency", 1);
+    }
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    if (!leave_each) rl.leaveCalls("cap-latency", kCalls);
+    return us / kCalls;
+  };
+  const double enter_local = time(local, false);
+  const double enter_shared = time(shared, false);
+  const double both_local = time(local, true);
+  const double both_shared = time(shared, true);
+  std::printf(
+      "per call: enter %.2f us per replica, %.2f us shared (+%.2f); enter+leave %.2f us per "
+      "replica, %.2f us shared (+%.2f)\n",
+      enter_local, enter_shared, enter_shared - enter_local, both_local, both_shared,
+      both_shared - both_local);
+  EXPECT_LT(enter_shared, 5000.0);
 }
 
 }  // namespace
