@@ -325,7 +325,7 @@ test('one key\'s concurrency cap holds across two replicas: the second slow call
     assert.equal(second.status, 429, second.body);
     assert.match(second.body, /too many concurrent tool calls/);
     // The slot is in the store under the prefix, named by the client, never by its key.
-    assert.deepEqual(storeKeys(`${s.prefix}*`), [`${s.prefix}conc:${s.name}`]);
+    assert.deepEqual(storeKeys(`${s.prefix}conc:*`), [`${s.prefix}conc:${s.name}`]);
     assert.ok(!storeKeys(`*${s.key}*`).length);
     assert.equal((await first).status, 200);
     // The first call ended: its slot is released (sent after the answer, not before).
