@@ -292,7 +292,7 @@ async function startCapReplicas(proxyPort, onStoreDown = 'fail_closed') {
     '      statement: SELECT count(*) AS n FROM generate_series(1, 30000) a, generate_series(1, 30000) b\n' +
     '      limits: {timeout_ms: 1500}\n' +
     `http:\n  stateless: true\n  shared_limits:\n    store: redis://127.0.0.1:${proxyPort}/0\n    key_prefix: "${prefix}"\n` +
-    `    on_store_down: ${onStoreDown}\n    connect_timeout_ms: 200\n    command_timeout_ms: 200\n` +
+    `    on_store_down: ${onStoreDown}\n    connect_timeout_ms: 1000\n    command_timeout_ms: 1000\n` +
     `${keyOut.slice(keyOut.indexOf('  clients:')).trimEnd()}\n`);
   const replicas = [];
   for (let i = 0; i < 2; i++) replicas.push(await startServer(cfg));
