@@ -294,7 +294,7 @@ TEST(Config, EveryIndependentMistakeIsReportedWithItsLine) {
       "x.yaml:1: version: unsupported version 2; this server reads `version: 1`",
       "x.yaml:3: server.colour: unknown key (allowed here: self_check, workers, max_queue, "
       "max_calls_per_source, max_calls_by_source, max_message_bytes, page_size, drain_ms, "
-      "require_environment, max_result_memory, fence, log_format)",
+      "require_environment, max_result_memory, fence, log_format, watch_config)",
       "x.yaml:4: server.workers: must be between 1 and 256",
       "x.yaml:5: server.self_check: must be one of: off, warn, refuse; did you mean 'refuse'?",
       "x.yaml:7: limits.max_rows: must be an integer",
