@@ -1,12 +1,41 @@
 #pragma once
 // Fake tools for protocol unit tests (no database): fast, failing, slow-until-cancelled.
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
 #include <memory>
 #include <thread>
 
+#include "protocol/outbox.hpp"
 #include "protocol/tool_registry.hpp"
 
 namespace mcpdb::protocol::testing {
+
+// An outbox that keeps every message a session sends, for tests to wait on and read.
+class CollectingOutbox : public Outbox {
+ public:
+  void send(const Json& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    messages_.push_back(message);
+    cv_.notify_all();
+  }
+  // Waits until at least `n` messages arrived (or 5 s).
+  std::vector<Json> waitFor(std::size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return messages_.size() >= n; });
+    return messages_;
+  }
+  std::vector<Json> snapshot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Json> messages_;
+};
 
 inline std::shared_ptr<ToolRegistry> makeFakeRegistry(int extra_tools = 0) {
   auto reg = std::make_shared<ToolRegistry>();

@@ -12,6 +12,8 @@
 #include "telemetry/span.hpp"
 #include "telemetry/tracer.hpp"
 
+#include "fake_tools.hpp"
+
 namespace mcpdb::protocol {
 namespace {
 
@@ -20,24 +22,7 @@ using namespace std::chrono_literals;
 constexpr const char* kParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 constexpr const char* kSecret = "s3cr3t-VALUE-in-args";
 
-class CollectingOutbox : public Outbox {
- public:
-  void send(const Json& message) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    messages_.push_back(message);
-    cv_.notify_all();
-  }
-  std::vector<Json> waitFor(std::size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, 5s, [&] { return messages_.size() >= n; });
-    return messages_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Json> messages_;
-};
+using testing::CollectingOutbox;
 
 // A tool that does what an engine does: a child span around its "round trip".
 std::shared_ptr<ToolRegistry> registry(std::atomic<bool>& saw_span) {

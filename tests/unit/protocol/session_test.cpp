@@ -16,29 +16,7 @@
 namespace mcpdb::protocol {
 namespace {
 
-class CollectingOutbox : public Outbox {
- public:
-  void send(const Json& message) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    messages_.push_back(message);
-    cv_.notify_all();
-  }
-  // Waits until at least `n` messages arrived (or 5 s).
-  std::vector<Json> waitFor(std::size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return messages_.size() >= n; });
-    return messages_;
-  }
-  std::vector<Json> snapshot() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return messages_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Json> messages_;
-};
+using testing::CollectingOutbox;
 
 struct Fixture {
   explicit Fixture(ServerOptions options = {}, int extra_tools = 0)
