@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "config/sources.hpp"
+#include "common/uri.hpp"
 #include "config/yaml_shape.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -143,8 +144,49 @@ std::string upper(std::string s) {
   return s;
 }
 
+// ${NAME}: a variable reference, kept as written (a name, not a value).
 bool isEnvReference(std::string_view v) {
-  return v.size() > 3 && v.substr(0, 2) == "${" && v.back() == '}';
+  if (v.size() <= 3 || v.substr(0, 2) != "${" || v.back() != '}') return false;
+  return std::all_of(v.begin() + 2, v.end() - 1, [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// Text of the Toolbox file written outside the YAML emitter (a comment of the config, a comment of
+// the .env template, a line of the report): printable ASCII as is, every other byte as \xNN. A
+// line break in a toolset or source name would otherwise end the comment and add a config key or
+// an environment variable of the file's choosing, and an escape sequence would reach the terminal.
+std::string shown(std::string_view s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+// One part of a DSN: a ${VAR} reference as written, anything else percent-encoded (an '@', ':' or
+// '/' in a user or database name would change what the DSN means; a line break would add a
+// variable to the .env template). Both engines' DSN readers percent-decode every part.
+std::string dsnPart(const std::string& v) {
+  return isEnvReference(v) ? v : percentEncode(v);
+}
+
+// A host name or IP address (IPv6 in brackets) as written; anything else percent-encoded.
+std::string dsnHost(const std::string& v) {
+  const bool plain = std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_' || c == ':' || c == '[' || c == ']';
+  });
+  return plain || isEnvReference(v) ? v : percentEncode(v);
 }
 
 struct ConvertedSource {
@@ -158,24 +200,25 @@ struct ConvertedSource {
 std::string dsnTemplate(const Entry& s, const std::string& engine, ToolboxImport& report) {
   auto part = [&](const char* key, const char* fallback) {
     const std::string v = scalar(s.node, key);
-    return v.empty() ? std::string(fallback) : v;
+    return v.empty() ? std::string(fallback) : dsnPart(v);
   };
   std::string password = scalar(s.node, "password");
   if (!password.empty() && !isEnvReference(password)) {
-    report.notes.push_back("source " + s.name +
+    report.notes.push_back("source " + shown(s.name) +
                            ": its password is written in the Toolbox file; it was not copied: "
                            "put it in the .env template's placeholder");
     password = "CHANGE_ME";
   }
   std::string dsn = (engine == "postgres" ? "postgresql://" : "mysql://") + part("user", "USER");
   if (!password.empty()) dsn += ":" + password;
-  dsn += "@" + part("host", "localhost") + ":" +
+  const std::string host = scalar(s.node, "host");
+  dsn += "@" + (host.empty() ? std::string("localhost") : dsnHost(host)) + ":" +
          part("port", engine == "postgres" ? "5432" : "3306") + "/" + part("database", "DATABASE");
   if (const YAML::Node q = s.node["queryParams"]; q && q.IsMap()) {
     char sep = '?';
     for (const auto& kv : q) {
       if (!kv.second.IsScalar()) continue;
-      dsn += sep + kv.first.as<std::string>() + "=" + kv.second.Scalar();
+      dsn += sep + percentEncode(kv.first.as<std::string>()) + "=" + dsnPart(kv.second.Scalar());
       sep = '&';
     }
   }
@@ -278,8 +321,8 @@ struct Converter {
       const std::string env = upper(engine) + "_DSN_" + upper(name);
       sources[s.name] = {engine, name, env};
       config[engine]["sources"][name]["dsn_env"] = env;
-      report.env_template += "# Toolbox source " + s.name + " (" + s.type + ")\n" + env + "=" +
-                             dsnTemplate(s, engine, report) + "\n";
+      report.env_template += "# Toolbox source " + shown(s.name) + " (" + shown(s.type) + ")\n" +
+                             env + "=" + dsnTemplate(s, engine, report) + "\n";
     }
   }
 
@@ -364,8 +407,8 @@ struct Converter {
         scope += (scope.empty() ? "" : ",") + engine;
         for (const auto& t : tools) scope += ":" + t;
       }
-      text += scope.empty() ? "# toolset " + set + ": none of its tools was converted\n"
-                            : "# toolset " + set + ": mcp-dbserver keys new --name " +
+      text += scope.empty() ? "# toolset " + shown(set) + ": none of its tools was converted\n"
+                            : "# toolset " + shown(set) + ": mcp-dbserver keys new --name " +
                                   identifierOf(set) + " --scope " + scope + "\n";
     }
     return text;
@@ -381,7 +424,7 @@ Result<ToolboxImport> convert(std::string_view text, std::string_view file_name,
   for (const auto& t : file->tools) c.convertTool(t);
   YAML::Emitter e;
   e << c.config;
-  c.report.config = "# Converted from the Toolbox file " + std::string(file_name) +
+  c.report.config = "# Converted from the Toolbox file " + shown(file_name) +
                     " by mcp-dbserver import-toolbox.\n# No credential is in this file: each "
                     "source's DSN is read from the variable its dsn_env names\n# (see the .env "
                     "template). Check it with: mcp-dbserver check-config, then doctor.\n" +
@@ -464,12 +507,12 @@ int runImportToolbox(const std::string& file, const std::string& out_path, std::
     made = convertChecked(text.str(), file, excluded);
   }
   if (!made) {
-    err << "import-toolbox: " << file << ": " << made.error().message << "\n";
+    err << "import-toolbox: " << shown(file) << ": " << shown(made.error().message) << "\n";
     return kExitConfig;
   }
-  for (const auto& c : made->converted) err << "converted: " << c << "\n";
-  for (const auto& r : made->refused) err << "refused: " << r << "\n";
-  for (const auto& n : made->notes) err << "note: " << n << "\n";
+  for (const auto& c : made->converted) err << "converted: " << shown(c) << "\n";
+  for (const auto& r : made->refused) err << "refused: " << shown(r) << "\n";
+  for (const auto& n : made->notes) err << "note: " << shown(n) << "\n";
   if (made->converted.empty()) {
     err << "import-toolbox: no tool could be converted; nothing written\n";
     return kExitConfig;

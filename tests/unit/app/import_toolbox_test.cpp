@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/app.hpp"
+#include "engines/mysql/dsn.hpp"
 
 namespace mcpdb::app {
 namespace {
@@ -193,6 +194,113 @@ tools:
   EXPECT_TRUE(mentions(r->refused, "tool map-param: parameter m is a map"));
   EXPECT_TRUE(c["postgres"]["tools"]["ok-one"]);
   EXPECT_EQ(c["postgres"]["tools"]["ok-one"]["source"].as<std::string>(), "a_b_2");
+}
+
+// The defect class: text of the Toolbox file written outside the YAML emitter (comments of the
+// config and of the .env template, lines of the report) or into a DSN. A line break there ends a
+// comment and adds a config key or an environment variable of the file's choosing; an '@' or '/'
+// in a user or database name changes what the DSN means; an escape sequence reaches the terminal.
+TEST(ImportToolbox, NoTextOfTheFileEscapesItsPlaceInTheWrittenFiles) {
+  const std::string breaks[] = {"\n",       "\r",           "\r\n", "\x1b[2J",
+                                "\xc2\x85", "\xe2\x80\xa8", "\x7f", "\\"};
+  for (const auto& br : breaks) {
+    SCOPED_TRACE(::testing::PrintToString(br));
+    const std::string payload = "x" + br + "INJECTED: 1" + br + "#";
+    YAML::Node file;
+    YAML::Node src;
+    src["kind"] = "mysql";
+    src["password"] = "literal";
+    src["host"] = "h" + br + "INJECTED=1";
+    src["port"] = "3306" + br + "INJECTED=1";
+    src["user"] = "u@h:" + br + "INJECTED=1";
+    src["database"] = "d/b?x" + br + "INJECTED=1";
+    src["queryParams"]["ssl-mode" + br + "INJECTED"] = "REQUIRED" + br + "INJECTED=1";
+    file["sources"]["s" + br + "INJECTED=1"] = src;
+    YAML::Node tool;
+    tool["kind"] = "mysql-sql";
+    tool["source"] = "s" + br + "INJECTED=1";
+    tool["description"] = "d";
+    tool["statement"] = "SELECT 1";
+    file["tools"]["t"] = tool;
+    file["toolsets"][payload].push_back("t");
+    file["toolsets"]["none" + br + "INJECTED: 2"].push_back("nothing");
+    YAML::Emitter e;
+    e << file;
+    auto r = convertToolbox(e.c_str(), "file" + br + "INJECTED: 3.yaml");
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_TRUE(mentions(r->converted, "tool t")) << everything(*r);
+
+    // The config: a block of comment lines (three of the header, one per toolset), then the
+    // emitter's YAML, which has no comment line; no byte outside printable ASCII in a comment.
+    std::istringstream config(r->config);
+    std::string line;
+    int comments = 0;
+    bool in_yaml = false;
+    while (std::getline(config, line)) {
+      if (line.rfind('#', 0) == 0) {
+        EXPECT_FALSE(in_yaml) << r->config;
+        ++comments;
+        for (const char c : line) {
+          EXPECT_TRUE(c >= 0x20 && c < 0x7f) << r->config;
+        }
+      } else {
+        in_yaml = true;
+      }
+    }
+    EXPECT_EQ(comments, 5) << r->config;
+    const YAML::Node c = YAML::Load(r->config);
+    EXPECT_FALSE(c["INJECTED"]) << r->config;
+    ASSERT_TRUE(c["mysql"]["tools"]["t"]) << r->config;
+
+    // The .env template: one comment and one NAME=VALUE line, nothing else; the DSN reads back
+    // as the parts the file gave.
+    std::istringstream env(r->env_template);
+    std::vector<std::string> lines;
+    while (std::getline(env, line)) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 2u) << r->env_template;
+    EXPECT_EQ(lines[0].rfind("# Toolbox source ", 0), 0u);
+    for (const char ch : lines[0]) {
+      EXPECT_TRUE(ch >= 0x20 && ch < 0x7f) << lines[0];
+    }
+    const std::string prefix = lines[1].substr(0, lines[1].find('=') + 1);
+    ASSERT_EQ(prefix.rfind("MYSQL_DSN_S_", 0), 0u) << lines[1];
+    for (const char ch : prefix.substr(0, prefix.size() - 1)) {
+      EXPECT_TRUE((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_') << lines[1];
+    }
+    for (const char ch : lines[1]) {
+      EXPECT_TRUE(ch > 0x20 && ch < 0x7f) << lines[1];
+    }
+    auto dsn = mysql::parseDsn(lines[1].substr(prefix.size()));
+    // The port is not a number and the host not a host name: the DSN is refused, never read as
+    // another port or host.
+    EXPECT_FALSE(dsn) << lines[1];
+    std::string fixed = lines[1].substr(prefix.size());
+    const auto port_at = fixed.find(":3306");
+    ASSERT_NE(port_at, std::string::npos) << fixed;
+    fixed.replace(port_at, fixed.find('/', port_at) - port_at, ":3306");
+    // So was the host (a host name has no line break): the parts that round-trip are the rest.
+    const auto at = fixed.find('@');
+    ASSERT_LT(at, port_at) << fixed;
+    fixed.replace(at + 1, port_at - at - 1, "h");
+    dsn = mysql::parseDsn(fixed.substr(0, fixed.find('?')));
+    ASSERT_TRUE(dsn) << fixed;
+    EXPECT_EQ(dsn->user, "u@h:" + br + "INJECTED=1");
+    EXPECT_EQ(dsn->database, "d/b?x" + br + "INJECTED=1");
+
+    // The report as runImportToolbox prints it: printable ASCII lines only (the note about the
+    // literal password names the source).
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("mcpdb-import-odd-" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(path) << e.c_str();
+    std::ostringstream out;
+    std::ostringstream report;
+    EXPECT_EQ(runImportToolbox(path.string(), "", out, report), kExitOk) << report.str();
+    std::filesystem::remove(path);
+    EXPECT_NE(report.str().find("note: source s"), std::string::npos) << report.str();
+    for (const char ch : report.str()) {
+      EXPECT_TRUE(ch == '\n' || (ch >= 0x20 && ch < 0x7f)) << report.str();
+    }
+  }
 }
 
 }  // namespace
