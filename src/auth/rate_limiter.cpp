@@ -33,16 +33,33 @@ std::optional<RateLimiter::Refusal> RateLimiter::admitLocally(const std::string&
   return std::nullopt;
 }
 
-bool RateLimiter::enterCalls(const std::string& client, std::size_t calls,
-                             std::size_t max_concurrent) {
-  std::lock_guard<std::mutex> lock(mu_);
-  State& s = clients_[client];
-  if (s.in_flight + calls > max_concurrent) return false;
-  s.in_flight += calls;
-  return true;
+RateLimiter::Slots RateLimiter::enterCalls(const std::string& client, std::size_t calls,
+                                           std::size_t max_concurrent) {
+  {
+    // The replica's own cap first: when it refuses, the store is not asked.
+    std::lock_guard<std::mutex> lock(mu_);
+    State& s = clients_[client];
+    if (s.in_flight + calls > max_concurrent) return Slots::OverCap;
+    s.in_flight += calls;
+  }
+  if (!shared_) return Slots::Entered;
+  Slots refused = Slots::OverCap;
+  switch (shared_->enterCalls(client, calls, max_concurrent)) {
+    case SharedLimits::Verdict::Admitted:
+    case SharedLimits::Verdict::PerReplica: return Slots::Entered;  // the own cap held above
+    case SharedLimits::Verdict::Limited: break;
+    case SharedLimits::Verdict::StoreDown: refused = Slots::Unavailable; break;
+  }
+  leaveLocally(client, calls);
+  return refused;
 }
 
 void RateLimiter::leaveCalls(const std::string& client, std::size_t calls) {
+  leaveLocally(client, calls);
+  if (shared_) shared_->leaveCalls(client, calls);
+}
+
+void RateLimiter::leaveLocally(const std::string& client, std::size_t calls) {
   std::lock_guard<std::mutex> lock(mu_);
   State& s = clients_[client];
   s.in_flight = calls > s.in_flight ? 0 : s.in_flight - calls;

@@ -71,6 +71,43 @@ redis.call('PEXPIRE', KEYS[1], forget)
 return {failures, retry, started}
 )lua";
 
+// A key's concurrency slots, one hash field per holder (replica): "count:expiry_ms" by the store's
+// clock. Expired holders (a crashed replica) are dropped first; the holder's new count is set only
+// if every live holder then holds at most the cap (ARGV[3] > 0), or unchecked (0: renewal,
+// release); count 0 removes the holder, and an empty hash is gone. The key itself expires with
+// its latest holder. Arguments only: no value ever becomes script text.
+constexpr std::string_view kSetSlots = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local me = ARGV[1]
+local held = tonumber(ARGV[2])
+local cap = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+local h = redis.call('HGETALL', KEYS[1])
+local others = 0
+local latest = 0
+for i = 1, #h, 2 do
+  local c, e = string.match(h[i + 1], '^(%d+):(%d+)$')
+  if c == nil or tonumber(e) <= now then
+    redis.call('HDEL', KEYS[1], h[i])
+  elseif h[i] ~= me then
+    others = others + tonumber(c)
+    if tonumber(e) > latest then latest = tonumber(e) end
+  end
+end
+if cap > 0 and held > 0 and others + held > cap then
+  return {0, others}
+end
+if held > 0 then
+  redis.call('HSET', KEYS[1], me, string.format('%d:%.0f', held, now + ttl))
+  if now + ttl > latest then latest = now + ttl end
+else
+  redis.call('HDEL', KEYS[1], me)
+end
+if latest > now then redis.call('PEXPIREAT', KEYS[1], latest) end
+return {1, others + held}
+)lua";
+
 std::string sha1Hex(std::string_view text) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -301,6 +338,19 @@ Result<FailureCount> RedisLimitStore::recordFailure(std::string_view key,
   f.retry_after = std::chrono::milliseconds(std::max<std::int64_t>((*r)[1], 0));
   f.backoff_started = (*r)[2] != 0;
   return f;
+}
+
+Result<SlotCount> RedisLimitStore::setSlots(std::string_view key, std::string_view holder,
+                                            std::int64_t held, std::int64_t cap,
+                                            std::chrono::milliseconds ttl) {
+  static const Script script(kSetSlots);
+  auto r = run(script, key,
+               {std::string(holder), std::to_string(std::max<std::int64_t>(held, 0)),
+                std::to_string(std::max<std::int64_t>(cap, 0)),
+                std::to_string(std::max<std::int64_t>(ttl.count(), 1))},
+               2);
+  if (!r) return r.error();
+  return SlotCount{(*r)[0] != 0, std::max<std::int64_t>((*r)[1], 0)};
 }
 
 }  // namespace mcpdb::auth

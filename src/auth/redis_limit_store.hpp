@@ -52,6 +52,8 @@ class RedisLimitStore final : public LimitStore {
                                 std::int64_t want) override;
   Result<FailureCount> recordFailure(std::string_view key,
                                      const AuthThrottleSettings& settings) override;
+  Result<SlotCount> setSlots(std::string_view key, std::string_view holder, std::int64_t held,
+                             std::int64_t cap, std::chrono::milliseconds ttl) override;
   bool up() const override;
 
  private:

@@ -1,9 +1,12 @@
 #include "auth/shared_limits.hpp"
 
+#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "auth/redis_limit_store.hpp"
 
@@ -28,6 +31,22 @@ std::string prefixProblem(std::string_view p) {
 
 using Clock = SharedLimits::Clock;
 
+// A replica's name in the store: 16 random bytes, hex (no host, no process id: nothing mapped).
+std::string newHolder() {
+  unsigned char b[16] = {};
+  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("shared limits: no random bytes");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : b) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+// After a slots write failed, the background thread tries again no sooner than this.
+constexpr std::chrono::milliseconds kSlotsRetry{200};
+
 std::chrono::milliseconds ceilMs(Clock::duration d) {
   return std::chrono::ceil<std::chrono::milliseconds>(std::max(d, Clock::duration::zero()));
 }
@@ -39,7 +58,7 @@ const config::Section<SharedLimitsSettings>& sharedLimitsSection() {
   static const auto s =
       config::Section<S>(
           "limits shared by every replica through one Redis or Valkey store: each key's rate "
-          "limit and each source's failed-key backoff (concurrency caps stay per replica)")
+          "limit and concurrency cap, and each source's failed-key backoff")
           .string("store", &S::store,
                   "the store, `redis://[user@]host[:port][/db]`; its password only from "
                   "$MCPDB_SHARED_LIMITS_PASSWORD (no TLS: Debian 12's hiredis has none)",
@@ -63,13 +82,141 @@ const config::Section<SharedLimitsSettings>& sharedLimitsSection() {
                   "how long a (re)connection to the store may take")
           .millis("command_timeout_ms", &S::command_timeout, 5, 5000,
                   "how long one round trip to the store may take")
+          .millis("slot_ttl_ms", &S::slot_ttl, 1000, 600000,
+                  "how long a replica's count of a key's calls in flight (its concurrency slots) "
+                  "lives in the store unless renewed (every third of it while calls run): what "
+                  "a crashed replica's calls keep counting at most")
           .exampleYaml(
               "shared_limits:\n  store: redis://10.0.0.5:6379/0\n  on_store_down: fail_closed\n");
   return s;
 }
 
 SharedLimits::SharedLimits(SharedLimitsSettings settings, std::unique_ptr<LimitStore> store)
-    : settings_(std::move(settings)), store_(std::move(store)) {}
+    : settings_(std::move(settings)), store_(std::move(store)), holder_(newHolder()) {}
+
+SharedLimits::~SharedLimits() {
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    stopping_ = true;
+  }
+  slots_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  // A replica that stops releases what it still announces (calls still running end with it);
+  // a store that is down is not waited for: the counts expire after slot_ttl_ms.
+  if (!store_->up()) return;
+  for (const auto& [client, slots] : slots_) {
+    if (slots.held > 0 || slots.dirty) {
+      (void)store_->setSlots(settings_.key_prefix + "conc:" + client, holder_, 0, 0,
+                             settings_.slot_ttl);
+    }
+  }
+}
+
+SharedLimits::Verdict SharedLimits::enterCalls(const std::string& client, std::size_t calls,
+                                               std::size_t cap) {
+  const auto n = static_cast<std::int64_t>(calls);
+  std::lock_guard<std::mutex> wire(wire_mu_);
+  std::int64_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    if (const auto it = slots_.find(client); it != slots_.end()) held = it->second.held;
+  }
+  auto r = store_->setSlots(settings_.key_prefix + "conc:" + client, holder_, held + n,
+                            std::max<std::int64_t>(1, static_cast<std::int64_t>(cap)),
+                            settings_.slot_ttl);
+  if (!r) {
+    const Verdict v = storeFailed(r.error());
+    if (v == Verdict::PerReplica) {
+      // Counted here all the same: announced to the store once it answers again.
+      std::lock_guard<std::mutex> lock(slots_mu_);
+      Slots& s = slots_[client];
+      s.held += n;
+      s.dirty = true;
+      startWorker();
+    }
+    return v;
+  }
+  storeAnswered();
+  const auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  if (!r->admitted) return Verdict::Limited;
+  Slots& s = slots_[client];
+  s.held += n;
+  s.written = now;
+  // Calls ended while the store was asked: the store holds more than `held` until the next write.
+  if (s.held != held + n) s.dirty = true;
+  startWorker();
+  if (s.dirty) slots_cv_.notify_one();
+  return Verdict::Admitted;
+}
+
+void SharedLimits::leaveCalls(const std::string& client, std::size_t calls) {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  const auto it = slots_.find(client);
+  if (it == slots_.end()) return;
+  it->second.held = std::max<std::int64_t>(0, it->second.held - static_cast<std::int64_t>(calls));
+  it->second.dirty = true;
+  slots_cv_.notify_one();
+}
+
+std::size_t SharedLimits::slotsHeld(const std::string& client) const {
+  std::lock_guard<std::mutex> lock(slots_mu_);
+  const auto it = slots_.find(client);
+  return it == slots_.end() ? 0 : static_cast<std::size_t>(it->second.held);
+}
+
+void SharedLimits::syncSlots(Clock::time_point now) {
+  std::lock_guard<std::mutex> wire(wire_mu_);
+  const auto renew_every = settings_.slot_ttl / 3;
+  std::vector<std::pair<std::string, std::int64_t>> todo;
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    for (auto& [client, s] : slots_) {
+      if (s.dirty || (s.held > 0 && now - s.written >= renew_every)) {
+        todo.emplace_back(client, s.held);
+        s.dirty = false;  // a change from now on sets it again
+      }
+    }
+  }
+  for (const auto& [client, held] : todo) {
+    // Unchecked (cap 0): a renewal or a release never refuses calls already running.
+    auto r = store_->setSlots(settings_.key_prefix + "conc:" + client, holder_, held, 0,
+                              settings_.slot_ttl);
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    const auto it = slots_.find(client);
+    if (it == slots_.end()) continue;
+    if (!r) {
+      it->second.dirty = true;
+      continue;
+    }
+    it->second.written = now;
+    if (it->second.held == 0 && !it->second.dirty) slots_.erase(it);
+  }
+}
+
+void SharedLimits::startWorker() {
+  if (worker_.joinable()) return;
+  worker_ = std::thread([this] {
+    const auto every =
+        std::max<Clock::duration>(settings_.slot_ttl / 3, std::chrono::milliseconds(1));
+    auto anyDirty = [this] {
+      return std::any_of(slots_.begin(), slots_.end(),
+                         [](const auto& e) { return e.second.dirty; });
+    };
+    std::unique_lock<std::mutex> lock(slots_mu_);
+    while (!stopping_) {
+      slots_cv_.wait_for(lock, every, [&] { return stopping_ || anyDirty(); });
+      if (stopping_) break;
+      lock.unlock();
+      syncSlots();
+      lock.lock();
+      // Still dirty: the store did not answer (or a call ended meanwhile): not before a pause.
+      if (anyDirty() && !store_->up()) {
+        slots_cv_.wait_for(lock, kSlotsRetry, [&] { return stopping_; });
+      }
+    }
+  });
+}
 
 SharedLimits::Decision SharedLimits::takeToken(const std::string& client, double rate, double burst,
                                                Clock::time_point now) {

@@ -108,8 +108,8 @@ test('stdio: SIGHUP adds a tool without dropping the call in flight, refuses a b
 
 // --- HTTP
 
-function newKey(name) {
-  const out = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', 'postgres']).toString();
+function newKey(name, extra = []) {
+  const out = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', 'postgres', ...extra]).toString();
   const key = out.match(/mcpdb_[A-Za-z0-9_-]+/)?.[0];
   assert.ok(key);
   // The printed block's entry for this client (after "  clients:"), already indented.
@@ -261,6 +261,123 @@ test('HTTP: SIGHUP adds a tool, tells listeners, keeps the call in flight, close
     listener.close();
     legacy?.close();
     revoked?.close();
+    s.child.kill('SIGTERM');
+  }
+});
+
+// --- Reload under load: clients keep calling while the config is reloaded again and again, each
+// reload swapping the tool list and the Postgres pool (its size changes, so the engine is built
+// anew and the old pool drained). Not one call may fail or go unanswered.
+
+const reloads = 4;
+const poolOf = (size) => `  pool: {size: ${size}}\n`;
+function loadConfig(i, httpBlock = '') {
+  const tools = i % 2 ? [oneTool, twoTool] : [oneTool];
+  return ['limits: {timeout_ms: 60000}', 'postgres:', poolOf(2 + (i % 2)).trimEnd(), '  tools:', ...tools.flat(), ''].join('\n') + httpBlock;
+}
+
+// Reloads `reloads` times, each past the coalescing window (one reload a second at most), and
+// waits until the log says each was applied.
+async function reloadRepeatedly(cfg, child, log, httpBlock = '') {
+  for (let i = 1; i <= reloads; i++) {
+    await new Promise((r) => setTimeout(r, 1100));
+    save(cfg, loadConfig(i, httpBlock));
+    child.kill('SIGHUP');
+    await until(`reload ${i} applied`, () => (log().match(/reload \(SIGHUP\): applied/g) ?? []).length >= i, 20000);
+  }
+  await new Promise((r) => setTimeout(r, 500));  // calls after the last reload too
+}
+
+test('stdio under load: 8 pipelined clients call through repeated reloads, every call answered', async (t) => {
+  if (!requirePostgres(t)) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-reload-load-'));
+  const cfg = path.join(dir, 'reload.yaml');
+  save(cfg, loadConfig(0));
+  const s = rawServer(serverEnv({ POSTGRES_DSN: process.env.POSTGRES_DSN }), ['serve', '--config', cfg]);
+  try {
+    s.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e-load', version: '1' } } }));
+    assert.ok((await s.next(20000)).result);
+    s.send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    let running = true;
+    let nextId = 1;
+    let answered = 0;
+    const outstanding = new Set();
+    const failures = [];
+    const send = () => {
+      const id = nextId++;
+      outstanding.add(id);
+      s.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'one', arguments: {} } }));
+    };
+    for (let i = 0; i < 8; i++) send();
+    const reader = (async () => {
+      while (running || outstanding.size) {
+        const m = await s.next(30000);
+        if (m.id === undefined) continue;  // notifications/tools/list_changed
+        outstanding.delete(m.id);
+        answered++;
+        if (m.error || m.result?.isError || m.result?.structuredContent?.rows?.[0]?.one !== 1) failures.push(m);
+        if (running) send();
+      }
+    })();
+    await reloadRepeatedly(cfg, s.child, s.stderr);
+    running = false;
+    await reader;
+    assert.deepEqual(failures, [], 'every call during the reloads succeeded');
+    assert.ok(answered >= 100, `the clients kept calling through the reloads (${answered} calls)`);
+  } finally {
+    s.child.stdin.end();
+    await s.exited();
+  }
+});
+
+test('HTTP under load: 8 clients (sessions and stateless) call through repeated reloads, none refused', async (t) => {
+  if (!requirePostgres(t)) return;
+  // The key's rate limit and cap well above what the clients send (the test is about reloads).
+  const a = newKey('reload-load', ['--rate', '10000', '--burst', '10000', '--max-concurrent', '64']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-reload-load-http-'));
+  const cfg = path.join(dir, 'reload.yaml');
+  const httpBlock = `http:\n  clients:\n${a.entry}\n`;
+  save(cfg, loadConfig(0, httpBlock));
+  const s = await spawnHttpServer(cfg, { POSTGRES_DSN: process.env.POSTGRES_DSN });
+  let running = true;
+  let answered = 0;
+  const failures = [];
+  const one = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'one', arguments: {} } };
+  const check = (r) => {
+    answered++;
+    if (r.status !== 200 || r.body?.error || r.body?.result?.isError || r.body?.result?.structuredContent?.rows?.[0]?.one !== 1) failures.push(r);
+  };
+  // Four 2025-11-25 sessions, four 2026-07-28 stateless clients.
+  const sessionClient = async (n) => {
+    const session = await openSession(s.url, a.key);
+    for (let id = 1; running; id++) check(await rpc(s.url, a.key, { ...one, id: `${n}-${id}` }, session.id));
+  };
+  const statelessClient = async (n) => {
+    for (let id = 1; running; id++) {
+      const r = await fetch(s.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${a.key}`,
+          'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'one',
+        },
+        body: JSON.stringify({ ...one, id: `s${n}-${id}`, params: { ...one.params, _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'e2e-load', version: '1' } } } }),
+      });
+      check({ status: r.status, body: await readBody(r) });
+    }
+  };
+  try {
+    const clients = [0, 1, 2, 3].map(sessionClient).concat([0, 1, 2, 3].map(statelessClient));
+    await reloadRepeatedly(cfg, s.child, s.log, httpBlock);
+    running = false;
+    await Promise.all(clients);
+    assert.deepEqual(failures.slice(0, 3), [], `every call during the reloads succeeded (${failures.length} did not)`);
+    assert.ok(answered >= 100, `the clients kept calling through the reloads (${answered} calls)`);
+  } catch (e) {
+    console.error('server log (last lines):\n' + s.log().split('\n').slice(-40).join('\n'));
+    throw e;
+  } finally {
     s.child.kill('SIGTERM');
   }
 });

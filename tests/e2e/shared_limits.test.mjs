@@ -242,7 +242,7 @@ test('the store\'s password comes from the environment, an ACL user reaches only
   const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)[0];
   const prefix = `${user}:`;
   // The ACL SECURITY.md recommends: the prefix and the scripts' commands only.
-  cli('ACL', 'SETUSER', user, 'on', `>${password}`, `~${prefix}*`, '-@all', '+evalsha', '+eval', '+hmget', '+hset', '+pexpire', '+time');
+  cli('ACL', 'SETUSER', user, 'on', `>${password}`, `~${prefix}*`, '-@all', '+evalsha', '+eval', '+hmget', '+hset', '+pexpire', '+time', '+hgetall', '+hdel', '+pexpireat');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-shared-'));
   const cfg = path.join(dir, 'http.yaml');
   const builtIn = execFileSync(bin, ['check-config', '--print-default']).toString();
@@ -274,6 +274,99 @@ test('the store\'s password comes from the environment, an ACL user reaches only
   } finally {
     for (const s of started) s.child.kill('SIGTERM');
     cli('ACL', 'DELUSER', user);
+    await proxy.stop();
+  }
+});
+
+// Two replicas, one key with max_concurrent_calls 1 and a slow tool (a cross join ended by its
+// 1.5 s timeout): a call on one replica holds the key's only slot for both.
+async function startCapReplicas(proxyPort, onStoreDown = 'fail_closed') {
+  const name = 'cap-agent';
+  const keyOut = execFileSync(bin, ['keys', 'new', '--name', name, '--scope', 'postgres',
+    '--rate', '50', '--burst', '50', '--max-concurrent', '1']).toString();
+  const key = keyOut.match(/mcpdb_[A-Za-z0-9_-]+/)[0];
+  const prefix = `mcpdb-e2e-${crypto.randomBytes(6).toString('hex')}:`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpdb-shared-'));
+  const cfg = path.join(dir, 'http.yaml');
+  fs.writeFileSync(cfg, 'postgres:\n  tools:\n    slow_count:\n      description: A deliberately slow statement for the concurrency test.\n' +
+    '      statement: SELECT count(*) AS n FROM generate_series(1, 30000) a, generate_series(1, 30000) b\n' +
+    '      limits: {timeout_ms: 1500}\n' +
+    `http:\n  stateless: true\n  shared_limits:\n    store: redis://127.0.0.1:${proxyPort}/0\n    key_prefix: "${prefix}"\n` +
+    `    on_store_down: ${onStoreDown}\n    connect_timeout_ms: 1000\n    command_timeout_ms: 1000\n` +
+    `${keyOut.slice(keyOut.indexOf('  clients:')).trimEnd()}\n`);
+  const replicas = [];
+  for (let i = 0; i < 2; i++) replicas.push(await startServer(cfg));
+  return { replicas, key, prefix, name, stop: () => replicas.forEach((r) => r.child.kill('SIGTERM')) };
+}
+
+// One slow tools/call; its HTTP status and body.
+async function slowCall(replica, key, signal) {
+  const r = await fetch(replica.url, {
+    method: 'POST',
+    signal,
+    headers: {
+      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2025-11-25', Authorization: `Bearer ${key}`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow_count', arguments: {} } }),
+  });
+  return { status: r.status, body: await r.text() };
+}
+
+test('one key\'s concurrency cap holds across two replicas: the second slow call is refused until the first ends', async () => {
+  const proxy = tcpProxy(redisPort);
+  await proxy.start();
+  const s = await startCapReplicas(proxy.port);
+  try {
+    const first = slowCall(s.replicas[0], s.key);
+    // The first call is running on replica 0: its slot is in the store.
+    await eventually(async () => storeKeys(`${s.prefix}conc:*`).length === 1, 3000, 'the first call holds its slot');
+    // Replica 1 has no call of its own (its own cap of 1 would admit): the shared cap refuses.
+    const second = await slowCall(s.replicas[1], s.key);
+    assert.equal(second.status, 429, second.body);
+    assert.match(second.body, /too many concurrent tool calls/);
+    // The slot is in the store under the prefix, named by the client, never by its key.
+    assert.deepEqual(storeKeys(`${s.prefix}conc:*`), [`${s.prefix}conc:${s.name}`]);
+    assert.ok(!storeKeys(`*${s.key}*`).length);
+    assert.equal((await first).status, 200);
+    // The first call ended: its slot is released (sent after the answer, not before).
+    await eventually(async () => storeKeys(`${s.prefix}conc:*`).length === 0, 3000, 'the slot is released');
+    const third = await slowCall(s.replicas[1], s.key);
+    assert.equal(third.status, 200, third.body);
+    // A client that disconnects mid-call holds nothing once the call ends (cancelled or timed out).
+    const abort = new AbortController();
+    const gone = slowCall(s.replicas[0], s.key, abort.signal).catch(() => null);
+    // Aborted only once its slot is in the store (else the abort may come before the call does).
+    await eventually(async () => storeKeys(`${s.prefix}conc:*`).length === 1, 3000, 'the call holds its slot');
+    abort.abort();
+    await gone;
+    await eventually(async () => storeKeys(`${s.prefix}conc:*`).length === 0, 4000, 'the disconnected call\'s slot is released');
+    assert.equal((await slowCall(s.replicas[1], s.key)).status, 200);
+  } finally {
+    s.stop();
+    await proxy.stop();
+  }
+});
+
+test('concurrency cap with the store down: fail_closed refuses; when it returns the cap is shared again', async () => {
+  const proxy = tcpProxy(redisPort);
+  await proxy.start();
+  const s = await startCapReplicas(proxy.port);
+  try {
+    await proxy.stop();
+    await sleep(300);  // past the rate lease
+    // The rate check asks the store first (503); the cap would refuse too (it never admits blind).
+    const down = await slowCall(s.replicas[1], s.key);
+    assert.equal(down.status, 503, down.body);
+    await proxy.start();
+    await eventually(async () => (await call(s.replicas[0], s.key)) === 200, 10000, 'replica 0 admits again');
+    await eventually(async () => (await call(s.replicas[1], s.key)) === 200, 10000, 'replica 1 admits again');
+    const first = slowCall(s.replicas[0], s.key);
+    await sleep(400);
+    assert.equal((await slowCall(s.replicas[1], s.key)).status, 429);
+    assert.equal((await first).status, 200);
+  } finally {
+    s.stop();
     await proxy.stop();
   }
 });

@@ -155,6 +155,8 @@ class Connection : public Evictable, public std::enable_shared_from_this<Connect
 
   // ---- answering a POST that waits for calls (post_answer.hpp)
   void deliver(std::string m, bool response);
+  // The 200 head of an event stream (a POST answered as a stream, a GET stream), once.
+  void queueEventStreamHead();
   void release(const Pending& p);
   void complete();
   void answerInPlace(std::string body, const net::any_io_executor& exec);

@@ -17,15 +17,20 @@ std::optional<protocol::Outbox::CallRefusal> CallBudget::admit() {
   } else if (auto refusal = limiter.admit(client, rate)) {
     if (refusal->store_down) {
       return refused("limits_unavailable",
-                     "the server cannot check its rate limits now: retry in a moment");
+                     "the server cannot check its limits now: retry in a moment");
     }
     const long secs =
         std::max<long>(1, static_cast<long>((refusal->retry_after.count() + 999) / 1000));
     return refused("rate_limited",
                    "rate limit exceeded: retry after " + std::to_string(secs) + " s");
   }
-  if (!limiter.enterCalls(client, 1, rate.max_concurrent)) {
-    return refused("concurrency_limited", "too many concurrent tool calls for this client");
+  switch (limiter.enterCalls(client, 1, rate.max_concurrent)) {
+    case auth::RateLimiter::Slots::Entered: break;
+    case auth::RateLimiter::Slots::OverCap:
+      return refused("concurrency_limited", "too many concurrent tool calls for this client");
+    case auth::RateLimiter::Slots::Unavailable:
+      return refused("limits_unavailable",
+                     "the server cannot check its limits now: retry in a moment");
   }
   entered.fetch_add(1);
   if (on_started) on_started();

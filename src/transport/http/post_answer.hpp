@@ -15,20 +15,24 @@ template <class Stream>
 void Connection<Stream>::deliver(std::string m, bool response) {
   if (!pending_) return;
   if (pending_->sse) {
-    if (!pending_->headers_sent) {
-      pending_->headers_sent = true;
-      queueWrite(head(200, false,
-                      {{"Content-Type", "text/event-stream"},
-                       {"Cache-Control", "no-store"},
-                       {"X-Accel-Buffering", "no"}},
-                      std::nullopt),
-                 {}, false);
-    }
+    queueEventStreamHead();
     queueWrite(chunk("event: message\ndata: " + m + "\n\n"), {}, false);
   } else if (response) {
     pending_->response = std::move(m);
   }
   // JSON mode: notifications without a stream to carry them are dropped.
+}
+
+template <class Stream>
+void Connection<Stream>::queueEventStreamHead() {
+  if (pending_->headers_sent) return;
+  pending_->headers_sent = true;
+  queueWrite(head(200, false,
+                  {{"Content-Type", "text/event-stream"},
+                   {"Cache-Control", "no-store"},
+                   {"X-Accel-Buffering", "no"}},
+                  std::nullopt),
+             {}, false);
 }
 
 // The POST is over: its calls no longer count against the client, before the answer leaves.

@@ -313,13 +313,19 @@ void Connection<Stream>::dispatchPost(const Caller& caller, Json& message,
   if (budget->entered.load() > 0 || sse) watchPeer();
 }
 
-// The single call's concurrency slot; false: over the cap, refused (answered 429).
+// The single call's concurrency slot; false: refused (429 over the cap, 503 when the shared store
+// does not answer and on_store_down is fail_closed).
 template <class Stream>
 bool Connection<Stream>::admitSingleCall(const Caller& caller) {
-  if (!srv_.limiter.enterCalls(caller.name, 1, caller.rate.max_concurrent)) {
-    srv_.refuse(&caller, "concurrency_limited", 429, "POST", request_id_);
-    respondError(429, "too many concurrent tool calls for this client", {{"Retry-After", "1"}});
-    return false;
+  switch (srv_.limiter.enterCalls(caller.name, 1, caller.rate.max_concurrent)) {
+    case auth::RateLimiter::Slots::Entered: break;
+    case auth::RateLimiter::Slots::OverCap:
+      srv_.refuse(&caller, "concurrency_limited", 429, "POST", request_id_);
+      respondError(429, "too many concurrent tool calls for this client", {{"Retry-After", "1"}});
+      return false;
+    case auth::RateLimiter::Slots::Unavailable:
+      respondLimitsUnavailable(&caller, "POST");
+      return false;
   }
   if (srv_.metrics) srv_.metrics->callsStarted(1);
   return true;

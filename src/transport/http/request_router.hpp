@@ -192,8 +192,8 @@ void Connection<Stream>::respondLimitsUnavailable(const Caller* caller, const st
                                                   std::string source) {
   srv_.refuse(caller, "limits_unavailable", 503, method, request_id_, std::move(source), 0, false);
   respondError(503,
-               "the server cannot check its rate limits now (its shared store does not "
-               "answer): retry in a moment",
+               "the server cannot check its limits now (its shared store does not answer): "
+               "retry in a moment",
                {{"Retry-After", "1"}});
 }
 
@@ -316,13 +316,7 @@ void Connection<Stream>::handleGet(const Caller& caller) {
   auto budget = std::make_shared<CallBudget>(srv_.limiter, caller.name, caller.rate, false);
   beginPending(caller, budget, session, {}, /*stateless_session=*/false, /*sse=*/true);
   // The head now: the client waits for it before anything is sent on the stream.
-  pending_->headers_sent = true;
-  queueWrite(head(200, false,
-                  {{"Content-Type", "text/event-stream"},
-                   {"Cache-Control", "no-store"},
-                   {"X-Accel-Buffering", "no"}},
-                  std::nullopt),
-             {}, false);
+  queueEventStreamHead();
   session->setNotificationOutbox(newOutbox(std::move(budget)));
   watchPeer();  // a client that goes away ends the stream
 }

@@ -118,11 +118,11 @@ TEST(RateLimiter, PerClientBucketsAndConcurrency) {
   EXPECT_FALSE(rl.admit("a", s, t0));
   EXPECT_TRUE(rl.admit("a", s, t0));
   EXPECT_FALSE(rl.admit("b", s, t0));  // b has its own bucket
-  EXPECT_TRUE(rl.enterCalls("a", 2, s.max_concurrent));
-  EXPECT_FALSE(rl.enterCalls("a", 1, s.max_concurrent));
-  EXPECT_TRUE(rl.enterCalls("b", 1, s.max_concurrent));
+  EXPECT_EQ(rl.enterCalls("a", 2, s.max_concurrent), RateLimiter::Slots::Entered);
+  EXPECT_EQ(rl.enterCalls("a", 1, s.max_concurrent), RateLimiter::Slots::OverCap);
+  EXPECT_EQ(rl.enterCalls("b", 1, s.max_concurrent), RateLimiter::Slots::Entered);
   rl.leaveCalls("a", 1);
-  EXPECT_TRUE(rl.enterCalls("a", 1, s.max_concurrent));
+  EXPECT_EQ(rl.enterCalls("a", 1, s.max_concurrent), RateLimiter::Slots::Entered);
   EXPECT_EQ(rl.inFlight("a"), 2u);
 }
 

@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
+#include <mutex>
 #include <map>
 
 #include "auth/auth_throttle.hpp"
@@ -28,7 +30,18 @@ class FakeStore final : public LimitStore {
  public:
   struct State {
     Clock::time_point now = Clock::time_point{} + 1h;
-    bool reachable = true;
+    std::atomic<bool> reachable{true};
+    // Concurrency slots, read by the replicas' background threads too: under their own lock,
+    // with their own clock (milliseconds; a count expires at `expires_ms`).
+    std::mutex slots_mu;
+    std::atomic<std::int64_t> slot_ms{0};
+    int slot_calls = 0;
+    std::int64_t last_ttl_ms = 0;
+    struct Held {
+      std::int64_t count = 0;
+      std::int64_t expires_ms = 0;
+    };
+    std::map<std::string, std::map<std::string, Held>, std::less<>> slots;
     int token_calls = 0;
     int failure_calls = 0;
     std::map<std::string, TokenBucket, std::less<>> buckets;
@@ -59,6 +72,32 @@ class FakeStore final : public LimitStore {
     auto it = s_->throttles.try_emplace(std::string(key), settings).first;
     const auto f = it->second.onFailure(key, s_->now);
     return FailureCount{static_cast<std::int64_t>(f.failures), f.retry_after, f.backoff_started};
+  }
+  // RedisLimitStore's kSetSlots, step for step.
+  Result<SlotCount> setSlots(std::string_view key, std::string_view holder, std::int64_t held,
+                             std::int64_t cap, std::chrono::milliseconds ttl) override {
+    std::lock_guard<std::mutex> lock(s_->slots_mu);
+    ++s_->slot_calls;
+    if (!s_->reachable) return Error{Code::Unavailable, "the shared limits store is unavailable"};
+    s_->last_ttl_ms = ttl.count();
+    const std::int64_t now = s_->slot_ms;
+    auto& holders = s_->slots[std::string(key)];
+    std::int64_t others = 0;
+    for (auto it = holders.begin(); it != holders.end();) {
+      if (it->second.expires_ms <= now) {
+        it = holders.erase(it);
+        continue;
+      }
+      if (it->first != holder) others += it->second.count;
+      ++it;
+    }
+    if (cap > 0 && held > 0 && others + held > cap) return SlotCount{false, others};
+    if (held > 0) {
+      holders[std::string(holder)] = {held, now + ttl.count()};
+    } else {
+      holders.erase(std::string(holder));
+    }
+    return SlotCount{true, others + held};
   }
   bool up() const override { return s_->reachable; }
 
@@ -300,6 +339,169 @@ TEST(RedisLimitStore, AStoreThatNeverAnswersCostsACallAtMostTheCommandTimeout) {
   EXPECT_EQ(g.error().code, Code::Unavailable);
   EXPECT_GE(took, 40ms);
   EXPECT_LT(took, 500ms);
+}
+
+}  // namespace
+}  // namespace mcpdb::auth
+
+namespace mcpdb::auth {
+namespace {
+
+// Concurrency caps across replicas (issue #31): two RateLimiters sharing one fake store.
+struct TwoReplicas {
+  explicit TwoReplicas(SharedLimitsSettings s = {}) {
+    a_shared = replica(store, s);
+    b_shared = replica(store, s);
+    a.shareWith(a_shared);
+    b.shareWith(b_shared);
+  }
+  std::int64_t inUse(const std::string& client = "k") {
+    std::lock_guard<std::mutex> lock(store->slots_mu);
+    std::int64_t n = 0;
+    for (const auto& [h, e] : store->slots["mcpdb:conc:" + client]) {
+      n += e.expires_ms > store->slot_ms ? e.count : 0;
+    }
+    return n;
+  }
+  int slotCalls() {
+    std::lock_guard<std::mutex> lock(store->slots_mu);
+    return store->slot_calls;
+  }
+  std::shared_ptr<FakeStore::State> store = std::make_shared<FakeStore::State>();
+  std::shared_ptr<SharedLimits> a_shared;
+  std::shared_ptr<SharedLimits> b_shared;
+  RateLimiter a;
+  RateLimiter b;
+};
+
+TEST(SharedConcurrency, TheCapHoldsAcrossReplicasAndAReleaseFreesASlotForTheOther) {
+  TwoReplicas r;
+  EXPECT_EQ(r.a.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+  // Each replica alone would admit a second call (its own cap is 2).
+  EXPECT_EQ(r.a.enterCalls("k", 1, 2), RateLimiter::Slots::OverCap);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2), RateLimiter::Slots::OverCap);
+  EXPECT_EQ(r.a.inFlight("k"), 1u);  // a refusal reserves nothing here either
+  EXPECT_EQ(r.inUse(), 2);
+  // Another key has its own cap.
+  EXPECT_EQ(r.a.enterCalls("other", 1, 2), RateLimiter::Slots::Entered);
+  r.a.leaveCalls("k", 1);
+  r.a_shared->syncSlots();  // what the background thread does (it may have done it already)
+  EXPECT_EQ(r.inUse(), 1);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.a_shared->slotsHeld("k"), 0u);
+  EXPECT_EQ(r.b_shared->slotsHeld("k"), 2u);
+}
+
+TEST(SharedConcurrency, TheReplicasOwnCapRefusesFirstWithoutARoundTrip) {
+  TwoReplicas r;
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  const int calls = r.slotCalls();
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::OverCap);
+  EXPECT_EQ(r.slotCalls(), calls);
+}
+
+TEST(SharedConcurrency, ABatchTakesAllItsSlotsOrNone) {
+  TwoReplicas r;
+  EXPECT_EQ(r.a.enterCalls("k", 2, 3), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.b.enterCalls("k", 2, 3), RateLimiter::Slots::OverCap);
+  EXPECT_EQ(r.inUse(), 2);
+  EXPECT_EQ(r.b.inFlight("k"), 0u);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 3), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, ACrashedReplicasSlotsStopCountingAfterTheirTtl) {
+  SharedLimitsSettings s;
+  s.slot_ttl = 3000ms;
+  TwoReplicas r(s);
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.store->last_ttl_ms, 3000);
+  // Replica a stops answering (crashed: never releases nor renews).
+  r.store->slot_ms += 2999;
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::OverCap);
+  r.store->slot_ms += 1;
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, ALongCallsSlotIsRenewedWhileItRuns) {
+  SharedLimitsSettings s;
+  s.slot_ttl = 3000ms;
+  TwoReplicas r(s);
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  r.store->slot_ms += 2000;
+  r.a_shared->syncSlots(Clock::now() + 1001ms);  // a third of the ttl since the count was written
+  r.store->slot_ms += 2000;                      // 4 s after the call began, 2 s after renewal
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::OverCap);
+  // Nothing renewed before a third of the ttl: no round trip for a fresh count.
+  const int calls = r.slotCalls();
+  r.a_shared->syncSlots(Clock::now());
+  EXPECT_EQ(r.slotCalls(), calls);
+  // The call ends: nothing is renewed any more, and the key is free at once.
+  r.a.leaveCalls("k", 1);
+  r.a_shared->syncSlots(Clock::now() + 10s);
+  EXPECT_EQ(r.inUse(), 0);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, AReleaseTheStoreMissedIsSentAgainWhenItAnswers) {
+  TwoReplicas r;
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  r.store->reachable = false;
+  r.a.leaveCalls("k", 1);
+  r.a_shared->syncSlots();
+  EXPECT_EQ(r.a.inFlight("k"), 0u);  // the replica's own count is right at once
+  r.store->reachable = true;
+  r.a_shared->syncSlots();
+  EXPECT_EQ(r.inUse(), 0);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, StoreDownFailClosedRefusesAndCounts) {
+  TwoReplicas r;
+  r.store->reachable = false;
+  // Not "over the cap" (429): the cap could not be checked (503).
+  EXPECT_EQ(r.a.enterCalls("k", 1, 4), RateLimiter::Slots::Unavailable);
+  EXPECT_EQ(r.a.inFlight("k"), 0u);
+  EXPECT_EQ(r.a_shared->storeDownRefusals(), 1u);
+  EXPECT_EQ(r.a_shared->slotsHeld("k"), 0u);
+}
+
+TEST(SharedConcurrency, StoreDownPerReplicaUsesTheReplicasCapAndAnnouncesItsCallsAfter) {
+  SharedLimitsSettings s;
+  s.on_store_down = OnStoreDown::PerReplica;
+  TwoReplicas r(s);
+  r.store->reachable = false;
+  EXPECT_EQ(r.a.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.a.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+  EXPECT_EQ(r.a.enterCalls("k", 1, 2), RateLimiter::Slots::OverCap);  // the replica's own cap
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2),
+            RateLimiter::Slots::Entered);  // not shared while the store is down
+  EXPECT_EQ(r.a_shared->fallbacks(), 2u);
+  r.store->reachable = true;
+  r.a_shared->syncSlots();
+  // a's two calls are counted in the store again: the shared cap refuses b's next one.
+  EXPECT_EQ(r.inUse(), 2);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2), RateLimiter::Slots::OverCap);
+  r.a.leaveCalls("k", 2);
+  r.a_shared->syncSlots();
+  EXPECT_EQ(r.b.enterCalls("k", 1, 2), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, AStoppingReplicaReleasesWhatItHolds) {
+  TwoReplicas r;
+  EXPECT_EQ(r.a.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  r.a.shareWith(nullptr);
+  r.a_shared.reset();  // the last owner: the replica shuts down
+  EXPECT_EQ(r.inUse(), 0);
+  EXPECT_EQ(r.b.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+}
+
+TEST(SharedConcurrency, NothingSharedTheReplicasCapAlone) {
+  RateLimiter rl;
+  EXPECT_EQ(rl.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
+  EXPECT_EQ(rl.enterCalls("k", 1, 1), RateLimiter::Slots::OverCap);
+  rl.leaveCalls("k", 1);
+  EXPECT_EQ(rl.enterCalls("k", 1, 1), RateLimiter::Slots::Entered);
 }
 
 }  // namespace
