@@ -3,6 +3,7 @@
 // The config stores only the SHA-256 digest of a key; the key itself is printed once.
 
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,9 @@ std::string generateApiKey();
 Digest sha256(std::string_view text);
 
 std::string toHex(const Digest& d);
+// `bytes` random bytes from RAND_bytes as lower-case hex (session ids, a replica's holder id);
+// empty when the random generator fails.
+std::string randomHex(std::size_t bytes);
 // Accepts 64 hex digits (either case); nullopt otherwise.
 std::optional<Digest> digestFromHex(std::string_view hex);
 

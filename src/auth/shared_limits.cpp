@@ -1,6 +1,5 @@
 #include "auth/shared_limits.hpp"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "auth/api_key.hpp"
 #include "auth/redis_limit_store.hpp"
 
 namespace mcpdb::auth {
@@ -33,15 +33,9 @@ using Clock = SharedLimits::Clock;
 
 // A replica's name in the store: 16 random bytes, hex (no host, no process id: nothing mapped).
 std::string newHolder() {
-  unsigned char b[16] = {};
-  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("shared limits: no random bytes");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : b) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
+  std::string id = randomHex(16);
+  if (id.empty()) throw std::runtime_error("shared limits: no random bytes");
+  return id;
 }
 
 // After a slots write failed, the background thread tries again no sooner than this.

@@ -1,19 +1,11 @@
 #include "transport/http/session_table.hpp"
 
-#include <openssl/rand.h>
+#include "auth/api_key.hpp"
 
 namespace mcpdb::transport::http {
 
 std::string newSessionId() {
-  unsigned char buf[32];
-  if (RAND_bytes(buf, sizeof buf) != 1) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char c : buf) {
-    id += kHex[c >> 4];
-    id += kHex[c & 15];
-  }
-  return id;
+  return auth::randomHex(32);
 }
 
 bool wellFormedSessionId(std::string_view id) {
