@@ -40,7 +40,7 @@ work=$(mktemp -d)
 reloader=""
 cleanup() {
   [[ -n $reloader ]] && kill "$reloader" 2>/dev/null
-  rm -rf "$work"
+  [[ -n ${KEEP_WORK:-} ]] || rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -86,7 +86,7 @@ config "\$1" $([[ $transport == http ]] && echo http)
 EOF
   bash "$work/make_config.sh" 0
   args=(--method tools/call --tool get_document --args '{"id":"doc-01"}'
-    --expect "Reading a query plan" --requests 100000000 --concurrency "$CONC"
+    --expect "Reading a query plan" --requests 10000000 --concurrency "$CONC"
     --warmup 20 --max-seconds "$SECS" --settle-ms 300 --hook "$work/hook.sh"
     --server-stderr "$work/server.log")
   cmd=("$SERVER" serve --config "$work/config.yaml")
