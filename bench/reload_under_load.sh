@@ -37,9 +37,9 @@ done
 bench_env "$ROOT"
 
 work=$(mktemp -d)
-reloader=""
 cleanup() {
-  [[ -n $reloader ]] && kill "$reloader" 2>/dev/null
+  # The reloading loop the hook started, if the load client died before its end edge.
+  [[ -f $work/reloader.pid ]] && kill "$(cat "$work/reloader.pid")" 2>/dev/null
   [[ -n ${KEEP_WORK:-} ]] || rm -rf "$work"
 }
 trap cleanup EXIT
