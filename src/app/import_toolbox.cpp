@@ -500,8 +500,9 @@ int runImportToolbox(const std::string& file, const std::string& out_path, std::
     for (auto& [tool, why] : refused)
       excluded.emplace(tool, "refused by this server's checks: " + why);
     if (excluded.size() == before) {
-      err << "import-toolbox: the converted config is not valid, and not because of one tool:\n"
-          << problems;
+      err << "import-toolbox: the converted config is not valid, and not because of one tool:\n";
+      std::istringstream lines(problems);
+      for (std::string line; std::getline(lines, line);) err << shown(line) << "\n";
       return kExitConfig;
     }
     made = convertChecked(text.str(), file, excluded);
