@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/sha256_md.hpp"
+#include "common/hex.hpp"
 
 namespace mcpdb::app {
 namespace {
@@ -33,16 +34,6 @@ YAML::Node childOf(const YAML::Node& node, const std::string& key) {
 
 bool sameNode(const YAML::Node& a, const YAML::Node& b) {
   return sameYaml(a, b);
-}
-
-std::string hexOf(const std::string& raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -344,7 +335,7 @@ Reloader::Outcome Reloader::reloadNow(std::string_view why) {
   spdlog::info(
       "reload ({}): applied {} (sha256 {}), generation {}: {} tool(s); engines kept as they ran "
       "(pools and proofs): {}; rebuilt: {}",
-      why, path, hexOf(stamp.digest).substr(0, 16), generation, next->registry->size(),
+      why, path, lowerHex(stamp.digest).substr(0, 16), generation, next->registry->size(),
       kept_names.empty() ? "none" : joined(kept_names),
       rebuilt_names.empty() ? "none" : joined(rebuilt_names));
   if (!restart.empty()) {

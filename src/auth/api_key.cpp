@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/sha256_md.hpp"
+#include "common/hex.hpp"
 
 namespace mcpdb::auth {
 namespace {
@@ -61,29 +62,14 @@ Digest sha256(std::string_view text) {
   return d;
 }
 
-namespace {
-
-std::string hexOfBytes(const unsigned char* b, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kHex[b[i] >> 4];
-    out += kHex[b[i] & 15];
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string toHex(const Digest& d) {
-  return hexOfBytes(d.data(), d.size());
+  return lowerHex(d);
 }
 
 std::string randomHex(std::size_t bytes) {
   std::vector<unsigned char> buf(bytes);
   if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1) return {};
-  return hexOfBytes(buf.data(), buf.size());
+  return lowerHex(buf);
 }
 
 std::optional<Digest> digestFromHex(std::string_view hex) {

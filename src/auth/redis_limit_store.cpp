@@ -1,4 +1,5 @@
 #include "auth/redis_limit_store.hpp"
+#include "common/hex.hpp"
 
 #include <hiredis.h>
 #include <openssl/evp.h>
@@ -112,13 +113,7 @@ std::string sha1Hex(std::string_view text) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(text.data(), text.size(), md, &len, EVP_sha1(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[md[i] >> 4];
-    out += kHex[md[i] & 15];
-  }
-  return out;
+  return lowerHex(std::span<const unsigned char>(md, len));
 }
 
 timeval toTimeval(std::chrono::milliseconds ms) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "common/sha256_md.hpp"
+#include "common/hex.hpp"
 
 namespace mcpdb::aws {
 
@@ -37,14 +38,7 @@ std::string hmacSha256(std::string_view key, std::string_view data) {
 }
 
 std::string toHex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0x0f]);
-  }
-  return out;
+  return lowerHex(bytes);
 }
 
 }  // namespace mcpdb::aws

@@ -1,4 +1,5 @@
 #include "common/fence.hpp"
+#include "common/hex.hpp"
 
 #include <openssl/rand.h>
 #include <pthread.h>
@@ -73,14 +74,7 @@ std::string fenceNonce() {
     block.bytes[block.used + i] = 0;  // handed out once
   }
   block.used += bytes.size();
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * bytes.size());
-  for (unsigned char b : bytes) {
-    out.push_back(kHex[b >> 4U]);
-    out.push_back(kHex[b & 15U]);
-  }
-  return out;
+  return lowerHex(bytes);
 }
 
 std::string fenceText(std::string_view text) {

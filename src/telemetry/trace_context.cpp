@@ -1,4 +1,5 @@
 #include "telemetry/trace_context.hpp"
+#include "common/hex.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -124,14 +125,7 @@ std::optional<SpanContext> extractContext(std::string_view traceparent,
 }
 
 std::string hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (std::uint8_t b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 0x0f];
-  }
-  return out;
+  return lowerHex(bytes);
 }
 
 std::string formatTraceparent(const TraceId& trace_id, const SpanId& span_id, std::uint8_t flags) {
