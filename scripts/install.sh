@@ -18,7 +18,7 @@ APT_PACKAGES=(
   redis-server libhiredis-dev
   libcurl4-openssl-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
-  libboost-dev libboost-system-dev
+  libboost-dev libboost-system-dev libboost-context-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libicu-dev libjemalloc-dev
   openjdk-17-jre-headless iproute2 util-linux curl openssl

@@ -1,24 +1,40 @@
 #include "common/call_waits.hpp"
 
+#include <poll.h>
+
 #include <utility>
 
 namespace mcpdb {
+namespace {
 
-CallWaits::CallWaits(std::array<int, 2> fds, std::function<void()> hand_on)
-    : hand_on_(std::move(hand_on)) {
-  for (const int fd : fds) {
-    if (fd >= 0) fds_[count_++] = fd;
-  }
+int pollOne(int fd, short events, int timeout_ms) {
+  pollfd p{fd, events, 0};
+  const int n = ::poll(&p, 1, timeout_ms);
+  if (n < 0) return -1;
+  return n == 0 ? 0 : p.revents;
+}
+
+}  // namespace
+
+CallWaits::CallWaits(Suspend suspend, std::function<void()> hand_on)
+    : suspend_(std::move(suspend)), hand_on_(std::move(hand_on)) {}
+
+int CallWaits::wait(int fd, short events, int timeout_ms) {
+  if (suspends()) return suspend_(fd, events, timeout_ms);
+  return pollOne(fd, events, timeout_ms);
 }
 
 void CallWaits::handOn() {
   if (handed_on_) return;
   // Done before the hook runs: it may run code that looks at this object again.
   handed_on_ = true;
-  count_ = 0;
   const std::function<void()> hook = std::move(hand_on_);
   hand_on_ = nullptr;
   if (hook) hook();
+}
+
+int waitFor(CallWaits* waits, int fd, short events, int timeout_ms) {
+  return waits != nullptr ? waits->wait(fd, events, timeout_ms) : pollOne(fd, events, timeout_ms);
 }
 
 }  // namespace mcpdb

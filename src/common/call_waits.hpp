@@ -1,44 +1,46 @@
 #pragma once
 // What the thread running a call owes whoever runs it, while the call waits.
 //
-// A runner may run a call on a thread that has other work of its own: the stdio transport, for
-// example, runs a call on the reader thread that read it, keeping that thread's reading role
-// rather than waking another reader for every call. It can do so only for a call that promises
-// (Tool::honours_waits) to
-//   - add fds() to every poll() it sleeps in, and call handOn() as soon as one of them is
-//     readable (the runner's other work has arrived: for stdio, the next message or a signal);
+// A runner may run many calls on one thread: the stdio transport runs each call of a tool that
+// honours its runner's waits (Tool::honours_waits) on a fiber of the reader thread that read it
+// (common/fiber.hpp), and while one call waits for its database that thread reads the next
+// message and runs other calls. It can do so only for a call that promises to
+//   - sleep only through wait() (waitFor()): for input on a descriptor, with a timeout; the
+//     runner suspends the call there and resumes it when the descriptor is ready or the time has
+//     passed, running its other work meanwhile;
 //   - call handOn() before it blocks in any other way (a lock or condition variable it sleeps on,
 //     a connection it opens, a library call that waits on its own).
-// handOn() passes the runner's other work on (once), and from then on the call is an ordinary
-// one: fds() is empty and handOn() does nothing. A call that never waits, or whose waits end
-// before anything arrives, never hands on, and its thread goes back to the runner's work when it
-// ends. The call context carries a CallWaits only when the runner offers one (protocol::CallContext
-// ::waits; null on the worker pool and over HTTP).
-#include <array>
-#include <cstddef>
+// handOn() frees the runner's thread for its other work (once: the stdio transport moves the call
+// to a worker), and from then on the call is an ordinary one on a thread of its own: wait()
+// sleeps in poll() itself, and handOn() does nothing. A call that never blocks otherwise never hands on, and the runner's thread goes on to
+// its other work when the call ends. The call context carries a CallWaits only when the runner
+// offers one (protocol::CallContext::waits; null on the worker pool and over HTTP).
 #include <functional>
-#include <span>
 
 namespace mcpdb {
 
 class CallWaits {
  public:
-  // Watches `fds` (each -1 is left out) until `hand_on` has run.
-  CallWaits(std::array<int, 2> fds, std::function<void()> hand_on);
+  // Suspends the call until `fd` has one of `events` or `timeout_ms` (-1: no limit) has passed;
+  // returns the descriptor's revents (0: the time passed), or -1 with errno set.
+  using Suspend = std::function<int(int fd, short events, int timeout_ms)>;
+
+  CallWaits(Suspend suspend, std::function<void()> hand_on);
   CallWaits(const CallWaits&) = delete;
   CallWaits& operator=(const CallWaits&) = delete;
 
-  // The descriptors whose input ends a sleep early; empty once handed on.
-  std::span<const int> fds() const { return {fds_.data(), count_}; }
+  // Sleeps as described above: through the runner until handed on, in poll() after.
+  int wait(int fd, short events, int timeout_ms);
+  // Whether wait() still suspends through the runner (not yet handed on).
+  bool suspends() const { return !handed_on_ && static_cast<bool>(suspend_); }
   // Passes the runner's other work on: runs the hook the first time, nothing after.
   void handOn();
   // Whether handOn() has run.
   bool handedOn() const { return handed_on_; }
 
  private:
-  std::array<int, 2> fds_{-1, -1};
-  std::size_t count_ = 0;  // of fds_, in use
   bool handed_on_ = false;
+  Suspend suspend_;
   std::function<void()> hand_on_;
 };
 
@@ -46,5 +48,8 @@ class CallWaits {
 inline void handOn(CallWaits* waits) {
   if (waits != nullptr) waits->handOn();
 }
+
+// waits->wait(), or poll() on `fd` alone when the runner offered no waits.
+int waitFor(CallWaits* waits, int fd, short events, int timeout_ms);
 
 }  // namespace mcpdb

@@ -40,6 +40,16 @@ void WorkerPool::releaseSlot() {
   if (wake) cv_.notify_one();  // a queued job may have been waiting for this slot
 }
 
+bool WorkerPool::submitHolding(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    holding_.push_back(std::move(work));
+  }
+  cv_.notify_one();
+  return true;
+}
+
 std::size_t WorkerPool::busy() const {
   std::lock_guard<std::mutex> lock(mu_);
   return busy_;
@@ -68,8 +78,18 @@ void WorkerPool::run() {
     CallJob job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      // A queued job waits while inline jobs hold every slot (tryAcquireSlot).
-      cv_.wait(lock, [this] { return stopping_ || (!queue_.empty() && busy_ < capacity_); });
+      // A queued job waits while inline jobs hold every slot (tryAcquireSlot); work that holds
+      // its slot already does not.
+      cv_.wait(lock, [this] {
+        return stopping_ || !holding_.empty() || (!queue_.empty() && busy_ < capacity_);
+      });
+      if (!holding_.empty()) {
+        std::function<void()> work = std::move(holding_.front());
+        holding_.pop_front();
+        lock.unlock();
+        work();
+        continue;
+      }
       if (queue_.empty()) return;  // stopping and drained
       job = std::move(queue_.front());
       queue_.pop_front();

@@ -32,6 +32,11 @@ class WorkerPool {
   // is busy, work is queued, or the pool is shutting down; releaseSlot() ends a taken slot.
   bool tryAcquireSlot();
   void releaseSlot();
+  // Runs `work` on a worker for a job that already holds a slot (tryAcquireSlot): a call on a
+  // stdio reader's fiber that must block moves here (transport/stdio). Never refused while the
+  // pool runs, whatever the queue: the slot bounds it, and calls holding slots never outnumber
+  // the workers. `work` releases the slot itself. False once the pool is shutting down (the caller runs it).
+  bool submitHolding(std::function<void()> work);
   // Stops accepting work, runs what is queued, joins the threads.
   void shutdown();
   std::size_t threads() const { return threads_.size(); }
@@ -45,6 +50,7 @@ class WorkerPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<CallJob> queue_;
+  std::deque<std::function<void()>> holding_;  // submitHolding's work, run before the queue
   std::size_t max_queue_;
   std::size_t capacity_;  // the thread count, fixed before any thread starts
   std::size_t busy_ = 0;  // jobs running, on a worker or inline

@@ -134,24 +134,19 @@ int Waiter::nextWait() {
 }
 
 bool Waiter::awaitInput(int timeout) {
-  // The server's socket, and until the call hands on, its runner's descriptors: input waiting
-  // there hands on (common/call_waits.hpp).
-  pollfd pfds[3] = {{PQsocket(conn_), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
-  if (pfds[0].fd < 0) {
+  // The server's socket, through the call's runner when it offers waits: it may run other work
+  // meanwhile (common/call_waits.hpp).
+  const int fd = PQsocket(conn_);
+  if (fd < 0) {
     lost();
     return false;
   }
-  nfds_t watched = 0;  // of the runner's descriptors
-  if (waits_ != nullptr) {
-    for (const int fd : waits_->fds()) pfds[1 + watched++].fd = fd;
-  }
-  const int n = ::poll(pfds, 1 + watched, timeout);
-  if (n < 0 && errno != EINTR) {
+  const int revents = waitFor(waits_, fd, POLLIN, timeout);
+  if (revents < 0 && errno != EINTR) {
     lost();
     return false;
   }
-  if (watched > 0 && (pfds[1].revents | pfds[2].revents) != 0) waits_->handOn();
-  if (n > 0 && pfds[0].revents != 0 && PQconsumeInput(conn_) == 0) {
+  if (revents > 0 && PQconsumeInput(conn_) == 0) {
     lost();
     return false;
   }

@@ -40,8 +40,9 @@ Result<Idle> readyToSend(PGconn* conn, const std::stop_token& stop, Clock::time_
                          ExecOutcome& outcome, std::string_view what);
 
 // Waits for the results of the commands in flight, honouring stop and deadline by PQcancel, and
-// the call's waits (`waits`, may be null): their descriptors are watched beside the server's
-// socket, and handed on when input arrives there or before a cancel request connects.
+// the call's waits (`waits`, may be null): every wait for the server's socket goes through them
+// (the runner may run other calls meanwhile), and they are handed on before a cancel request
+// connects.
 class Waiter {
  public:
   Waiter(PGconn* conn, PGcancel* cancel, const std::stop_token& stop, Clock::time_point deadline,

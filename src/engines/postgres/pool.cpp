@@ -1,8 +1,12 @@
 #include "engines/postgres/pool.hpp"
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "engines/postgres/sqlstate.hpp"
 
@@ -94,11 +98,26 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
 }
 
 Pool::Pool(PoolSettings settings, ParamsFn params)
-    : settings_(std::move(settings)), params_(std::move(params)) {}
+    : settings_(std::move(settings)),
+      params_(std::move(params)),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE)) {
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+}
+
+void Pool::wakeParked() {
+  // One token per connection given back while calls sleep on the descriptor (semaphore mode:
+  // each woken call takes one; one that finds nothing free sleeps again).
+  if (parked_ == 0) return;
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
 
 Pool::~Pool() {
-  std::lock_guard<std::mutex> lock(mu_);
-  idle_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.clear();
+  }
+  ::close(wake_fd_);
 }
 
 Pool::Lease::~Lease() {
@@ -117,6 +136,7 @@ void Pool::release(std::unique_ptr<Connection> c, bool reusable) {
     } else {
       --open_;
     }
+    wakeParked();
   }
   cv_.notify_one();
   c.reset();  // a dropped connection is closed outside the lock
@@ -128,6 +148,7 @@ void Pool::dropIdle() {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(idle_);
     open_ -= dropped.size();
+    wakeParked();
   }
   cv_.notify_all();
 }
@@ -188,15 +209,31 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
                          "all " + std::to_string(settings_.size) +
                              " PostgreSQL connections are busy; retry shortly");
       }
-      // About to sleep: the call hands its runner's other work on first (common/call_waits.hpp;
-      // the hook may take locks of its own). Wake at least every 100 ms to look at the stop token.
+      // Wake at least every 100 ms to look at the stop token.
+      const Clock::time_point until =
+          std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
+      if (waits != nullptr && waits->suspends()) {
+        // The call sleeps through its runner, which runs other calls meanwhile (one of them
+        // may be the one to give a connection back): on the wake descriptor, which release()
+        // makes readable while any call sleeps so.
+        ++parked_;
+        lock.unlock();
+        (void)waits->wait(wake_fd_, POLLIN, millisUntil(until, 100));
+        std::uint64_t token = 0;
+        (void)!::read(wake_fd_, &token, sizeof token);  // one token (or none: EAGAIN)
+        lock.lock();
+        --parked_;
+        continue;
+      }
+      // About to sleep on the condition variable: the call hands its runner's other work on
+      // first (common/call_waits.hpp; the hook may take locks of its own).
       if (waits != nullptr && !waits->handedOn()) {
         lock.unlock();
         waits->handOn();
         lock.lock();
         continue;
       }
-      cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+      cv_.wait_until(lock, until);
     }
   }
   // A slot is reserved: connect outside the lock. Connecting (and an IAM token) waits in ways

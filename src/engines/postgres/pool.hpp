@@ -97,8 +97,9 @@ class Pool {
   };
 
   // A healthy idle connection, or a new one when fewer than `size` are open; waits for a free one
-  // until the deadline (ResourceExhausted), honours `stop` (Cancelled). Hands `waits` (may be
-  // null) on before it sleeps or connects: neither watches their descriptors.
+  // until the deadline (ResourceExhausted), honours `stop` (Cancelled). With `waits` (may be
+  // null) that suspend, it sleeps through them until a connection is given back; otherwise it
+  // hands them on before it sleeps, and always before it connects (common/call_waits.hpp).
   Result<Lease> acquire(Clock::time_point deadline, const std::stop_token& stop,
                         CallWaits* waits = nullptr);
   // Closes every idle connection (after one was found dead: the server may have restarted).
@@ -115,6 +116,7 @@ class Pool {
  private:
   void release(std::unique_ptr<Connection> c, bool reusable);
   void discoverTypes(PGconn* conn);
+  void wakeParked();  // under mu_
 
   PoolSettings settings_;
   ParamsFn params_;
@@ -122,6 +124,9 @@ class Pool {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t open_ = 0;
+  // Calls sleeping through their runner (acquire), and the eventfd that wakes them.
+  std::size_t parked_ = 0;
+  int wake_fd_ = -1;
   std::atomic<std::uint64_t> opened_total_{0};
   std::atomic<bool> types_known_{false};
   std::atomic<Oid> vector_oid_{0};

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/call_waits.hpp"
+#include "common/fiber.hpp"
 #include "common/signals.hpp"
 #include "protocol/jsonrpc.hpp"
 
@@ -58,22 +61,37 @@ bool FdOutbox::broken() const {
 
 namespace {
 
-// Leader/follower readers, written by hand: no Debian library offers the pattern over a pipe.
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds from now until `t` for poll(), rounded up (a wait that ends early would spin),
+// at most `cap`.
+int millisUntil(Clock::time_point t, int cap) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - Clock::now()).count();
+  if (us <= 0) return 0;
+  const auto ms = (us + 999) / 1000;
+  return ms > cap ? cap : static_cast<int>(ms);
+}
+
+// Leader/follower readers with a run-to-completion loop, written by hand: no Debian library offers
+// the pattern over a pipe.
 //
-// One reader thread at a time, the leader, polls stdin and handles each line. A tools/call that
-// passed admission is not queued for a worker: the leader hands the reading role to an idle
-// follower and runs the call itself, so no thread has to be woken between reading a call and
-// running it. When no follower is idle or every worker-pool slot is taken, the call goes to the
-// worker pool as before; either way reading (pings, cancellations) never waits for a call, and
-// the pool's thread count stays the bound on concurrent calls (WorkerPool::tryAcquireSlot).
+// One reader thread at a time, the leader, polls stdin and handles each line. A tools/call of a
+// tool that honours its runner's waits (Tool::honours_waits), once it has a worker-pool slot,
+// runs on a fiber of the leader (common/fiber.hpp): the call runs until it would wait for its
+// database, where it suspends (CallWaits::wait) and the leader goes on reading and running the
+// other calls; one poll() watches stdin, the signal pipe and every suspended call's socket, and
+// a call is resumed when its socket is ready or its wait's time has passed. A call, from reading
+// it to writing its answer, stays on the one thread, and the thread sleeps only when every call
+// it holds waits and no input is there: at concurrency 8 the server no longer pays a thread wake
+// per call. A call that must block in another way (opening a connection, the proof, the guard's
+// parser thread) hands on first (CallWaits::handOn): its fiber is suspended and resumed on a
+// worker of the pool (WorkerPool::submitHolding, with the slot it holds), where it blocks and
+// ends, while the leader reads on.
 //
-// A call of a tool that honours its runner's waits (Tool::honours_waits), read when nothing else
-// is buffered, is run without handing the role on first: its context carries a CallWaits
-// (common/call_waits.hpp) of stdin and the signal pipe, which the call watches while it sleeps,
-// and whose hand-on passes the reading role to another reader when either has something to read,
-// or before the call blocks otherwise. A call that ends first leaves its thread
-// leading, so a client that waits for each answer before its next call wakes no other reader at
-// all (one wake-up and two context switches less per call).
+// Calls of other tools are not run on fibers: the leader hands the reading role to an idle
+// follower and runs the call itself when one is idle and a pool slot is free, or the call goes
+// to the worker pool. Either way the pool's thread count bounds concurrent calls
+// (WorkerPool::tryAcquireSlot), and reading (pings, cancellations) never waits for a database.
 class Readers {
  public:
   Readers(protocol::Session& session, std::shared_ptr<FdOutbox> out, const StdioOptions& options,
@@ -94,9 +112,9 @@ class Readers {
     for (std::size_t i = 0; i < readers_; ++i) threads.emplace_back([this] { follow(); });
     StopReason reason;
     {
-      // Nobody leads until every reader waits, so that the first call already finds an idle
-      // follower (otherwise it goes to the worker pool; on a loaded machine a reader thread can
-      // take milliseconds to first run).
+      // Nobody leads until every reader waits, so that the first plain call already finds an
+      // idle follower (otherwise it goes to the worker pool; on a loaded machine a reader thread
+      // can take milliseconds to first run).
       std::unique_lock<std::mutex> lock(mu_);
       stopped_cv_.wait(lock, [this] { return stopped_ || started_ == readers_; });
       leader_taken_ = false;
@@ -104,7 +122,8 @@ class Readers {
       stopped_cv_.wait(lock, [this] { return stopped_; });
       reason = reason_;
     }
-    // Calls that readers are still running end here (the caller drains the session).
+    // Calls still running end here (the caller drains the session; the readers drive the calls
+    // on fibers to their end meanwhile).
     if (options_.on_stop) options_.on_stop(reason);
     for (auto& t : threads) t.join();
     session_.setDispatch(nullptr);
@@ -114,55 +133,55 @@ class Readers {
  private:
   static constexpr std::size_t kChunk = 65536;
 
-  // A reader thread: waits to lead, leads until it takes a call or reading stops, then runs the
-  // call it took (a follower leads meanwhile, or, for a call that honours its waits, once it hands
-  // the role on) and waits to lead again (or, when it never handed the role on, leads on).
+  // A call on a fiber, and where it waits while suspended.
+  struct Task {
+    explicit Task(protocol::CallJob j)
+        : job(std::move(j)),
+          waits(
+              [this](int f, short e, int timeout_ms) {
+                fd = f;
+                events = e;
+                until = timeout_ms < 0 ? Clock::time_point::max()
+                                       : Clock::now() + std::chrono::milliseconds(timeout_ms);
+                revents = 0;
+                fiber.suspend();
+                return revents;
+              },
+              [this] {
+                moving = true;  // the reader moves the call to a worker, then resumes it there
+                fiber.suspend();
+              }),
+          fiber([this] { job(&waits); }) {}
+    protocol::CallJob job;
+    CallWaits waits;
+    Fiber fiber;
+    int fd = -1;
+    short events = 0;
+    Clock::time_point until{};
+    int revents = 0;
+    bool moving = false;  // the call must block: it goes on on a worker
+  };
+
+  // A reader thread: waits to lead, leads until it hands the role on, and waits again. Once
+  // reading has stopped and no call is left on a fiber, every reader ends.
   void follow() {
     std::unique_lock<std::mutex> lock(mu_);
     // Held until the wait below, so run() sees every reader waiting once they all started.
     if (++started_ == readers_) stopped_cv_.notify_all();
     for (;;) {
       ++idle_;
-      leader_cv_.wait(lock, [this] { return stopped_ || !leader_taken_; });
+      leader_cv_.wait(lock, [this] { return drained_ || !leader_taken_; });
       --idle_;
-      if (stopped_) return;
+      if (drained_) return;
       leader_taken_ = true;
       lock.unlock();
-      while (leadAndRun()) {
-      }
+      lead();
       lock.lock();
     }
   }
 
-  // Leads until a call is taken or reading stops, and runs the call. True when this thread still
-  // holds the reading role afterwards (a call that honoured its waits and never handed it on).
-  bool leadAndRun() {
-    lead();
-    protocol::CallJob job = std::move(taken_);
-    taken_ = nullptr;
-    const bool honours = taken_honours_;
-    taken_honours_ = false;
-    // Only when nothing read is left unhandled: bytes already in the buffer would not wake a poll.
-    if (!job || !honours || pos_ < len_ || !buffer_.empty() || discarding_ || stopping()) {
-      handOff();
-      if (job) {
-        job(nullptr);
-        pool_.releaseSlot();
-      }
-      return false;
-    }
-    CallWaits waits({options_.in_fd, options_.signal_fd}, [this] { handOff(); });
-    job(&waits);
-    pool_.releaseSlot();
-    if (waits.handedOn()) return false;
-    if (stopping()) {
-      handOff();
-      return false;
-    }
-    return true;
-  }
-
-  // Gives the reading role to a waiting follower (or to the next reader that comes back).
+  // Gives the reading role (and the calls on fibers) to a waiting follower, or to the next reader
+  // that comes back.
   void handOff() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -177,8 +196,12 @@ class Readers {
   }
 
   bool dispatch(protocol::CallJob& job, bool honours) {
-    // Called only from handleText, that is on the leader. One call is taken per turn; the rest
-    // of a batch goes to the pool.
+    // Called only from handleText, that is on the leader.
+    if (honours) {
+      if (!pool_.tryAcquireSlot()) return pool_.trySubmit(std::move(job));
+      starting_.push_back(std::make_unique<Task>(std::move(job)));
+      return true;
+    }
     bool follower = false;
     if (!taken_) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -186,7 +209,6 @@ class Readers {
     }
     if (follower && pool_.tryAcquireSlot()) {
       taken_ = std::move(job);
-      taken_honours_ = honours;
       return true;
     }
     return pool_.trySubmit(std::move(job));
@@ -202,48 +224,145 @@ class Readers {
     stopped_cv_.notify_all();
   }
 
-  // As the leader: handles what was read, reads more, until a call was taken or reading stopped.
+  // As the leader: starts the calls taken, handles what was read, reads more and resumes calls
+  // whose waits are over, until it hands the role on (or, once reading stopped, no call is left).
   void lead() {
     for (;;) {
-      while (pos_ < len_) {
+      while (!starting_.empty()) {
+        std::unique_ptr<Task> t = std::move(starting_.front());
+        starting_.pop_front();
+        runTask(std::move(t));
+      }
+      if (taken_) {
+        // A plain call: another reader leads while this thread runs it.
+        protocol::CallJob job = std::move(taken_);
+        taken_ = nullptr;
+        handOff();
+        job(nullptr);
+        pool_.releaseSlot();
+        return;
+      }
+      const bool reading = !stopping();
+      if (reading && pos_ < len_) {
         handleNextPiece();
-        if (taken_) return;
+        continue;
       }
-      if (out_->broken()) return stop(StopReason::OutputClosed);
-      pollfd fds[2] = {{options_.in_fd, POLLIN, 0}, {options_.signal_fd, POLLIN, 0}};
-      const int nfds = options_.signal_fd >= 0 ? 2 : 1;
-      const int r = ::poll(fds, nfds, 1000);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return stop(StopReason::ReadError);
-      }
-      if (nfds == 2 && (fds[1].revents & POLLIN) != 0) {
-        char sig = 0;
-        bool terminate = false;
-        while (::read(options_.signal_fd, &sig, 1) == 1) {
-          if (sig == static_cast<char>(SignalKind::Reload)) {
-            if (on_reload_) on_reload_();
-          } else {
-            terminate = true;
-          }
+      if (!reading && waiting_.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          drained_ = true;
         }
-        if (terminate) return stop(StopReason::Signal);
+        leader_cv_.notify_all();
+        return;
       }
-      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      const ssize_t n = ::read(options_.in_fd, chunk_.get(), kChunk);
-      if (n < 0) {
-        if (errno == EINTR || errno == EAGAIN) continue;
-        return stop(StopReason::ReadError);
+      if (reading && out_->broken()) {
+        stop(StopReason::OutputClosed);
+        continue;
       }
-      if (n == 0) {
-        // EOF: a final unterminated line is still a message (a call it makes still runs).
-        if (!discarding_ && !buffer_.empty()) session_.handleText(buffer_, out_);
-        buffer_.clear();
-        return stop(StopReason::EndOfInput);
-      }
-      pos_ = 0;
-      len_ = static_cast<std::size_t>(n);
+      if (!pollOnce(reading)) return;
     }
+  }
+
+  // Runs a call on its fiber until it suspends or ends. A call that must block in a way it
+  // cannot sleep through its waits (CallWaits::handOn) goes on on a worker, holding its slot,
+  // while this thread keeps the reading role and the other calls.
+  void runTask(std::unique_ptr<Task> t) {
+    t->fiber.resume();
+    if (t->fiber.done()) {
+      t.reset();
+      pool_.releaseSlot();
+      return;
+    }
+    if (!t->moving) {
+      waiting_.push_back(std::move(t));
+      return;
+    }
+    // A handed-on call never suspends again: on the worker it runs to its end.
+    std::function<void()> work = [moved = std::shared_ptr<Task>(std::move(t)), pool = &pool_] {
+      moved->fiber.resume();
+      pool->releaseSlot();
+    };
+    if (!pool_.submitHolding(work)) work();  // shutting down: finished here
+  }
+
+  // One poll() of stdin and the signal pipe (while reading) and of every suspended call; then
+  // reads, and resumes each call whose wait is over. False when this thread no longer leads.
+  bool pollOnce(bool reading) {
+    fds_.clear();
+    if (reading) {
+      fds_.push_back({options_.in_fd, POLLIN, 0});
+      if (options_.signal_fd >= 0) fds_.push_back({options_.signal_fd, POLLIN, 0});
+    }
+    const std::size_t first_task = fds_.size();
+    int timeout = 1000;
+    for (const auto& t : waiting_) {
+      fds_.push_back({t->fd, t->events, 0});
+      timeout = std::min(timeout, millisUntil(t->until, timeout));
+    }
+    const int r = ::poll(fds_.data(), fds_.size(), timeout);
+    if (r < 0) {
+      if (errno == EINTR) return true;
+      stop(StopReason::ReadError);
+      for (auto& f : fds_) f.revents = 0;  // the calls' own deadlines still end their waits
+    }
+    if (reading && options_.signal_fd >= 0 && (fds_[1].revents & POLLIN) != 0) {
+      char sig = 0;
+      bool terminate = false;
+      bool reload = false;
+      while (::read(options_.signal_fd, &sig, 1) == 1) {
+        if (sig == static_cast<char>(SignalKind::Reload)) {
+          reload = true;
+        } else {
+          terminate = true;
+        }
+      }
+      if (terminate) {
+        stop(StopReason::Signal);
+      } else if (reload && on_reload_) {
+        // A reload may take a while: another reader leads (and resumes the calls) meanwhile.
+        handOff();
+        on_reload_();
+        return false;
+      }
+    }
+    if (reading && !stopping() && (fds_[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      readInput();
+    }
+    // The calls whose wait is over, resumed in the order they suspended.
+    const Clock::time_point now = Clock::now();
+    ready_.clear();
+    for (std::size_t i = 0; i < waiting_.size(); ++i) {
+      const short revents = fds_[first_task + i].revents;
+      if (revents != 0 || now >= waiting_[i]->until) {
+        waiting_[i]->revents = revents;
+        ready_.push_back(waiting_[i].get());
+      }
+    }
+    for (Task* t : ready_) {
+      auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                             [t](const std::unique_ptr<Task>& w) { return w.get() == t; });
+      std::unique_ptr<Task> task = std::move(*it);
+      waiting_.erase(it);
+      runTask(std::move(task));
+    }
+    return true;
+  }
+
+  void readInput() {
+    const ssize_t n = ::read(options_.in_fd, chunk_.get(), kChunk);
+    if (n < 0) {
+      if (errno != EINTR && errno != EAGAIN) stop(StopReason::ReadError);
+      return;
+    }
+    if (n == 0) {
+      // EOF: a final unterminated line is still a message (a call it makes still runs).
+      if (!discarding_ && !buffer_.empty()) session_.handleText(buffer_, out_);
+      buffer_.clear();
+      stop(StopReason::EndOfInput);
+      return;
+    }
+    pos_ = 0;
+    len_ = static_cast<std::size_t>(n);
   }
 
   // Consumes one line (or the rest of the read, when it holds no newline) from the chunk.
@@ -294,16 +413,20 @@ class Readers {
   const std::size_t readers_;           // reader threads run() starts
   std::size_t started_ = 0;             // ... that reached their first wait
   bool stopped_ = false;
+  bool drained_ = false;  // reading stopped and no call is left on a fiber: every reader ends
   StopReason reason_ = StopReason::EndOfInput;
 
   // The leader's state: touched only by the thread that leads, handed over under mu_.
   std::unique_ptr<char[]> chunk_;
-  std::size_t pos_ = 0;         // the next unhandled byte of chunk_
-  std::size_t len_ = 0;         // bytes of chunk_ read
-  std::string buffer_;          // a line split across reads
-  bool discarding_ = false;     // inside an over-long line: drop bytes until its newline
-  protocol::CallJob taken_;     // the call the leader took to run itself
-  bool taken_honours_ = false;  // ... and its tool honours its runner's waits
+  std::size_t pos_ = 0;      // the next unhandled byte of chunk_
+  std::size_t len_ = 0;      // bytes of chunk_ read
+  std::string buffer_;       // a line split across reads
+  bool discarding_ = false;  // inside an over-long line: drop bytes until its newline
+  protocol::CallJob taken_;  // a plain call the leader took to run itself
+  std::deque<std::unique_ptr<Task>> starting_;  // calls taken to run on fibers, not started yet
+  std::vector<std::unique_ptr<Task>> waiting_;  // calls on fibers, suspended
+  std::vector<pollfd> fds_;                     // pollOnce's scratch
+  std::vector<Task*> ready_;                    // ... and the calls it resumes
 };
 
 }  // namespace

@@ -33,9 +33,10 @@ struct StdioOptions {
   int out_fd = 1;
   int signal_fd = -1;  // from installSignalPipe(); -1 for none
   std::size_t max_line_bytes = std::size_t{4} * 1024 * 1024;
-  // Reader threads (at least 2): the one that reads a tool call runs it while an idle one reads
-  // on, when a worker-pool slot is free; otherwise the call goes to the pool. Three keep one
-  // idle at concurrency 1 even while the last call's reader is still finishing.
+  // Reader threads (at least 2). The leader runs the calls of tools that honour their runner's
+  // waits on fibers of its own thread (stdio_transport.cpp), and hands its role to an idle one
+  // to run any other call itself, or when a call must block; otherwise the call goes to the
+  // pool. Three keep one idle at concurrency 1 even while the last call's reader is finishing.
   std::size_t readers = 3;
   // Runs once when reading stops, while calls taken by readers may still be running: drain the
   // session here. runStdio returns after it, once every reader thread has ended.

@@ -776,7 +776,7 @@ TEST(Session, OnlyAToolThatHonoursWaitsSeesTheRunnersWaits) {
   ServerCore core(ServerOptions{}, reg);
   auto session = std::make_shared<Session>(core, Principal{});
   auto out = std::make_shared<CollectingOutbox>();
-  CallWaits offered({-1, -1}, [] {});
+  CallWaits offered(nullptr, [] {});
   std::vector<bool> told;  // honours_waits, per dispatched call
   session->setDispatch([&](CallJob& job, bool honours) {
     told.push_back(honours);

@@ -64,10 +64,22 @@ struct Probe {
   std::atomic<int> max_running{0};
   std::atomic<int> watched{0};        // "where_watching" calls whose context had waits
   std::atomic<int> plain_watched{0};  // "where" calls whose context did (none should)
-  // "wait_watching": whether its context had waits, it saw input on them, and may return.
+  // "wait_watching": whether its context had waits, the gate it sleeps on opened (its read end
+  // became readable), it handed on, the thread it started and ended on; "block_watching": may
+  // return.
   std::atomic<bool> had_watch{false};
-  std::atomic<bool> saw_input{false};
+  std::atomic<bool> saw_gate{false};
+  std::atomic<bool> handed_on{false};
   std::atomic<bool> may_return{false};
+  std::thread::id wait_started_on;
+  std::thread::id wait_ended_on;
+  int gate[2] = {-1, -1};  // written by the test to end wait_watching's sleep
+  Probe() { EXPECT_EQ(::pipe(gate), 0); }
+  ~Probe() {
+    ::close(gate[0]);
+    ::close(gate[1]);
+  }
+  void openGate() const { ASSERT_EQ(::write(gate[1], "x", 1), 1); }
 };
 
 std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
@@ -107,27 +119,37 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
   where_watching.honours_waits = true;
   where_watching.handler = recorder(probe.watching_threads, probe.watched);
   EXPECT_TRUE(reg->add(where_watching));
-  // Sleeps as an engine would: in poll() on the waits' descriptors (up to 5 s), hands on when
-  // input arrives, then waits until the test lets it return.
+  // Sleeps as an engine would: through its waits (here on the probe's gate, in slices of 20 ms
+  // so that a cancellation ends it), until the gate opens or the call is cancelled.
   protocol::Tool wait_watching = where_watching;
   wait_watching.name = "wait_watching";
   wait_watching.handler = [&probe](const Json&,
                                    protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
     CallWaits* w = ctx.waits;
     probe.had_watch = w != nullptr;
-    if (w != nullptr) {
-      pollfd fds[2] = {{-1, POLLIN, 0}, {-1, POLLIN, 0}};
-      nfds_t n = 0;
-      for (const int fd : w->fds()) fds[n++].fd = fd;
-      if (::poll(fds, n, 5000) > 0) {
-        probe.saw_input = true;
-        w->handOn();
+    probe.wait_started_on = std::this_thread::get_id();
+    for (int i = 0; i < 250 && !ctx.stop.stop_requested(); ++i) {
+      if ((waitFor(w, probe.gate[0], POLLIN, 20) & POLLIN) != 0) {
+        probe.saw_gate = true;
+        break;
       }
     }
-    for (int i = 0; i < 500 && !probe.may_return; ++i) std::this_thread::sleep_for(10ms);
+    probe.handed_on = w != nullptr && w->handedOn();
+    probe.wait_ended_on = std::this_thread::get_id();
+    if (ctx.stop.stop_requested()) return makeError(Code::Cancelled, "cancelled");
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
   };
   EXPECT_TRUE(reg->add(wait_watching));
+  // Must block in a way it cannot watch: hands on first, then sleeps until the test lets it go.
+  protocol::Tool block_watching = where_watching;
+  block_watching.name = "block_watching";
+  block_watching.handler = [&probe](const Json&,
+                                    protocol::CallContext& ctx) -> Result<protocol::ToolOutput> {
+    handOn(ctx.waits);
+    for (int i = 0; i < 500 && !probe.may_return; ++i) std::this_thread::sleep_for(10ms);
+    return protocol::ToolOutput{Json{{"ok", true}}, 0};
+  };
+  EXPECT_TRUE(reg->add(block_watching));
   return reg;
 }
 
@@ -359,21 +381,107 @@ TEST(StdioReaders, ACallHonouringWaitsThatNeverWaitsKeepsTheReadingRole) {
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
-// While a call honouring its waits sleeps, input on stdin makes it hand the reading role on: a
-// ping sent during the call is answered before the call ends.
-TEST(StdioReaders, ACallHonouringWaitsHandsTheRoleOnWhenInputArrives) {
+// While a call honouring its waits sleeps through them, the thread that runs it reads on without
+// handing its role on: a ping sent during the call is answered and another call runs on the same
+// thread, before the first call ends (on the thread it started on).
+TEST(StdioReaders, ACallSleepingThroughItsWaitsLeavesItsThreadReading) {
   Probe probe;
   StdioServer server(2, 4, 2, probe);
   server.write(call(1, "wait_watching"));
-  std::this_thread::sleep_for(50ms);  // the call is sleeping in poll()
+  std::this_thread::sleep_for(50ms);  // the call is suspended on the gate
   server.write(ping(2));
   const Json first = server.readLine(3s);
   EXPECT_EQ(first["id"], 2) << "the ping was not read while the call slept: " << first.dump();
-  probe.may_return = true;
-  const Json second = first["id"] == 2 ? server.readLine() : first;
-  EXPECT_EQ(second["id"], 1);
+  server.write(call(3, "where_watching"));
+  const Json third = server.readLine(3s);
+  EXPECT_EQ(third["id"], 3) << "a call did not run while another slept: " << third.dump();
+  probe.openGate();
+  const Json last = server.readLine();
+  EXPECT_EQ(last["id"], 1);
+  EXPECT_FALSE(last["result"].value("isError", true)) << last.dump();
   EXPECT_TRUE(probe.had_watch);
-  EXPECT_TRUE(probe.saw_input);
+  EXPECT_TRUE(probe.saw_gate);
+  EXPECT_FALSE(probe.handed_on);
+  EXPECT_EQ(probe.wait_started_on, probe.wait_ended_on);
+  {
+    std::lock_guard<std::mutex> lock(probe.mu);
+    ASSERT_EQ(probe.watching_threads.size(), 1u);
+    EXPECT_EQ(probe.watching_threads[0], probe.wait_started_on)
+        << "the second call ran on another thread than the sleeping one's";
+  }
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// Many calls sleep at once on one thread, each is resumed when its own wait ends (all of them by
+// the gate here; the pool's slots still bound how many run).
+TEST(StdioReaders, ManySleepingCallsShareTheirThreadAndAllEnd) {
+  Probe probe;
+  StdioServer server(4, 8, 2, probe);
+  std::string burst;
+  for (int i = 1; i <= 4; ++i) burst += call(i, "wait_watching");
+  server.write(burst);
+  std::this_thread::sleep_for(100ms);
+  server.write(ping(9));
+  EXPECT_EQ(server.readLine(3s)["id"], 9) << "reading stopped while calls slept";
+  probe.openGate();  // one byte, never read: every sleeper sees it
+  const auto got = server.responses(4);
+  ASSERT_EQ(got.size(), 4u);
+  for (const auto& [id, r] : got) EXPECT_FALSE(r["result"].value("isError", true)) << r.dump();
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// A cancellation reaches a call while it sleeps through its waits: it ends and sends nothing.
+TEST(StdioReaders, ASleepingCallIsCancelled) {
+  Probe probe;
+  StdioServer server(2, 4, 2, probe);
+  const auto started = std::chrono::steady_clock::now();
+  server.write(call(1, "wait_watching"));
+  std::this_thread::sleep_for(50ms);
+  server.write(cancel(1));
+  server.write(ping(2));
+  EXPECT_EQ(server.readLine()["id"], 2);
+  EXPECT_TRUE(server.readLine(500ms).is_null()) << "a cancelled call answered";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+  EXPECT_FALSE(probe.saw_gate);
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// A call that must block in a way it cannot watch moves to a pool worker: the reader answers a
+// ping and resumes a sleeping call while the blocked one still holds its worker; even with every
+// other reader busy (two readers, one running a plain call), reading never waits for it.
+TEST(StdioReaders, ACallThatBlocksMovesToAWorkerAndReadingGoesOn) {
+  Probe probe;
+  StdioServer server(4, 4, 2, probe);
+  server.write(call(1, "wait_watching"));
+  std::this_thread::sleep_for(50ms);
+  server.write(call(4, "slow"));  // a plain call: the other reader runs it
+  server.write(call(2, "block_watching"));
+  server.write(call(5, "block_watching"));
+  std::this_thread::sleep_for(50ms);
+  server.write(ping(3));
+  EXPECT_EQ(server.readLine(3s)["id"], 3) << "the role was not handed on";
+  probe.openGate();
+  const Json r1 = server.readLine(3s);
+  EXPECT_EQ(r1["id"], 1) << "the sleeping call was not resumed by the new leader: " << r1.dump();
+  probe.may_return = true;
+  const auto rest = server.responses(2);
+  EXPECT_EQ(rest.count(2), 1u);
+  EXPECT_EQ(rest.count(5), 1u);
+  server.write(cancel(4));
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// End of input while calls sleep: they are driven to their end, answered, before the readers end.
+TEST(StdioReaders, EndOfInputDrainsTheSleepingCalls) {
+  Probe probe;
+  StdioServer server(4, 4, 2, probe);
+  server.write(call(1, "wait_watching") + call(2, "wait_watching"));
+  std::this_thread::sleep_for(50ms);
+  server.closeInput();
+  std::this_thread::sleep_for(50ms);
+  probe.openGate();
+  const auto got = server.responses(2);
+  EXPECT_EQ(got.size(), 2u);
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
