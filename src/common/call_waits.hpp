@@ -12,9 +12,10 @@
 //     a connection it opens, a library call that waits on its own).
 // handOn() frees the runner's thread for its other work (once: the stdio transport moves the call
 // to a worker), and from then on the call is an ordinary one on a thread of its own: wait()
-// sleeps in poll() itself, and handOn() does nothing. A call that never blocks otherwise never hands on, and the runner's thread goes on to
-// its other work when the call ends. The call context carries a CallWaits only when the runner
-// offers one (protocol::CallContext::waits; null on the worker pool and over HTTP).
+// sleeps in poll() itself, and handOn() does nothing. A call that never blocks otherwise never
+// hands on, and the runner's thread goes on to its other work when the call ends. The call context
+// carries a CallWaits only when the runner offers one (protocol::CallContext::waits; null on the
+// worker pool and over HTTP).
 #include <functional>
 
 namespace mcpdb {

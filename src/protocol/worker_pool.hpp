@@ -35,7 +35,8 @@ class WorkerPool {
   // Runs `work` on a worker for a job that already holds a slot (tryAcquireSlot): a call on a
   // stdio reader's fiber that must block moves here (transport/stdio). Never refused while the
   // pool runs, whatever the queue: the slot bounds it, and calls holding slots never outnumber
-  // the workers. `work` releases the slot itself. False once the pool is shutting down (the caller runs it).
+  // the workers. `work` releases the slot itself. False once the pool is shutting down (the caller
+  // runs it).
   bool submitHolding(std::function<void()> work);
   // Stops accepting work, runs what is queued, joins the threads.
   void shutdown();

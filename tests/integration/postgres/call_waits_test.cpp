@@ -240,7 +240,8 @@ postgres:
       auto r = call(*rt_, "locked", Json::object(), {}, std::nullopt, &runner.waits);
       ASSERT_TRUE(r.ok()) << r.error().message;
     }
-    EXPECT_GE(runner.suspends.load(), 2) << "slept without its runner while the server made it wait";
+    EXPECT_GE(runner.suspends.load(), 2)
+        << "slept without its runner while the server made it wait";
     // Not handed on while the server made it wait (a first run hands on after, for the guard's
     // check of the wrapped statement's new text).
     if (runner.hand_ons.load() != 0) {
