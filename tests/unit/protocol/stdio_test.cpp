@@ -150,6 +150,13 @@ std::shared_ptr<protocol::ToolRegistry> probeRegistry(Probe& probe) {
     return protocol::ToolOutput{Json{{"ok", true}}, 0};
   };
   EXPECT_TRUE(reg->add(block_watching));
+  // Answers with 100 KB of text: a few answers fill a pipe the client does not read.
+  protocol::Tool big_watching = where_watching;
+  big_watching.name = "big_watching";
+  big_watching.handler = [](const Json&, protocol::CallContext&) -> Result<protocol::ToolOutput> {
+    return protocol::ToolOutput{Json{{"text", std::string(100 * 1024, 'x')}}, 0};
+  };
+  EXPECT_TRUE(reg->add(big_watching));
   return reg;
 }
 
@@ -468,6 +475,27 @@ TEST(StdioReaders, ACallThatBlocksMovesToAWorkerAndReadingGoesOn) {
   EXPECT_EQ(rest.count(2), 1u);
   EXPECT_EQ(rest.count(5), 1u);
   server.write(cancel(4));
+  EXPECT_EQ(server.stop(), StopReason::EndOfInput);
+}
+
+// A client that stops reading its answers: the thread writing them blocks (the pipe is full) and
+// the calls behind it wait; once the client reads again, every call is answered and a ping after
+// them too. Nothing is lost, nothing deadlocks.
+TEST(StdioReaders, AStalledClientDelaysButLosesNothing) {
+  Probe probe;
+  StdioServer server(4, 16, 2, probe);
+  std::string burst;
+  for (int i = 1; i <= 12; ++i) burst += call(i, i % 2 == 0 ? "big_watching" : "where_watching");
+  server.write(burst);
+  std::this_thread::sleep_for(300ms);  // the answers fill the pipe; nobody reads
+  server.write(ping(99));
+  const auto got = server.responses(13);
+  EXPECT_EQ(got.size(), 13u);
+  for (int i = 1; i <= 12; ++i) {
+    ASSERT_EQ(got.count(i), 1u) << "call " << i << " was not answered";
+    EXPECT_FALSE(got.at(i)["result"].value("isError", true)) << got.at(i).dump().substr(0, 200);
+  }
+  EXPECT_EQ(got.count(99), 1u);
   EXPECT_EQ(server.stop(), StopReason::EndOfInput);
 }
 
