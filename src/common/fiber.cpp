@@ -12,7 +12,15 @@
 #include <utility>
 #include <vector>
 
+// GCC says __SANITIZE_ADDRESS__; Clang (the fuzz build) says __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define MCPDB_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MCPDB_FIBER_ASAN 1
+#endif
+#endif
+#if defined(MCPDB_FIBER_ASAN)
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -87,14 +95,14 @@ struct KeepStack {
 // left ends (its fake frames are freed).
 inline void startSwitch([[maybe_unused]] void** save, [[maybe_unused]] const void* bottom,
                         [[maybe_unused]] std::size_t size) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(MCPDB_FIBER_ASAN)
   __sanitizer_start_switch_fiber(save, bottom, size);
 #endif
 }
 
 inline void finishSwitch([[maybe_unused]] void* save, [[maybe_unused]] const void** old_bottom,
                          [[maybe_unused]] std::size_t* old_size) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(MCPDB_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(save, old_bottom, old_size);
 #endif
 }
