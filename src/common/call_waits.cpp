@@ -33,6 +33,15 @@ void CallWaits::handOn() {
   if (hook) hook();
 }
 
+int pollTimeout(std::chrono::steady_clock::time_point until, int cap) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      until - std::chrono::steady_clock::now())
+                      .count();
+  if (us <= 0) return 0;
+  const auto ms = (us + 999) / 1000;
+  return ms > cap ? cap : static_cast<int>(ms);
+}
+
 int waitFor(CallWaits* waits, int fd, short events, int timeout_ms) {
   return waits != nullptr ? waits->wait(fd, events, timeout_ms) : pollOne(fd, events, timeout_ms);
 }

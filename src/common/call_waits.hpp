@@ -16,6 +16,7 @@
 // hands on, and the runner's thread goes on to its other work when the call ends. The call context
 // carries a CallWaits only when the runner offers one (protocol::CallContext::waits; null on the
 // worker pool and over HTTP).
+#include <chrono>
 #include <functional>
 
 namespace mcpdb {
@@ -52,5 +53,9 @@ inline void handOn(CallWaits* waits) {
 
 // waits->wait(), or poll() on `fd` alone when the runner offered no waits.
 int waitFor(CallWaits* waits, int fd, short events, int timeout_ms);
+
+// A poll() timeout: the milliseconds from now until `until`, rounded up (a wait that ends early
+// only to find the time not yet passed would spin), at most `cap`; 0 once it has passed.
+int pollTimeout(std::chrono::steady_clock::time_point until, int cap);
 
 }  // namespace mcpdb

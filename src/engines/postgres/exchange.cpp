@@ -21,11 +21,6 @@ constexpr int kPollSliceMs = 50;
 // before Execute) is ignored by the server; until the statement stops it is sent again this often.
 constexpr std::chrono::milliseconds kCancelRepeat{200};
 
-int millisUntil(Clock::time_point t) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
-  return ms <= 0 ? 0 : ms > kPollSliceMs ? kPollSliceMs : static_cast<int>(ms);
-}
-
 // Whether the server side of an idle pooled connection is still there. A terminated backend (or a
 // restarted server) leaves its FATAL message and EOF waiting on the socket; reading them before
 // anything is sent is what makes "nothing ran, retry on a new connection" certain. Usually one
@@ -117,7 +112,7 @@ int Waiter::nextWait() {
   if (cleanup_) {
     // COMMIT/ROLLBACK are not cancelled; they get a short grace, then the connection is dropped.
     if (Clock::now() >= deadline_) return -1;
-    return millisUntil(deadline_);
+    return pollTimeout(deadline_, kPollSliceMs);
   }
   if (why_ == Why::None) {
     if (stop_.stop_requested()) {
@@ -126,11 +121,11 @@ int Waiter::nextWait() {
       cancel(Why::Deadline);
     }
   }
-  if (why_ == Why::None) return std::min(kPollSliceMs, millisUntil(deadline_));
+  if (why_ == Why::None) return pollTimeout(deadline_, kPollSliceMs);
   // The server did not react to the cancel in time: give the connection up.
   if (Clock::now() >= cancel_deadline_) return -1;
   if (Clock::now() - last_cancel_ >= kCancelRepeat) resendCancel();
-  return millisUntil(cancel_deadline_);
+  return pollTimeout(cancel_deadline_, kPollSliceMs);
 }
 
 bool Waiter::awaitInput(int timeout) {

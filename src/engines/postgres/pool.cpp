@@ -13,12 +13,6 @@
 namespace mcpdb::postgres {
 namespace {
 
-int millisUntil(Clock::time_point t, int cap) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
-  if (ms <= 0) return 0;
-  return ms > cap ? cap : static_cast<int>(ms);
-}
-
 // "host:port" of the server being connected to (for operator-facing errors; no credentials).
 std::string serverAddress(PGconn* conn) {
   const char* host = PQhost(conn);
@@ -71,7 +65,7 @@ Result<std::unique_ptr<Connection>> openConnection(const ConnParams& params,
     pollfd pfd{PQsocket(conn.get()),
                static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
     if (pfd.fd < 0) return connectError(PQerrorMessage(conn.get()), where);
-    const int n = ::poll(&pfd, 1, millisUntil(deadline, 100));
+    const int n = ::poll(&pfd, 1, pollTimeout(deadline, 100));
     if (n < 0 && errno != EINTR)
       return makeError(Code::Unavailable, "cannot connect to PostgreSQL: poll failed");
     if (n > 0) st = PQconnectPoll(conn.get());
@@ -218,7 +212,7 @@ Result<Pool::Lease> Pool::acquire(Clock::time_point deadline, const std::stop_to
         // makes readable while any call sleeps so.
         ++parked_;
         lock.unlock();
-        (void)waits->wait(wake_fd_, POLLIN, millisUntil(until, 100));
+        (void)waits->wait(wake_fd_, POLLIN, pollTimeout(until, 100));
         std::uint64_t token = 0;
         (void)!::read(wake_fd_, &token, sizeof token);  // one token (or none: EAGAIN)
         lock.lock();

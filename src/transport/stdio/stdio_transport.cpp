@@ -63,15 +63,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Milliseconds from now until `t` for poll(), rounded up (a wait that ends early would spin),
-// at most `cap`.
-int millisUntil(Clock::time_point t, int cap) {
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - Clock::now()).count();
-  if (us <= 0) return 0;
-  const auto ms = (us + 999) / 1000;
-  return ms > cap ? cap : static_cast<int>(ms);
-}
-
 // Leader/follower readers with a run-to-completion loop, written by hand: no Debian library offers
 // the pattern over a pipe.
 //
@@ -297,7 +288,7 @@ class Readers {
     int timeout = 1000;
     for (const auto& t : waiting_) {
       fds_.push_back({t->fd, t->events, 0});
-      timeout = std::min(timeout, millisUntil(t->until, timeout));
+      timeout = std::min(timeout, pollTimeout(t->until, timeout));
     }
     const int r = ::poll(fds_.data(), fds_.size(), timeout);
     if (r < 0) {
@@ -328,23 +319,23 @@ class Readers {
     if (reading && !stopping() && (fds_[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       readInput();
     }
-    // The calls whose wait is over, resumed in the order they suspended.
+    // The calls whose wait is over, out of the waiting list first (a call resumed may suspend
+    // again), then resumed in the order they suspended.
     const Clock::time_point now = Clock::now();
-    ready_.clear();
+    std::size_t kept = 0;
     for (std::size_t i = 0; i < waiting_.size(); ++i) {
       const short revents = fds_[first_task + i].revents;
       if (revents != 0 || now >= waiting_[i]->until) {
         waiting_[i]->revents = revents;
-        ready_.push_back(waiting_[i].get());
+        ready_.push_back(std::move(waiting_[i]));
+      } else {
+        if (kept != i) waiting_[kept] = std::move(waiting_[i]);
+        ++kept;
       }
     }
-    for (Task* t : ready_) {
-      auto it = std::find_if(waiting_.begin(), waiting_.end(),
-                             [t](const std::unique_ptr<Task>& w) { return w.get() == t; });
-      std::unique_ptr<Task> task = std::move(*it);
-      waiting_.erase(it);
-      runTask(std::move(task));
-    }
+    waiting_.resize(kept);
+    for (auto& t : ready_) runTask(std::move(t));
+    ready_.clear();
     return true;
   }
 
@@ -426,7 +417,7 @@ class Readers {
   std::deque<std::unique_ptr<Task>> starting_;  // calls taken to run on fibers, not started yet
   std::vector<std::unique_ptr<Task>> waiting_;  // calls on fibers, suspended
   std::vector<pollfd> fds_;                     // pollOnce's scratch
-  std::vector<Task*> ready_;                    // ... and the calls it resumes
+  std::vector<std::unique_ptr<Task>> ready_;    // ... and the calls it resumes
 };
 
 }  // namespace

@@ -89,6 +89,18 @@ TEST(CallWaits, TheHookSeesTheWaitsHandedOn) {
   EXPECT_FALSE(suspends_inside);
 }
 
+TEST(CallWaits, PollTimeoutsRoundUpAndAreCapped) {
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_EQ(pollTimeout(now - std::chrono::milliseconds(5), 100), 0) << "already passed";
+  // 0.3 ms away is 1 ms, not 0 (a poll(0) would return before the time and spin).
+  EXPECT_EQ(pollTimeout(std::chrono::steady_clock::now() + std::chrono::microseconds(300), 100), 1);
+  const int ms = pollTimeout(std::chrono::steady_clock::now() + std::chrono::milliseconds(40), 100);
+  EXPECT_GE(ms, 39);
+  EXPECT_LE(ms, 40);
+  EXPECT_EQ(pollTimeout(std::chrono::steady_clock::now() + std::chrono::hours(1), 100), 100);
+  EXPECT_EQ(pollTimeout(std::chrono::steady_clock::time_point::max(), 1000), 1000);
+}
+
 TEST(CallWaits, NoWaitsMeansNothingToHandOn) {
   handOn(nullptr);  // a call its runner offered nothing: nothing happens
   CallWaits hookless(nullptr, nullptr);
