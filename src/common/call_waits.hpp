@@ -2,9 +2,10 @@
 // What the thread running a call owes whoever runs it, while the call waits.
 //
 // A runner may run many calls on one thread: the stdio transport runs each call of a tool that
-// honours its runner's waits (Tool::honours_waits) on a fiber of the reader thread that read it
-// (common/fiber.hpp), and while one call waits for its database that thread reads the next
-// message and runs other calls. It can do so only for a call that promises to
+// honours its runner's waits (Tool::honours_waits) on a fiber of the reader thread that read it,
+// and the HTTP transport on a fiber of the I/O thread that read its request (common/fiber.hpp,
+// transport/http/call_fibers.hpp); while one call waits for its database that thread reads the
+// next message and runs other calls. It can do so only for a call that promises to
 //   - sleep only through wait() (waitFor()): for input on a descriptor, with a timeout; the
 //     runner suspends the call there and resumes it when the descriptor is ready or the time has
 //     passed, running its other work meanwhile;
@@ -15,7 +16,7 @@
 // sleeps in poll() itself, and handOn() does nothing. A call that never blocks otherwise never
 // hands on, and the runner's thread goes on to its other work when the call ends. The call context
 // carries a CallWaits only when the runner offers one (protocol::CallContext::waits; null on the
-// worker pool and over HTTP).
+// worker pool).
 #include <chrono>
 #include <functional>
 

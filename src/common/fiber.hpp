@@ -1,10 +1,13 @@
 #pragma once
 // A call's own stack, so that one thread can hold many calls that wait for their databases and
-// run each as soon as its answer arrives (the stdio transport's run-to-completion loop). A fiber
-// runs only when a thread resumes it, until it suspends itself or ends; no two threads run it at
-// once, but successive resumes may come from different threads (the reading role, and with it the
-// suspended calls, passes between the stdio reader threads; a call that must block goes on on a
-// worker).
+// run each as soon as its answer arrives (the run-to-completion loops of the stdio readers and of
+// the HTTP I/O threads). A fiber runs only when a thread resumes it, until it suspends itself or
+// ends; no two threads run it at once, but successive resumes may come from different threads
+// (the reading role, and with it the suspended calls, passes between the stdio reader threads; a
+// call that must block goes on on a worker). Code that runs across such a move must not keep what
+// it derived from the thread it started on: glibc declares pthread_self() and errno's address
+// const, so the compiler may reuse one read before the move (read errno only right after the call
+// that set it; ask the kernel for the thread, as the tests do, where the thread matters).
 //
 // The context switch is Boost.Context's (Debian libboost-context-dev: fcontext, a few
 // instructions, no system call). What is ours: the pool of stacks (mapped once, with a guard page

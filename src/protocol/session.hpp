@@ -86,7 +86,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void startStateless(std::string_view requested_version);
 
   // How a tools/call that passed admission runs: by default a job on the worker pool. A transport
-  // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp);
+  // may run it elsewhere (stdio runs it on the thread that read it, see stdio_transport.cpp; HTTP
+  // a call that honours its waits on the I/O thread that read it, see call_fibers.hpp);
   // the function takes the job or returns false, which answers the call as busy. Set before
   // the first message. `honours_waits` is the tool's Tool::honours_waits: the job may be given
   // the runner's CallWaits (common/call_waits.hpp), which reach the call's context.

@@ -40,7 +40,8 @@ HttpServer::Impl::Impl(protocol::ServerCore& c, HttpSettings s, ListenAddress l,
                                 settings.connection_rate.rate, settings.connection_rate.burst,
                                 settings.connectionsPerClient()}),
       sessions(settings.max_sessions, settings.max_sessions_per_client),
-      gate(std::make_shared<PostGate>()) {
+      gate(std::make_shared<PostGate>()),
+      fibers(std::make_shared<CallFibers>(core.pool())) {
   for (std::size_t i = 0; i < std::max<std::size_t>(1, settings.threads); ++i)
     iocs.push_back(std::make_unique<net::io_context>(1));
   if (metrics) {
@@ -144,6 +145,15 @@ void HttpServer::Impl::accepted(tcp::socket sock, bool metrics_only) {
                                                             metrics_only, loopback, peer_ip),
                   peer_ip, open);
   }
+}
+
+std::shared_ptr<protocol::Session> HttpServer::Impl::newSession(protocol::Principal principal,
+                                                                protocol::Session::ScopeFn scope) {
+  auto session = std::make_shared<protocol::Session>(core, std::move(principal), std::move(scope));
+  session->setDispatch([f = fibers](protocol::CallJob& job, bool honours_waits) {
+    return f->dispatch(job, honours_waits);
+  });
+  return session;
 }
 
 void HttpServer::Impl::scheduleSweep() {
@@ -266,7 +276,11 @@ Status HttpServer::start() {
   if (s.metrics_acceptor) s.doAccept(*s.metrics_acceptor, true);
   s.scheduleSweep();
   for (auto& ioc : s.iocs) {
-    s.threads.emplace_back([ctx = ioc.get()] { ctx->run(); });
+    s.threads.emplace_back([ctx = ioc.get()] {
+      CallFibers::enterThread(*ctx);
+      ctx->run();
+      CallFibers::leaveThread();
+    });
   }
   return {};
 }
@@ -371,13 +385,22 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return s.active_requests.load() <= 0;
   };
-  if (!waitIdle(Clock::now() + grace)) {
+  auto cancelAll = [&s] {
     for (auto& session : s.sessions.all()) session->cancelAll();
-    {
-      std::lock_guard<std::mutex> lock(s.stateless_mu);
-      for (auto& session : s.stateless_live) session->cancelAll();
-    }
+    std::lock_guard<std::mutex> lock(s.stateless_mu);
+    for (auto& session : s.stateless_live) session->cancelAll();
+  };
+  if (!waitIdle(Clock::now() + grace)) {
+    cancelAll();
     waitIdle(Clock::now() + std::chrono::seconds(5));
+  }
+  // Calls on fibers are resumed by the I/O threads: they end before those stop (a call whose
+  // client went away may still be cancelling at its database).
+  if (!s.fibers->waitIdle(Clock::now() + std::chrono::seconds(5))) {
+    cancelAll();
+    if (!s.fibers->waitIdle(Clock::now() + std::chrono::seconds(5))) {
+      spdlog::warn("stopping: {} tool calls did not end; left unfinished", s.fibers->live());
+    }
   }
   for (auto& ioc : s.iocs) ioc->stop();
   for (auto& t : s.threads) t.join();

@@ -124,8 +124,7 @@ template <class Stream>
 typename Connection<Stream>::SessionChoice Connection<Stream>::newSession(
     const Caller& caller, bool is_initialize, std::optional<std::string_view> version_header) {
   SessionChoice chosen;
-  chosen.session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name},
-                                                       scopeFor(caller));
+  chosen.session = srv_.newSession(protocol::Principal{caller.name}, scopeFor(caller));
   if (srv_.settings.stateless) {
     chosen.stateless = true;
     if (!is_initialize) {
@@ -201,8 +200,7 @@ void Connection<Stream>::handleModernPost(const Caller& caller, Json& message,
                         "subscriptions/listen answers with an event stream: Accept must "
                         "include text/event-stream");
   }
-  auto session = std::make_shared<protocol::Session>(srv_.core, protocol::Principal{caller.name},
-                                                     scopeFor(caller));
+  auto session = srv_.newSession(protocol::Principal{caller.name}, scopeFor(caller));
   // A subscription holds its connection like a call holds a slot: it counts against the
   // client's concurrency cap until its stream ends.
   dispatchPost(caller, message, request, std::move(session), {}, /*stateless_session=*/true,

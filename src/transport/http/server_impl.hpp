@@ -25,6 +25,7 @@
 #include "auth/auth_throttle.hpp"
 #include "auth/rate_limiter.hpp"
 #include "transport/http/admission.hpp"
+#include "transport/http/call_fibers.hpp"
 #include "transport/http/http_server.hpp"
 #include "transport/http/outbox.hpp"
 #include "transport/http/policy.hpp"
@@ -111,6 +112,9 @@ struct HttpServer::Impl {
   // A new connection: admitted (admission.hpp) and started, or closed.
   void accepted(tcp::socket sock, bool metrics_only);
   void scheduleSweep();
+  // A session for `caller`'s requests whose calls run on the I/O threads where they can.
+  std::shared_ptr<protocol::Session> newSession(protocol::Principal principal,
+                                                protocol::Session::ScopeFn scope);
   void shareLimits(const auth::SharedLimitsSettings& s);
 
   protocol::ServerCore& core;
@@ -136,6 +140,9 @@ struct HttpServer::Impl {
   std::mutex stateless_mu;
   std::set<std::shared_ptr<protocol::Session>> stateless_live;  // for cancellation at shutdown
   std::vector<std::thread> threads;
+  // Runs the calls of tools that honour their waits on fibers of the I/O threads (call_fibers.hpp);
+  // every session's dispatch (newSession).
+  std::shared_ptr<CallFibers> fibers;
 
   // One io_context per I/O thread, each run by that thread alone: a connection lives on one
   // context from accept to close, so its handlers all run on one thread, in order, without a

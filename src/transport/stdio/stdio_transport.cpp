@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/call_waits.hpp"
-#include "common/fiber.hpp"
 #include "common/signals.hpp"
+#include "protocol/fiber_call.hpp"
 #include "protocol/jsonrpc.hpp"
 
 namespace mcpdb::transport {
@@ -125,32 +125,24 @@ class Readers {
   static constexpr std::size_t kChunk = 65536;
 
   // A call on a fiber, and where it waits while suspended.
-  struct Task {
-    explicit Task(protocol::CallJob j)
-        : job(std::move(j)),
-          waits(
+  struct Task : protocol::FiberCall {
+    Task(protocol::CallJob job, protocol::WorkerPool& pool)
+        : FiberCall(
+              std::move(job),
               [this](int f, short e, int timeout_ms) {
                 fd = f;
                 events = e;
                 until = timeout_ms < 0 ? Clock::time_point::max()
                                        : Clock::now() + std::chrono::milliseconds(timeout_ms);
                 revents = 0;
-                fiber.suspend();
+                suspend();
                 return revents;
               },
-              [this] {
-                moving = true;  // the reader moves the call to a worker, then resumes it there
-                fiber.suspend();
-              }),
-          fiber([this] { job(&waits); }) {}
-    protocol::CallJob job;
-    CallWaits waits;
-    Fiber fiber;
+              pool) {}
     int fd = -1;
     short events = 0;
     Clock::time_point until{};
     int revents = 0;
-    bool moving = false;  // the call must block: it goes on on a worker
   };
 
   // A reader thread: waits to lead, leads until it hands the role on, and waits again. Once
@@ -190,7 +182,7 @@ class Readers {
     // Called only from handleText, that is on the leader.
     if (honours) {
       if (!pool_.tryAcquireSlot()) return pool_.trySubmit(std::move(job));
-      starting_.push_back(std::make_unique<Task>(std::move(job)));
+      starting_.push_back(std::make_shared<Task>(std::move(job), pool_));
       return true;
     }
     bool follower = false;
@@ -220,7 +212,7 @@ class Readers {
   void lead() {
     for (;;) {
       while (!starting_.empty()) {
-        std::unique_ptr<Task> t = std::move(starting_.front());
+        std::shared_ptr<Task> t = std::move(starting_.front());
         starting_.pop_front();
         runTask(std::move(t));
       }
@@ -256,24 +248,11 @@ class Readers {
 
   // Runs a call on its fiber until it suspends or ends. A call that must block in a way it
   // cannot sleep through its waits (CallWaits::handOn) goes on on a worker, holding its slot,
-  // while this thread keeps the reading role and the other calls.
-  void runTask(std::unique_ptr<Task> t) {
-    t->fiber.resume();
-    if (t->fiber.done()) {
-      t.reset();
-      pool_.releaseSlot();
-      return;
-    }
-    if (!t->moving) {
+  // while this thread keeps the reading role and the other calls (protocol::FiberCall).
+  void runTask(std::shared_ptr<Task> t) {
+    if (protocol::FiberCall::run(t) == protocol::FiberCall::After::Waiting) {
       waiting_.push_back(std::move(t));
-      return;
     }
-    // A handed-on call never suspends again: on the worker it runs to its end.
-    std::function<void()> work = [moved = std::shared_ptr<Task>(std::move(t)), pool = &pool_] {
-      moved->fiber.resume();
-      pool->releaseSlot();
-    };
-    if (!pool_.submitHolding(work)) work();  // shutting down: finished here
   }
 
   // One poll() of stdin and the signal pipe (while reading) and of every suspended call; then
@@ -414,10 +393,10 @@ class Readers {
   std::string buffer_;       // a line split across reads
   bool discarding_ = false;  // inside an over-long line: drop bytes until its newline
   protocol::CallJob taken_;  // a plain call the leader took to run itself
-  std::deque<std::unique_ptr<Task>> starting_;  // calls taken to run on fibers, not started yet
-  std::vector<std::unique_ptr<Task>> waiting_;  // calls on fibers, suspended
+  std::deque<std::shared_ptr<Task>> starting_;  // calls taken to run on fibers, not started yet
+  std::vector<std::shared_ptr<Task>> waiting_;  // calls on fibers, suspended
   std::vector<pollfd> fds_;                     // pollOnce's scratch
-  std::vector<std::unique_ptr<Task>> ready_;    // ... and the calls it resumes
+  std::vector<std::shared_ptr<Task>> ready_;    // ... and the calls it resumes
 };
 
 }  // namespace

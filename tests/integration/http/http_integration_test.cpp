@@ -1918,6 +1918,80 @@ TEST(RealBinary, AClosedConnectionCancelsThePostgresQuery) {
   EXPECT_TRUE(auditHas(s.audit(), {{"tool", "slow_count"}, {"outcome", "cancelled"}})) << s.audit();
 }
 
+// Issue #32: a PostgreSQL call runs on a fiber of the I/O thread that read it, and sleeps through
+// its database waits there. With one I/O thread, a call that runs for minutes on a warm connection
+// leaves that thread serving every other request; the client that goes away cancels it at the
+// database; a stop with such a call in flight cancels it after the drain and exits cleanly.
+TEST(RealBinary, ALongPostgresCallLeavesItsIoThreadServingAndEndsWhenAsked) {
+  ASSERT_NE(std::getenv("POSTGRES_DSN"), nullptr)
+      << "POSTGRES_DSN is not set: run eval \"$(bash scripts/servers.sh env)\" first";
+  // The alias marks this test's statement in pg_stat_activity (its parameter is not in the text).
+  const std::string section =
+      "limits: {timeout_ms: 60000}\n" +
+      std::string("server: {self_check: \"off\", workers: 3, drain_ms: 300}\n") +
+      kPostgresSection.substr(kPostgresSection.find("postgres:\n")) +
+      "    long_count:\n"
+      "      description: A long-running aggregate, as long as asked.\n"
+      "      statement: SELECT count(*) AS n_fiber_probe_31c FROM generate_series(1, $1::integer) "
+      "a, generate_series(1, 200000) b\n"
+      "      parameters:\n"
+      "        - {name: rows, type: integer, description: Rows on the left.}\n"
+      "      limits: {timeout_ms: 60000}\n";
+  ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
+                  "  threads: 1\n" + clientsYaml("", "mongodb") + section);
+  ASSERT_TRUE(s.running()) << s.log();
+  auto running = [] {
+    const auto [rc, out] =
+        run("psql \"$POSTGRES_DSN\" -Atc \"SELECT count(*) FROM pg_stat_activity WHERE state = "
+            "'active' AND query LIKE '%n_fiber_probe_31c%' AND pid <> pg_backend_pid()\"");
+    return rc == 0 && out.rfind("0", 0) != 0;
+  };
+  auto waitFor = [&](bool want) {
+    for (int i = 0; i < 300; ++i) {  // 30 s: generous, no timing is asserted
+      if (running() == want) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  };
+  const std::string sid = initialize(s, kKeyA);
+  // A short run first: the statement's proof is made and a connection opened (both block, so
+  // that call goes on on a worker); the long run then finds both ready and runs on the fiber.
+  Reply warm =
+      request("POST", s.url(), callBody(2, "long_count", {{"rows", 1}}), mcpHeaders(kKeyA, sid));
+  ASSERT_EQ(warm.status, 200) << warm.body;
+  ASSERT_EQ(warm.json()["result"]["isError"], false) << warm.body;
+  auto others = [&](int first_id) {
+    for (int i = 0; i < 4; ++i) {
+      Reply r = request("POST", s.url(), callBody(first_id + i, "get_document", {{"id", "doc-01"}}),
+                        mcpHeaders(kKeyA, sid));
+      ASSERT_EQ(r.status, 200) << r.body;
+      EXPECT_EQ(r.json()["result"]["isError"], false) << r.body;
+    }
+    EXPECT_EQ(request("GET", s.url("/healthz"), "", {}).status, 200);
+    // Answered while the long statement still runs (a blocked I/O thread would have answered
+    // them only after it ended).
+    EXPECT_TRUE(running()) << "the other requests waited for the long call";
+  };
+  {
+    RawConn conn(s.port());
+    ASSERT_TRUE(conn.post(callBody(3, "long_count", {{"rows", 200018}}), kKeyA, sid));
+    ASSERT_TRUE(waitFor(true)) << "the long statement never started";
+    others(10);
+  }  // the client goes away mid-call
+  EXPECT_TRUE(waitFor(false)) << "the query kept running after its client closed the connection";
+  // Again, and the server is stopped while it runs: the drain passes, the call is cancelled.
+  RawConn conn(s.port());
+  ASSERT_TRUE(conn.post(callBody(20, "long_count", {{"rows", 200018}}), kKeyA, sid));
+  ASSERT_TRUE(waitFor(true)) << "the second long statement never started";
+  others(30);
+  s.signal(SIGTERM);
+  EXPECT_EQ(s.waitExit(30s), 0) << s.log();
+  EXPECT_TRUE(waitFor(false)) << "the query outlived the server";
+  const std::string audit = s.audit();
+  EXPECT_TRUE(auditHas(audit, {{"tool", "long_count"}, {"outcome", "cancelled"}})) << audit;
+  EXPECT_EQ(s.log().find("did not end"), std::string::npos) << s.log();
+}
+
 // The real binary against the local PostgreSQL: /metrics shows the worker pool and the Postgres
 // connection pool, with values that fit what just happened.
 TEST(RealBinary, MetricsShowPoolUsageAfterAPostgresCall) {
