@@ -171,9 +171,9 @@ function mysqlTables(M) {
   p("measured), Toolbox's `mysql-sql` tool with the same statement (bench/config/toolbox-mysql.yaml), DBHub's `execute_sql`");
   p("with the same text and the literal id (it takes SQL from the client). The servers' load runs are interleaved rep by");
   p("rep. Cold start is spawn → initialize answer; RSS idle is before the load, RSS after is at the end of the c=8 load.");
-  p("mcp-dbserver's MySQL call waits for three round trips (START TRANSACTION READ ONLY, prepare, execute with the rows);");
-  p("its session is reset (mysql_reset_connection, then one SET) after the answer was handed back, before the connection");
-  p("serves another call (src/engines/mysql/README.md).");
+  p("mcp-dbserver's MySQL call waits for two round trips (prepare, execute with the rows) inside a START TRANSACTION READ");
+  p("ONLY; its session is reset (mysql_reset_connection, one SET, and the next call's START TRANSACTION READ ONLY) after the");
+  p("answer was handed back, before the connection serves another call (src/engines/mysql/README.md).");
   const titles = { stdio: "stdio", http: "Streamable HTTP (one session per connection)" };
   for (const t of ["stdio", "http"]) {
     const g = M[t] || {};

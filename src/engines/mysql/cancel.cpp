@@ -45,6 +45,10 @@ void Canceller::cancel() {
   std::lock_guard lock(once_);
   if (fired_.exchange(true)) return;
   if (!executing_.load()) return;  // the caller checks the stop token before executing
+  side_.start([this] { killOnSide(); });
+}
+
+void Canceller::killOnSide() {
   Dsn side = dsn_;
   side.connect_timeout = std::min(side.connect_timeout, kSideIoTimeout);
   auto conn = connectRaw(side, kSideIoTimeout);

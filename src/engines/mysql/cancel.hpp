@@ -11,8 +11,9 @@
 // the KILL arrives. The race (our statement finishes between the PROCESSLIST check and the KILL,
 // and the KILL lands on the session's next statement) is narrowed three ways: the check requires
 // COMMAND = 'Execute' (only the statement itself, never START TRANSACTION/COMMIT, is one); the
-// cancel runs inside a stop_callback scoped to the statement, whose destructor waits for it, so
-// the connection cannot start another call until the KILL has been sent; and the connection
+// cancel is started by a stop_callback scoped to the statement and runs on a thread of its own,
+// which the Canceller's destructor (at the end of that scope) joins, so the connection cannot
+// start another call until the KILL has been sent; and the connection
 // resets its session after every call. What remains: a KILL arriving after the Execute finished
 // can interrupt the SET of the reset that follows the call (a read-only transaction: nothing is
 // lost; the reset fails and the pool closes that connection instead of reusing it).
@@ -25,6 +26,8 @@
 
 #include <mysql.h>
 
+#include "common/side_task.hpp"
+
 #include "engines/mysql/client_types.hpp"
 #include "engines/mysql/dsn.hpp"
 
@@ -34,15 +37,23 @@ class Canceller {
  public:
   Canceller(const Dsn& dsn, unsigned long connectionId, Flavour flavour)
       : dsn_(dsn), connection_id_(connectionId), flavour_(flavour) {}
+  // Waits for a cancel in progress (side_'s destructor): no KILL is sent after the statement's
+  // scope ended.
+  Canceller(const Canceller&) = delete;
+  Canceller& operator=(const Canceller&) = delete;
 
   // The statement is (about to be) on the server / has finished.
   void executing(bool on) { executing_.store(on); }
 
-  // From any thread; returns when the KILL was sent (or there was nothing to kill).
+  // From any thread, once: starts the KILL on a thread of its own and returns at once. The thread
+  // asking (a stop callback runs on whoever requests the stop: the stdio reader that read
+  // notifications/cancelled, the HTTP I/O thread that saw the client go) never waits for the
+  // database: the side connection's connect, probes and KILL took up to seconds there.
   void cancel();
   bool fired() const { return fired_.load(); }
 
  private:
+  void killOnSide();  // connects, finds the statement, sends the KILL
   bool killOnce(MYSQL* side);
 
   const Dsn& dsn_;
@@ -51,6 +62,7 @@ class Canceller {
   std::atomic<bool> executing_{false};
   std::atomic<bool> fired_{false};
   std::mutex once_;
+  SideTask side_;  // the KILL's thread, when cancel() started one; last: joined first
 };
 
 // The statements the cancelling side sends (pure functions, tested without a server).

@@ -179,6 +179,7 @@ Status Connection::setUpSession(bool readBack) {
 // portable way to enumerate, so a value set by one call would be readable by the next caller's
 // statement; and a kept prepared statement would pin the time limit in its text.
 Status Connection::resetSession() {
+  pre_begun_ = false;  // the reset ends any transaction
   if (!usable()) return makeError(Code::Unavailable, "reset: the connection is closed");
   if (mysql_reset_connection(handle_.get()) != 0) {
     broken_ = true;  // unknown session state: never reused
@@ -190,21 +191,45 @@ Status Connection::resetSession() {
   }
   needs_reset_ = false;
   begun_ = false;
+  if (auto s = beginNextCall(); !s) {
+    broken_ = true;
+    return s;
+  }
   return {};
 }
 
-// Starts the call's READ ONLY transaction, on a session reset since the previous call. The OK
-// packet's status flags prove the transaction read-only at no cost (fails closed).
+// The next call's READ ONLY transaction, begun off its latency (the pool resets after the answer
+// was handed back): a call waits for one round trip less. InnoDB takes a transaction's snapshot
+// at its first read, not at START TRANSACTION, so the call still reads what is committed when it
+// runs; until then the transaction holds no snapshot and no lock.
+Status Connection::beginNextCall() {
+  if (!usable()) return makeError(Code::Unavailable, "begin: the connection is closed");
+  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s;
+  pre_begun_ = true;
+  return {};
+}
+
+// Starts the call's READ ONLY transaction, on a session reset since the previous call (the reset
+// began it already). The status flags of the server's last answer prove the transaction
+// read-only at no cost (fails closed): the answer to START TRANSACTION, or to whatever ran in the
+// transaction since (the vetting's catalog look-ups), never an answer from before it.
 Status Connection::beginReadOnly(bool continuing) {
   if (continuing) return {};  // the call's transaction, begun by describeColumns()
   if (needs_reset_) {
     if (auto s = resetSession(); !s) return s;
   }
   needs_reset_ = true;  // whatever follows leaves state behind until the next reset
-  if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s;
   constexpr unsigned kReadOnlyTransaction =
       SERVER_STATUS_IN_TRANS | SERVER_STATUS_IN_TRANS_READONLY;
-  if ((handle_->server_status & kReadOnlyTransaction) != kReadOnlyTransaction) {
+  const auto inReadOnly = [this] {
+    return (handle_->server_status & kReadOnlyTransaction) == kReadOnlyTransaction;
+  };
+  // A statement run on the connection since the reset that ended the transaction (an implicit
+  // commit) leaves none open: one is begun here, as on a connection never reset.
+  if (!std::exchange(pre_begun_, false) || !inReadOnly()) {
+    if (auto s = exec("START TRANSACTION READ ONLY", "begin"); !s) return s;
+  }
+  if (!inReadOnly()) {
     broken_ = true;
     return makeError(Code::FailedPrecondition,
                      "begin: the server did not report a read-only transaction");
@@ -335,9 +360,11 @@ Result<QueryResult> Connection::executePrepared(const std::string& text, ParamBi
   Canceller canceller(dsn_, threadId(), server_.flavour);
   Result<QueryResult> result = makeError(Code::Internal, "not run");
   {
-    // Scoped to this statement: its destructor waits for a cancel in progress, so a KILL can
-    // never be sent after this call has moved on (cancel.hpp). A stop requested before this
-    // point finds nothing executing; executeAndRead checks the token first.
+    // Scoped to this statement: the callback only starts the cancel (on a thread of its own: the
+    // thread requesting the stop never waits for the database), and the canceller's destructor,
+    // before this function returns, waits for it, so a KILL can never be sent after this call
+    // has moved on (cancel.hpp). A stop requested before this point finds nothing executing;
+    // executeAndRead checks the token first.
     std::stop_callback onStop(stop, [&canceller] { canceller.cancel(); });
     canceller.executing(true);
     result = executeAndRead(stmt.get(), limits, stop, capped);

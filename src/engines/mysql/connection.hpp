@@ -14,7 +14,8 @@
 //   and whatever the statement left in the session end with the next resetSession(): the pool
 //   runs it after the call's answer was handed back (runtime.hpp), and run() itself runs it first
 //   when the connection was not reset since its previous call, so no call ever starts on a
-//   session another call used.
+//   session another call used. The reset also begins the next call's READ ONLY transaction, so
+//   that round trip is off the call's latency too.
 // - describe(): the same statement prepared the same way but never executed: its result columns
 //   and parameter count (schema resources).
 // Not thread-safe: one call at a time; only the stop token may be used from another thread.
@@ -115,6 +116,10 @@ class Connection {
   // statements, temporary tables, its transaction) and sets the session up again. On failure the
   // connection is no longer usable().
   Status resetSession();
+  // Begins the next call's READ ONLY transaction now, so the call does not wait for it (run()
+  // checks it and begins another when it is gone): resetSession() does, and the pool on a
+  // connection it opens.
+  Status beginNextCall();
   // Whether a run() or describe() used the session since the last reset.
   bool needsReset() const { return needs_reset_; }
 
@@ -139,6 +144,7 @@ class Connection {
   bool broken_ = false;
   bool needs_reset_ = false;  // a call used the session since the last reset
   bool begun_ = false;        // describeColumns() began the call's transaction; run() goes on
+  bool pre_begun_ = false;    // resetSession() began the next call's READ ONLY transaction
 };
 
 // The server's flavour from its version string ("...-MariaDB..." or not).

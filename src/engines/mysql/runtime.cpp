@@ -116,6 +116,7 @@ Result<std::unique_ptr<Connection>> SourcePool::openOne() {
   if (dsn->iam) dsn->iam_token = iam_token_;
   auto conn = Connection::open(*dsn);
   if (!conn) return conn.error();
+  if (auto s = conn->beginNextCall(); !s) return s.error();
   {
     std::lock_guard<std::mutex> lock(mu_);
     database_ = dsn->database;

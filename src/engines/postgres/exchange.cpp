@@ -174,11 +174,22 @@ void Waiter::lost() {
   outcome_.broken = true;
 }
 
-CancelOnStop::CancelOnStop(const std::stop_token& stop, PGcancel* cancel)
-    : on_stop_(stop, [cancel] {
-        char err[256];
-        (void)PQcancel(cancel, err, sizeof err);
-      }) {}
+CancelOnStop::CancelOnStop(const std::stop_token& stop, PGcancel* cancel, CallWaits* waits)
+    : waits_(waits) {
+  on_stop_.emplace(stop, [this, cancel] {
+    side_.start([cancel] {
+      char err[256];
+      (void)PQcancel(cancel, err, sizeof err);  // err may name the host: not used
+    });
+  });
+}
+
+CancelOnStop::~CancelOnStop() {
+  on_stop_.reset();  // waits for a callback running on another thread
+  // The cancel may still be connecting (a slow server): not on the runner's thread.
+  if (side_.running()) handOn(waits_);
+  side_.join();
+}
 
 Status Exchange::enterPipeline() {
   if (PQenterPipelineMode(conn_) == 1) return {};

@@ -14,6 +14,7 @@
 
 #include "common/call_waits.hpp"
 #include "common/result.hpp"
+#include "common/side_task.hpp"
 #include "engines/postgres/executor.hpp"
 #include "engines/postgres/pool.hpp"
 
@@ -91,13 +92,21 @@ class Waiter {
 };
 
 // Cancels the running statement at once when the client cancels (the wait loop would also notice
-// within a slice).
+// within a slice), from a thread of its own: PQcancel connects to the server, and the thread that
+// requests the stop (a reader, an I/O thread) never waits for the database. The cancel is sent
+// before this object is gone (common/side_task.hpp), so never after the exchange ended.
 class CancelOnStop {
  public:
-  CancelOnStop(const std::stop_token& stop, PGcancel* cancel);
+  // `waits`: the call's runner's, handed on before waiting for a cancel still on its way.
+  CancelOnStop(const std::stop_token& stop, PGcancel* cancel, CallWaits* waits);
+  ~CancelOnStop();
+  CancelOnStop(const CancelOnStop&) = delete;
+  CancelOnStop& operator=(const CancelOnStop&) = delete;
 
  private:
-  std::stop_callback<std::function<void()>> on_stop_;
+  CallWaits* waits_;
+  SideTask side_;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
 };
 
 // One pipelined batch on one connection, from entering pipeline mode to leaving it: the wait, the
@@ -109,7 +118,7 @@ class Exchange {
       : conn_(conn),
         outcome_(outcome),
         waiter_(conn, cancel, stop, deadline, waits, outcome),
-        on_stop_(stop, cancel) {}
+        on_stop_(stop, cancel, waits) {}
 
   PGconn* conn() const { return conn_; }
   Waiter& waiter() { return waiter_; }

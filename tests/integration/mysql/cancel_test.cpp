@@ -1,8 +1,14 @@
 // Cancellation from another thread: the running statement stops, the call reports Cancelled, the
 // same connection runs the next statement, and a late cancel cannot reach a later call.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
+
+#include "engines/mysql/cancel.hpp"
 
 #include "integration/mysql/fixture.hpp"
 
@@ -39,6 +45,47 @@ TEST(MysqlCancel, StopsTheRunningStatementAndTheConnectionGoesOn) {
   auto next = c->run("SELECT 11", {}, longLimit());
   ASSERT_TRUE(next.ok()) << next.error().message;
   EXPECT_EQ(next->rows[0][0].get<std::int64_t>(), 11);
+}
+
+// The defect class: a stop callback runs on the thread that requests the stop (the stdio reader
+// that read notifications/cancelled, the HTTP I/O thread that saw its client go), and the cancel
+// connected, probed and killed there, so that thread waited for the database (seconds, with a
+// server slow to answer). Against a server that accepts the connection and never greets,
+// cancel() must return at once; the end of the statement's scope waits for the side connection
+// instead, so no KILL is sent after it.
+TEST(MysqlCancel, TheThreadAskingNeverWaitsForTheDatabase) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);  // the kernel completes the handshake; nobody answers
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  Dsn silent;
+  silent.host = "127.0.0.1";
+  silent.port = ntohs(addr.sin_port);
+  silent.user = "nobody";
+  silent.ssl_mode = SslMode::Disabled;
+  silent.connect_timeout = 2s;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration asked{};
+  {
+    Canceller canceller(silent, 4242, Flavour::MariaDB);
+    canceller.executing(true);
+    std::stop_source stop;
+    std::stop_callback onStop(stop.get_token(), [&canceller] { canceller.cancel(); });
+    stop.request_stop();
+    asked = std::chrono::steady_clock::now() - t0;
+    EXPECT_TRUE(canceller.fired());
+    canceller.executing(false);
+  }
+  const auto scope = std::chrono::steady_clock::now() - t0;
+  ::close(listener);
+  EXPECT_LT(asked, 300ms) << "the thread requesting the stop waited for the side connection";
+  EXPECT_GE(scope, 1s) << "the statement's scope ended before the side connection gave up";
+  EXPECT_LT(scope, 20s);
 }
 
 TEST(MysqlCancel, StopBeforeTheCallRunsNothing) {

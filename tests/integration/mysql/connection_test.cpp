@@ -1,6 +1,7 @@
 // Connecting and the session the client layer sets up: flavour, read-only proven by the server,
 // the lexing-relevant sql_mode, TLS refusals, credentials, LOCAL INFILE off.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "integration/mysql/fixture.hpp"
 
@@ -67,6 +68,53 @@ TEST(MysqlConnection, WriteRefusedByReadOnlyTransaction) {
   auto r = reader->run("DELETE FROM demo.mytest_numbers", none(), CallLimits{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::PermissionDenied);
+}
+
+// Issue #32: the reset begins the next call's READ ONLY transaction (one round trip less per call).
+// The call still runs in a read-only transaction that reads what is committed when it runs, and a
+// statement that ended that transaction since (an implicit commit) does not leave the call
+// outside one.
+TEST(MysqlConnection, TheResetBeginsTheNextCallsReadOnlyTransaction) {
+  ensureTestTables();
+  adminExec("CREATE TABLE IF NOT EXISTS demo.mytest_snapshot (k INT PRIMARY KEY, v INT NOT NULL)");
+  const std::string key = std::to_string(::getpid());  // parallel test processes: a row each
+  adminExec("REPLACE INTO demo.mytest_snapshot VALUES (" + key + ", 1)");
+  auto admin = openAdmin();  // may write demo.*: only the transaction refuses it
+  ASSERT_TRUE(admin);
+  ASSERT_TRUE(admin->run("SELECT 1", none(), CallLimits{}).ok());
+  ASSERT_TRUE(admin->needsReset());
+  ASSERT_TRUE(admin->resetSession().ok());
+  EXPECT_EQ(*admin->queryValue("SELECT @@in_transaction"), "1");
+  // Committed after the transaction began, before the call's first read: the call sees it.
+  adminExec("REPLACE INTO demo.mytest_snapshot VALUES (" + key + ", 2)");
+  auto r = admin->run("SELECT v FROM demo.mytest_snapshot WHERE k = ?",
+                      std::vector<Param>{std::int64_t{::getpid()}}, CallLimits{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0][0].get<std::int64_t>(), 2);
+  // The next call, after the next reset, on the transaction the reset began: a write is refused
+  // by the server inside it.
+  ASSERT_TRUE(admin->resetSession().ok());
+  auto w = admin->run("INSERT INTO demo.mytest_numbers VALUES (?, 'y')",
+                      std::vector<Param>{std::int64_t{5002}}, CallLimits{});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("1792"), std::string::npos) << w.error().message;
+  // The transaction the reset began, ended before the call: the call begins another.
+  ASSERT_TRUE(admin->resetSession().ok());
+  ASSERT_TRUE(admin->queryValue("COMMIT").ok());
+  EXPECT_EQ(*admin->queryValue("SELECT @@in_transaction"), "0");
+  w = admin->run("INSERT INTO demo.mytest_numbers VALUES (?, 'y')",
+                 std::vector<Param>{std::int64_t{5003}}, CallLimits{});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("1792"), std::string::npos) << w.error().message;
+  ASSERT_TRUE(admin->resetSession().ok());
+  ASSERT_TRUE(admin->queryValue("COMMIT").ok());
+  r = admin->run("SELECT @@in_transaction", none(), CallLimits{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->rows.at(0).at(0).get<std::int64_t>(), 1);
+  auto reader = openReader();
+  ASSERT_TRUE(reader);
+  EXPECT_EQ(*reader->queryValue("SELECT COUNT(*) FROM demo.mytest_numbers WHERE n >= 5002"), "0");
 }
 
 TEST(MysqlConnection, OneStatementPerCall) {

@@ -47,7 +47,8 @@ void dirty(Connection& conn, const std::string& lock) {
   EXPECT_TRUE(conn.needsReset());
 }
 
-// What the next call sees: "" when the session is clean, else what leaked. Read as plain text
+// What the next call sees: "" when the session is clean (in the READ ONLY transaction the reset
+// began for it), else what leaked. Read as plain text
 // (queryValue), which unlike run() never resets a used session first: what it sees is what the
 // pool handed out.
 std::string leaked(Connection& conn, const std::string& lock) {
@@ -59,7 +60,7 @@ std::string leaked(Connection& conn, const std::string& lock) {
       "') = CONNECTION_ID(), 0), @@in_transaction, "
       "@@SESSION.tx_read_only + 0, @@SESSION.sql_mode)");
   if (!r.ok()) return "query: " + r.error().message;
-  if (*r != "1|1|0|0|1|" + std::string(kSessionSqlMode)) out += " " + *r;
+  if (*r != "1|1|0|1|1|" + std::string(kSessionSqlMode)) out += " " + *r;
   return out;
 }
 
