@@ -173,7 +173,9 @@ function mysqlTables(M) {
   p("rep. Cold start is spawn → initialize answer; RSS idle is before the load, RSS after is at the end of the c=8 load.");
   p("mcp-dbserver's MySQL call waits for two round trips (prepare, execute with the rows) inside a START TRANSACTION READ");
   p("ONLY; its session is reset (mysql_reset_connection, one SET, and the next call's START TRANSACTION READ ONLY) after the");
-  p("answer was handed back, before the connection serves another call (src/engines/mysql/README.md).");
+  p("answer was handed back, before the connection serves another call (src/engines/mysql/README.md). Both mcp-dbserver and");
+  p("Toolbox speak the plain protocol here (ours with ssl-mode=DISABLED: Toolbox's mysql source uses no TLS, and on the");
+  p("loopback there is no wire to protect; mcp-dbserver's default there, PREFERRED, takes the TLS the server offers).");
   const titles = { stdio: "stdio", http: "Streamable HTTP (one session per connection)" };
   for (const t of ["stdio", "http"]) {
     const g = M[t] || {};

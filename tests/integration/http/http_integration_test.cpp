@@ -1875,6 +1875,26 @@ const std::string kPostgresSection =
     "      parameters:\n"
     "        - {name: id, type: string, description: The document id., max_length: 64}\n";
 
+// Whether a statement whose text holds `marker` is running on the local PostgreSQL (another
+// backend than the asking one). The DSN stays in the environment (never on a command line or in a
+// log).
+bool postgresRunning(const std::string& marker) {
+  const auto [rc, out] =
+      run("psql \"$POSTGRES_DSN\" -Atc \"SELECT count(*) FROM pg_stat_activity WHERE state = "
+          "'active' AND query LIKE '%" +
+          marker + "%' AND pid <> pg_backend_pid()\"");
+  return rc == 0 && out.rfind("0", 0) != 0;
+}
+
+// Waits up to 30 s (generous: no timing is asserted) for postgresRunning(marker) to be `want`.
+bool waitForPostgres(const std::string& marker, bool want) {
+  for (int i = 0; i < 300; ++i) {
+    if (postgresRunning(marker) == want) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
 // Issue #18: a client that closes its connection mid-call has its PostgreSQL query cancelled (the
 // backend stops running it long before the statement could end).
 TEST(RealBinary, AClosedConnectionCancelsThePostgresQuery) {
@@ -1893,20 +1913,7 @@ TEST(RealBinary, AClosedConnectionCancelsThePostgresQuery) {
   ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
                   clientsYaml("", "mongodb") + section);
   ASSERT_TRUE(s.running()) << s.log();
-  // The DSN stays in the environment (never on a command line or in a log).
-  auto running = [] {
-    const auto [rc, out] =
-        run("psql \"$POSTGRES_DSN\" -Atc \"SELECT count(*) FROM pg_stat_activity WHERE state = "
-            "'active' AND query LIKE '%generate_series(1, 200018)%' AND pid <> pg_backend_pid()\"");
-    return rc == 0 && out.rfind("0", 0) != 0;
-  };
-  auto waitFor = [&](bool want) {
-    for (int i = 0; i < 300; ++i) {  // 30 s: generous, no timing is asserted
-      if (running() == want) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  };
+  auto waitFor = [](bool want) { return waitForPostgres("generate_series(1, 200018)", want); };
   const std::string sid = initialize(s, kKeyA);
   {
     RawConn conn(s.port());
@@ -1940,19 +1947,8 @@ TEST(RealBinary, ALongPostgresCallLeavesItsIoThreadServingAndEndsWhenAsked) {
   ServerProcess s(MCPDB_BINARY, {"serve", "--config", "@CONFIG", "--http", "127.0.0.1:0"},
                   "  threads: 1\n" + clientsYaml("", "mongodb") + section);
   ASSERT_TRUE(s.running()) << s.log();
-  auto running = [] {
-    const auto [rc, out] =
-        run("psql \"$POSTGRES_DSN\" -Atc \"SELECT count(*) FROM pg_stat_activity WHERE state = "
-            "'active' AND query LIKE '%n_fiber_probe_31c%' AND pid <> pg_backend_pid()\"");
-    return rc == 0 && out.rfind("0", 0) != 0;
-  };
-  auto waitFor = [&](bool want) {
-    for (int i = 0; i < 300; ++i) {  // 30 s: generous, no timing is asserted
-      if (running() == want) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  };
+  auto running = [] { return postgresRunning("n_fiber_probe_31c"); };
+  auto waitFor = [](bool want) { return waitForPostgres("n_fiber_probe_31c", want); };
   const std::string sid = initialize(s, kKeyA);
   // A short run first: the statement's proof is made and a connection opened (both block, so
   // that call goes on on a worker); the long run then finds both ready and runs on the fiber.

@@ -1,9 +1,6 @@
 // Cancellation from another thread: the running statement stops, the call reports Cancelled, the
 // same connection runs the next statement, and a late cancel cannot reach a later call.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
@@ -11,6 +8,7 @@
 #include "engines/mysql/cancel.hpp"
 
 #include "integration/mysql/fixture.hpp"
+#include "support/loopback_listener.hpp"
 
 namespace mcpdb::mysql::itest {
 namespace {
@@ -54,18 +52,12 @@ TEST(MysqlCancel, StopsTheRunningStatementAndTheConnectionGoesOn) {
 // cancel() must return at once; the end of the statement's scope waits for the side connection
 // instead, so no KILL is sent after it.
 TEST(MysqlCancel, TheThreadAskingNeverWaitsForTheDatabase) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::uint16_t port = 0;
+  const int listener = testing::listenOnLoopback(8, &port);  // accepted, never answered
   ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 8), 0);  // the kernel completes the handshake; nobody answers
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   Dsn silent;
   silent.host = "127.0.0.1";
-  silent.port = ntohs(addr.sin_port);
+  silent.port = port;
   silent.user = "nobody";
   silent.ssl_mode = SslMode::Disabled;
   silent.connect_timeout = 2s;

@@ -24,6 +24,7 @@
 #include "config/config.hpp"
 #include "engines/postgres/module.hpp"
 #include "integration/postgres/fixture.hpp"
+#include "support/loopback_listener.hpp"
 #include "protocol/session.hpp"
 #include "protocol/tool_registry.hpp"
 
@@ -38,15 +39,11 @@ constexpr const char* kHungVar = "MCPDB_TEST_PG_HUNG_DSN";
 // Accepts TCP connections on a loopback port and never answers: a database server that hangs.
 class HungServer {
  public:
-  HungServer() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd_, 128), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+  HungServer() {
+    std::uint16_t port = 0;
+    fd_ = mcpdb::testing::listenOnLoopback(128, &port);
+    EXPECT_GE(fd_, 0);
+    port_ = port;
     thread_ = std::thread([this] {
       while (!stop_) {
         const int c = ::accept(fd_, nullptr, nullptr);
@@ -70,7 +67,7 @@ class HungServer {
   }
 
  private:
-  int fd_;
+  int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::mutex mu_;

@@ -20,6 +20,7 @@
 
 #include "engines/postgres/exchange.hpp"
 #include "integration/postgres/fixture.hpp"
+#include "support/loopback_listener.hpp"
 
 namespace mcpdb::postgres::itest {
 namespace {
@@ -44,15 +45,10 @@ int connectTo(const std::string& host, int port) {
 class Relay {
  public:
   Relay(std::string host, int port) : host_(std::move(host)), port_(port) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listener_, 8), 0);
-    socklen_t len = sizeof addr;
-    EXPECT_EQ(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    local_port_ = ntohs(addr.sin_port);
+    std::uint16_t bound = 0;
+    listener_ = mcpdb::testing::listenOnLoopback(8, &bound);
+    EXPECT_GE(listener_, 0);
+    local_port_ = bound;
     thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
   }
   ~Relay() {

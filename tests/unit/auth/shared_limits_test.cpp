@@ -17,6 +17,7 @@
 #include "auth/redis_limit_store.hpp"
 #include "auth/shared_limits.hpp"
 #include "auth/token_bucket.hpp"
+#include "support/loopback_listener.hpp"
 
 namespace mcpdb::auth {
 namespace {
@@ -319,16 +320,9 @@ TEST(RedisLimitStore, AStoreThatRefusesConnectionsIsUnavailableAtOnceThenBacksOf
 TEST(RedisLimitStore, AStoreThatNeverAnswersCostsACallAtMostTheCommandTimeout) {
   // A listener that never accepts: the connection completes (the kernel's backlog), the command
   // is never answered.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::uint16_t port = 0;
+  const int fd = mcpdb::testing::listenOnLoopback(4, &port);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const auto port = ntohs(addr.sin_port);
   RedisLimitStore store(*parseStoreUrl("redis://127.0.0.1:" + std::to_string(port) + "/0"), "",
                         RedisTimeouts{200ms, 50ms});
   const auto t0 = Clock::now();
