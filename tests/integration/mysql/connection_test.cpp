@@ -76,9 +76,13 @@ TEST(MysqlConnection, WriteRefusedByReadOnlyTransaction) {
 // outside one.
 TEST(MysqlConnection, TheResetBeginsTheNextCallsReadOnlyTransaction) {
   ensureTestTables();
-  adminExec("CREATE TABLE IF NOT EXISTS demo.mytest_snapshot (k INT PRIMARY KEY, v INT NOT NULL)");
-  const std::string key = std::to_string(::getpid());  // parallel test processes: a row each
-  adminExec("REPLACE INTO demo.mytest_snapshot VALUES (" + key + ", 1)");
+  // A scratch table of this process (the suite's canary leaves mytest_demo_* out), dropped after.
+  struct Scratch {
+    std::string name = "demo.mytest_demo_snapshot_" + std::to_string(::getpid());
+    ~Scratch() { adminExec("DROP TABLE IF EXISTS " + name); }
+  } scratch;
+  adminExec("CREATE TABLE IF NOT EXISTS " + scratch.name + " (k INT PRIMARY KEY, v INT NOT NULL)");
+  adminExec("REPLACE INTO " + scratch.name + " VALUES (1, 1)");
   auto admin = openAdmin();  // may write demo.*: only the transaction refuses it
   ASSERT_TRUE(admin);
   ASSERT_TRUE(admin->run("SELECT 1", none(), CallLimits{}).ok());
@@ -86,9 +90,9 @@ TEST(MysqlConnection, TheResetBeginsTheNextCallsReadOnlyTransaction) {
   ASSERT_TRUE(admin->resetSession().ok());
   EXPECT_EQ(*admin->queryValue("SELECT @@in_transaction"), "1");
   // Committed after the transaction began, before the call's first read: the call sees it.
-  adminExec("REPLACE INTO demo.mytest_snapshot VALUES (" + key + ", 2)");
-  auto r = admin->run("SELECT v FROM demo.mytest_snapshot WHERE k = ?",
-                      std::vector<Param>{std::int64_t{::getpid()}}, CallLimits{});
+  adminExec("REPLACE INTO " + scratch.name + " VALUES (1, 2)");
+  auto r = admin->run("SELECT v FROM " + scratch.name + " WHERE k = ?",
+                      std::vector<Param>{std::int64_t{1}}, CallLimits{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(r->rows[0][0].get<std::int64_t>(), 2);
