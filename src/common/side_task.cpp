@@ -6,9 +6,7 @@ namespace mcpdb {
 
 void SideTask::start(std::function<void()> work) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (started_) return;
-  started_ = true;
-  started_flag_ = true;
+  if (started_.exchange(true)) return;
   auto run = [this, work] {
     work();
     done_ = true;

@@ -26,12 +26,11 @@ class SideTask {
   // Waits for the work, when it was started.
   void join();
   // Started and not yet over: join() would wait (a call on a fiber hands on first).
-  bool running() const { return started_flag_.load() && !done_.load(); }
+  bool running() const { return started_.load() && !done_.load(); }
 
  private:
-  std::mutex mu_;
-  bool started_ = false;
-  std::atomic<bool> started_flag_{false};
+  std::mutex mu_;  // start() and join()
+  std::atomic<bool> started_{false};
   std::atomic<bool> done_{false};
   std::thread thread_;
 };

@@ -22,6 +22,15 @@ FiberCall::~FiberCall() {
   if (started_ && !fiber_->done()) (void)fiber_.release();
 }
 
+void FiberCall::beginWait(int fd, short events, int timeout_ms) {
+  wait.fd = fd;
+  wait.events = events;
+  wait.until = timeout_ms < 0
+                   ? std::chrono::steady_clock::time_point::max()
+                   : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  wait.revents = 0;
+}
+
 FiberCall::After FiberCall::run(const std::shared_ptr<FiberCall>& call) {
   call->started_ = true;
   call->fiber_->resume();

@@ -5,7 +5,10 @@
 // records what the call waits for, then calls suspend()) and resumes the call, with run(), once
 // that wait is over. A call that hands on (CallWaits::handOn) is moved by run() to a worker of
 // the pool, still holding the slot it took (WorkerPool::tryAcquireSlot), and never comes back.
+#include <chrono>
+#include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "common/call_waits.hpp"
 #include "common/fiber.hpp"
@@ -34,6 +37,18 @@ class FiberCall {
   void suspend() { fiber_->suspend(); }
   CallWaits& waits() { return waits_; }
 
+  // The wait the call is suspended in, as its runner's suspend records it (beginWait) and fills
+  // in when it is over (revents; 0: the time passed).
+  struct Wait {
+    int fd = -1;
+    short events = 0;
+    std::chrono::steady_clock::time_point until{};  // max: no limit
+    int revents = 0;
+  };
+  Wait wait;
+  // Records a CallWaits::Suspend's arguments in `wait` (timeout_ms -1: no limit).
+  void beginWait(int fd, short events, int timeout_ms);
+
  private:
   CallJob job_;
   CallWaits waits_;
@@ -42,5 +57,23 @@ class FiberCall {
   bool started_ = false;
   bool moving_ = false;  // it handed on: run() moves it to a worker
 };
+
+// Moves the calls of `waiting` for which `over(call)` holds to the end of `into`, keeping the
+// order both ways (the runners resume calls in the order they suspended, and take them out of
+// the waiting list first: a call resumed may wait again).
+template <class Call, class Over>
+void takeOver(std::vector<std::shared_ptr<Call>>& waiting, std::vector<std::shared_ptr<Call>>& into,
+              Over over) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    if (over(*waiting[i])) {
+      into.push_back(std::move(waiting[i]));
+    } else {
+      if (kept != i) waiting[kept] = std::move(waiting[i]);
+      ++kept;
+    }
+  }
+  waiting.resize(kept);
+}
 
 }  // namespace mcpdb::protocol

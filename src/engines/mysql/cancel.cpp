@@ -42,7 +42,6 @@ bool Canceller::killOnce(MYSQL* side) {
 }
 
 void Canceller::cancel() {
-  std::lock_guard lock(once_);
   if (fired_.exchange(true)) return;
   if (!executing_.load()) return;  // the caller checks the stop token before executing
   side_.start([this] { killOnSide(); });

@@ -20,7 +20,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -61,7 +60,6 @@ class Canceller {
   Flavour flavour_;
   std::atomic<bool> executing_{false};
   std::atomic<bool> fired_{false};
-  std::mutex once_;
   SideTask side_;  // the KILL's thread, when cancel() started one; last: joined first
 };
 

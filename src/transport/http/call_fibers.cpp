@@ -39,12 +39,7 @@ struct CallFibers::Task : protocol::FiberCall, std::enable_shared_from_this<Call
 
   std::shared_ptr<CallFibers> owner;
   ThreadLoop& loop;
-  // The current wait.
-  int fd = -1;
-  std::uint32_t events = 0;
-  Clock::time_point until{};
-  int revents = 0;
-  bool ready = false;
+  bool ready = false;  // the current wait (FiberCall::wait) is over
 };
 
 // What an I/O thread adds to its io_context for the calls it holds on fibers, written by hand (no
@@ -66,17 +61,13 @@ class CallFibers::ThreadLoop {
   // Suspends `task` until `fd` has one of `events` or `timeout_ms` passed (see CallWaits). False:
   // the descriptor cannot be watched here.
   bool wait(const std::shared_ptr<Task>& task, int fd, short events, int timeout_ms) {
-    task->fd = fd;
-    task->events = static_cast<std::uint32_t>(events & (POLLIN | POLLOUT));
-    task->until = timeout_ms < 0 ? Clock::time_point::max()
-                                 : Clock::now() + std::chrono::milliseconds(timeout_ms);
-    task->revents = 0;
+    task->beginWait(fd, static_cast<short>(events & (POLLIN | POLLOUT)), timeout_ms);
     task->ready = false;
     // Calls of this thread waiting on the same descriptor (the pool's wake descriptor) share its
     // registration: it is armed for what any of them waits for.
-    std::uint32_t armed = task->events;
+    auto armed = static_cast<std::uint32_t>(task->wait.events);
     for (const auto& t : waiting_) {
-      if (t->fd == fd) armed |= t->events;
+      if (t->wait.fd == fd) armed |= static_cast<std::uint32_t>(t->wait.events);
     }
     epoll_event ev{};
     ev.events = armed | EPOLLONESHOT;
@@ -90,7 +81,7 @@ class CallFibers::ThreadLoop {
     }
     waiting_.push_back(task);
     watchInner();
-    if (task->until != Clock::time_point::max()) armTimer(task->until);
+    if (task->wait.until != Clock::time_point::max()) armTimer(task->wait.until);
     return true;
   }
 
@@ -114,9 +105,10 @@ class CallFibers::ThreadLoop {
       const int n = ::epoll_wait(inner_.native_handle(), evs.data(), evs.size(), 0);
       for (int i = 0; i < n; ++i) {
         for (const auto& t : waiting_) {
-          if (t->fd != evs[i].data.fd) continue;
-          t->revents |= static_cast<int>(evs[i].events & (t->events | EPOLLERR | EPOLLHUP));
-          t->ready = t->ready || t->revents != 0;
+          if (t->wait.fd != evs[i].data.fd) continue;
+          const auto wanted = static_cast<std::uint32_t>(t->wait.events) | EPOLLERR | EPOLLHUP;
+          t->wait.revents |= static_cast<int>(evs[i].events & wanted);
+          t->ready = t->ready || t->wait.revents != 0;
         }
       }
       if (n < static_cast<int>(evs.size())) break;
@@ -133,7 +125,7 @@ class CallFibers::ThreadLoop {
       if (ec || gen != timer_gen_) return;  // re-armed earlier meanwhile, or going away
       timer_armed_ = false;
       const Clock::time_point now = Clock::now();
-      for (const auto& t : waiting_) t->ready = t->ready || now >= t->until;
+      for (const auto& t : waiting_) t->ready = t->ready || now >= t->wait.until;
       resumeReady();
     });
   }
@@ -141,19 +133,10 @@ class CallFibers::ThreadLoop {
   // Resumes the calls whose wait is over, in the order they suspended (out of the list first: a
   // call resumed may wait again), then arms the timer for the nearest deadline left.
   void resumeReady() {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < waiting_.size(); ++i) {
-      if (waiting_[i]->ready) {
-        ready_.push_back(std::move(waiting_[i]));
-      } else {
-        if (kept != i) waiting_[kept] = std::move(waiting_[i]);
-        ++kept;
-      }
-    }
-    waiting_.resize(kept);
+    protocol::takeOver(waiting_, ready_, [](const Task& t) { return t.ready; });
     if (!timer_armed_) {
       Clock::time_point next = Clock::time_point::max();
-      for (const auto& t : waiting_) next = std::min(next, t->until);
+      for (const auto& t : waiting_) next = std::min(next, t->wait.until);
       if (next != Clock::time_point::max()) armTimer(next);
     }
     // step() may suspend calls again (into waiting_), never touch ready_ (not re-entered: a
@@ -190,7 +173,7 @@ int CallFibers::Task::suspendOn(int on, short wanted, int timeout_ms) {
     return waits().wait(on, wanted, timeout_ms);  // handed on: poll() on the worker
   }
   suspend();
-  return revents;
+  return wait.revents;
 }
 
 void CallFibers::enterThread(net::io_context& ioc) {

@@ -2,11 +2,11 @@
 // Run to completion over HTTP (issue #32): a tools/call of a tool that honours its runner's
 // waits (Tool::honours_waits) runs on a fiber (common/fiber.hpp) of the I/O thread that read its
 // request. It runs until it would wait for its database, where it suspends (CallWaits::wait): the
-// wait becomes an Asio wait on the call's descriptor (and a timer for its timeout) on that
-// thread's io_context, and the thread goes on with its other connections and calls until the
-// descriptor is ready or the time has passed. The answer is written by the same thread
-// (PostOutbox's answerInPlace): from reading the request to writing its answer, a call never
-// leaves its thread, and that thread sleeps only in epoll_wait when nothing it holds can run.
+// wait becomes part of that thread's event loop (below), and the thread goes on with its other
+// connections and calls until the descriptor is ready or the time has passed. The answer is written
+// by the same thread (PostOutbox's answerInPlace): from reading the request to writing its answer,
+// a call never leaves its thread, and that thread sleeps only in epoll_wait when nothing it holds
+// can run.
 //
 // A call that must block in another way (opening a connection, the proof, the guard's parser
 // thread) hands on first (CallWaits::handOn): its fiber is suspended and resumed on a worker of

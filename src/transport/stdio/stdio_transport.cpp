@@ -129,20 +129,12 @@ class Readers {
     Task(protocol::CallJob job, protocol::WorkerPool& pool)
         : FiberCall(
               std::move(job),
-              [this](int f, short e, int timeout_ms) {
-                fd = f;
-                events = e;
-                until = timeout_ms < 0 ? Clock::time_point::max()
-                                       : Clock::now() + std::chrono::milliseconds(timeout_ms);
-                revents = 0;
+              [this](int fd, short events, int timeout_ms) {
+                beginWait(fd, events, timeout_ms);
                 suspend();
-                return revents;
+                return wait.revents;
               },
               pool) {}
-    int fd = -1;
-    short events = 0;
-    Clock::time_point until{};
-    int revents = 0;
   };
 
   // A reader thread: waits to lead, leads until it hands the role on, and waits again. Once
@@ -266,8 +258,8 @@ class Readers {
     const std::size_t first_task = fds_.size();
     int timeout = 1000;
     for (const auto& t : waiting_) {
-      fds_.push_back({t->fd, t->events, 0});
-      timeout = std::min(timeout, pollTimeout(t->until, timeout));
+      fds_.push_back({t->wait.fd, t->wait.events, 0});
+      timeout = std::min(timeout, pollTimeout(t->wait.until, timeout));
     }
     const int r = ::poll(fds_.data(), fds_.size(), timeout);
     if (r < 0) {
@@ -301,18 +293,11 @@ class Readers {
     // The calls whose wait is over, out of the waiting list first (a call resumed may suspend
     // again), then resumed in the order they suspended.
     const Clock::time_point now = Clock::now();
-    std::size_t kept = 0;
     for (std::size_t i = 0; i < waiting_.size(); ++i) {
-      const short revents = fds_[first_task + i].revents;
-      if (revents != 0 || now >= waiting_[i]->until) {
-        waiting_[i]->revents = revents;
-        ready_.push_back(std::move(waiting_[i]));
-      } else {
-        if (kept != i) waiting_[kept] = std::move(waiting_[i]);
-        ++kept;
-      }
+      waiting_[i]->wait.revents = fds_[first_task + i].revents;
     }
-    waiting_.resize(kept);
+    protocol::takeOver(waiting_, ready_,
+                       [now](const Task& t) { return t.wait.revents != 0 || now >= t.wait.until; });
     for (auto& t : ready_) runTask(std::move(t));
     ready_.clear();
     return true;
