@@ -61,6 +61,9 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
     p.metrics->addGauge("mcpdb_worker_queued", "Tool calls waiting for a free worker.",
                         [&pool] { return static_cast<double>(pool.queued()); });
   }
+  // Before the server listens and says so: a supervisor (or a test) that sends SIGTERM as soon as
+  // it reads "listening" must get the drain, not the default action (the process killed, 143).
+  const int signal_fd = installSignalPipe();
   HttpServer server(core, p.settings, p.listen, p.audit, p.metrics);
   server.setReadiness(std::move(p.readiness));  // the server's only: a reload replaces it
   if (auto st = server.start(); !st) {
@@ -75,7 +78,6 @@ int serveHttp(protocol::ServerCore& core, ServeParams p) {
   if (auto mp = server.metricsPort()) spdlog::info("metrics on port {}", *mp);
   if (p.attach) p.attach(&server);
 
-  const int signal_fd = installSignalPipe();
   for (;;) {
     pollfd pfd{signal_fd, POLLIN, 0};
     const int r = ::poll(&pfd, 1, 1000);
